@@ -1,0 +1,66 @@
+# webgres: PGXS build plus the project's own targets.
+#
+#   make            build the extension
+#   make install    install it into the Postgres that pg_config names
+#   make test       install missing packages, build, install, run every test
+#   make run        build, install and serve the example and TechEmpower routes
+#   make bench      the benchmark harness (bench/README.md)
+
+MODULE_big = webgres
+OBJS = \
+	src/webgres.o \
+	src/supervisor.o \
+	src/worker.o \
+	src/listen.o \
+	src/routes.o \
+	src/pattern.o \
+	src/handler.o \
+	src/splice.o \
+	src/request.o \
+	src/response.o \
+	src/errors.o \
+	src/querystring.o \
+	src/html.o \
+	src/functions.o
+
+MODULEDIR = extension
+DATA = extension/webgres.control $(wildcard extension/webgres--*.sql)
+PGFILEDESC = "webgres - HTTP server inside PostgreSQL"
+
+REGRESS = $(patsubst test/regress/sql/%.sql,%,$(sort $(wildcard test/regress/sql/*.sql)))
+REGRESS_OPTS = --inputdir=test/regress --outputdir=test/regress
+
+PG_CONFIG ?= pg_config
+PG_CPPFLAGS = -DH2O_USE_LIBUV=0 -Isrc
+PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
+	-Wno-missing-field-initializers -Wno-cast-function-type
+SHLIB_LINK = -lh2o-evloop
+
+PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
+ifeq ($(PGXS),)
+# pg_config is not there yet: only the targets that install it can run.
+all install:
+	@echo "pg_config not found: run 'make test' or 'make run' (they install what is missing)" >&2; exit 1
+else
+include $(PGXS)
+endif
+
+.PHONY: deps test run bench fuzz
+
+deps:
+	@scripts/deps.sh
+
+test: deps
+	$(MAKE) all
+	$(MAKE) install
+	scripts/test.sh
+
+run: deps
+	$(MAKE) all
+	$(MAKE) install
+	scripts/run.sh
+
+bench: deps
+	$(MAKE) all
+	$(MAKE) install
+	bench/run.sh

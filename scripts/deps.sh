@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs the Debian packages webgres needs to build, test and run, when any
+# is missing. Quick when everything is present; safe to run again.
+set -euo pipefail
+
+packages=(postgresql-15 postgresql-contrib-15 postgresql-server-dev-15
+          libh2o-evloop-dev wrk libipc-run-perl gcc make pkg-config curl)
+[ "${WEBGRES_DEPS_EXTRA:-}" ] && packages+=(${WEBGRES_DEPS_EXTRA})
+
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "webgres: missing packages: ${missing[*]}" >&2
+	echo "webgres: run as root, or: sudo apt-get install ${missing[*]}" >&2
+	exit 1
+fi
+echo "webgres: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# The server package would create and start a default cluster; webgres runs
+# its own clusters, so keep the packaged one from starting.
+if [ ! -e /etc/postgresql-common/createcluster.d/webgres.conf ]; then
+	mkdir -p /etc/postgresql-common/createcluster.d
+	echo "create_main_cluster = false" > /etc/postgresql-common/createcluster.d/webgres.conf
+fi
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
