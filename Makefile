@@ -36,6 +36,9 @@ PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
 	-Wno-missing-field-initializers -Wno-cast-function-type
 SHLIB_LINK = -lh2o-evloop
 
+# No JIT bitcode: handlers are SQL, and the build stays quick.
+override with_llvm = no
+
 PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
 ifeq ($(PGXS),)
 # pg_config is not there yet: only the targets that install it can run.

@@ -1,0 +1,285 @@
+/*
+ * functions.c
+ *		SQL-callable functions: helpers for handlers and the routes triggers.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_authid.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/inval.h"
+#include "utils/jsonb.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+
+#include "handler.h"
+#include "html.h"
+#include "pattern.h"
+#include "querystring.h"
+
+PG_FUNCTION_INFO_V1(webgres_html_escape);
+PG_FUNCTION_INFO_V1(webgres_int_param);
+PG_FUNCTION_INFO_V1(webgres_body_text);
+PG_FUNCTION_INFO_V1(webgres_body_json);
+PG_FUNCTION_INFO_V1(webgres_body_form);
+PG_FUNCTION_INFO_V1(webgres_check_handler);
+PG_FUNCTION_INFO_V1(webgres_route_check);
+PG_FUNCTION_INFO_V1(webgres_routes_changed);
+
+Datum
+webgres_html_escape(PG_FUNCTION_ARGS)
+{
+	text	   *in = PG_GETARG_TEXT_PP(0);
+	const char *s = VARDATA_ANY(in);
+	size_t		len = VARSIZE_ANY_EXHDR(in);
+	StringInfoData out;
+
+	if (!html_needs_escape(s, len))
+		PG_RETURN_TEXT_P(in);
+
+	initStringInfo(&out);
+	html_escape_append(&out, s, len);
+	PG_RETURN_TEXT_P(cstring_to_text_with_len(out.data, out.len));
+}
+
+/*
+ * int_param(value, default, min, max): value as an integer clamped to
+ * [min, max]; default when value is NULL, empty or not an integer.
+ */
+Datum
+webgres_int_param(PG_FUNCTION_ARGS)
+{
+	int32		dflt = PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1);
+	int32		lo = PG_ARGISNULL(2) ? PG_INT32_MIN : PG_GETARG_INT32(2);
+	int32		hi = PG_ARGISNULL(3) ? PG_INT32_MAX : PG_GETARG_INT32(3);
+	int64		v = dflt;
+
+	if (lo > hi)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("int_param: min (%d) is greater than max (%d)", lo, hi)));
+
+	if (!PG_ARGISNULL(0))
+	{
+		text	   *t = PG_GETARG_TEXT_PP(0);
+		const char *s = VARDATA_ANY(t);
+		int			len = VARSIZE_ANY_EXHDR(t);
+		int			i = 0;
+		bool		neg = false;
+		int64		acc = 0;
+		bool		ok = true;
+
+		while (i < len && (s[i] == ' ' || s[i] == '\t'))
+			i++;
+		if (i < len && (s[i] == '-' || s[i] == '+'))
+			neg = (s[i++] == '-');
+		if (i == len || s[i] < '0' || s[i] > '9')
+			ok = false;
+		for (; ok && i < len && s[i] >= '0' && s[i] <= '9'; i++)
+			if (acc < (int64) 1 << 40)	/* saturate: anything this large clamps alike */
+				acc = acc * 10 + (s[i] - '0');
+		while (ok && i < len && (s[i] == ' ' || s[i] == '\t'))
+			i++;
+		if (ok && i == len)
+			v = neg ? -acc : acc;
+	}
+	if (v < lo)
+		v = lo;
+	if (v > hi)
+		v = hi;
+	PG_RETURN_INT32((int32) v);
+}
+
+Datum
+webgres_body_text(PG_FUNCTION_ARGS)
+{
+	bytea	   *b = PG_GETARG_BYTEA_PP(0);
+
+	check_text(VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b), "the request body");
+	PG_RETURN_TEXT_P(cstring_to_text_with_len(VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b)));
+}
+
+Datum
+webgres_body_json(PG_FUNCTION_ARGS)
+{
+	bytea	   *b = PG_GETARG_BYTEA_PP(0);
+	char	   *s;
+
+	check_text(VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b), "the request body");
+	s = pnstrdup(VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b));
+	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(s)));
+}
+
+Datum
+webgres_body_form(PG_FUNCTION_ARGS)
+{
+	bytea	   *b = PG_GETARG_BYTEA_PP(0);
+
+	PG_RETURN_JSONB_P(form_to_jsonb(VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b)));
+}
+
+static void
+connect_spi(void)
+{
+	int			rc = SPI_connect();
+
+	if (rc != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed: %s", SPI_result_code_string(rc));
+}
+
+/* check_handler(handler text): raises the error a route with this handler would get. */
+Datum
+webgres_check_handler(PG_FUNCTION_ARGS)
+{
+	char	   *handler = text_to_cstring(PG_GETARG_TEXT_PP(0));
+
+	connect_spi();
+	handler_validate(handler, GetUserId());
+	SPI_finish();
+	PG_RETURN_VOID();
+}
+
+static int
+attnum_of(Relation rel, const char *name)
+{
+	int			attnum = SPI_fnumber(RelationGetDescr(rel), name);
+
+	if (attnum <= 0)
+		elog(ERROR, "webgres.routes has no column \"%s\"", name);
+	return attnum;
+}
+
+/*
+ * BEFORE INSERT OR UPDATE on webgres.routes: normalises the method, sets the
+ * owner, and checks the path pattern and the handler, so that a bad route is
+ * refused with the Postgres error instead of failing later for a client.
+ */
+Datum
+webgres_route_check(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	Relation	rel;
+	TupleDesc	desc;
+	HeapTuple	tuple;
+	int			att_method,
+				att_path,
+				att_handler,
+				att_owner;
+	Datum		values[4];
+	bool		nulls[4];
+	int			cols[4];
+	int			ncols = 0;
+	bool		isnull;
+	char	   *method;
+	char	   *path;
+	char	   *handler;
+	Oid			owner;
+	PathPattern pattern;
+	char	   *error;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BEFORE(trigdata->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event))
+		elog(ERROR, "webgres_route_check must be fired BEFORE ... FOR EACH ROW");
+
+	rel = trigdata->tg_relation;
+	desc = RelationGetDescr(rel);
+	tuple = TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event) ? trigdata->tg_newtuple : trigdata->tg_trigtuple;
+	att_method = attnum_of(rel, "method");
+	att_path = attnum_of(rel, "path");
+	att_handler = attnum_of(rel, "handler");
+	att_owner = attnum_of(rel, "owner");
+
+	method = SPI_getvalue(tuple, desc, att_method);
+	path = SPI_getvalue(tuple, desc, att_path);
+	handler = SPI_getvalue(tuple, desc, att_handler);
+	owner = DatumGetObjectId(SPI_getbinval(tuple, desc, att_owner, &isnull));
+
+	if (method != NULL)
+	{
+		size_t		len = strlen(method);
+
+		if (len == 0 || len > 32)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("route method \"%s\" is not a valid HTTP method", method),
+					 errhint("Use a method name such as GET or POST, or NULL for any method.")));
+		for (size_t i = 0; i < len; i++)
+		{
+			if (!((method[i] >= 'A' && method[i] <= 'Z') || (method[i] >= 'a' && method[i] <= 'z') || method[i] == '-' || method[i] == '_'))
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("route method \"%s\" is not a valid HTTP method", method),
+						 errhint("Use a method name such as GET or POST, or NULL for any method.")));
+			method[i] = pg_ascii_toupper(method[i]);
+		}
+		cols[ncols] = att_method;
+		values[ncols] = CStringGetTextDatum(method);
+		nulls[ncols++] = false;
+	}
+
+	if (path == NULL || !pattern_compile(path, &pattern, &error))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s", path == NULL ? "route path must not be null" : error),
+				 errhint("Write paths like /users/:handle or /static/*.")));
+
+	if (handler == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_NOT_NULL_VIOLATION),
+				 errmsg("route handler must not be null")));
+
+	/* Only a superuser may give a route to another role. */
+	if (isnull || (!superuser() && owner != GetUserId()))
+	{
+		if (!isnull && TRIGGER_FIRED_BY_INSERT(trigdata->tg_event))
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("only a superuser can create a route owned by another role")));
+		if (!isnull)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("only a superuser can give a route to another role")));
+		owner = GetUserId();
+		cols[ncols] = att_owner;
+		values[ncols] = ObjectIdGetDatum(owner);
+		nulls[ncols++] = false;
+	}
+	if (!SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(owner)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("role with OID %u does not exist", owner)));
+
+	connect_spi();
+	handler_validate(handler, owner);
+	SPI_finish();
+
+	if (superuser_arg(owner))
+		ereport(NOTICE,
+				(errmsg("route %s %s runs its handler with superuser privileges",
+						method ? method : "*", path),
+				 errhint("Give routes to a role with only the privileges they need: SET ROLE to it before inserting, or set the owner column.")));
+
+	if (ncols > 0)
+		tuple = heap_modify_tuple_by_cols(tuple, desc, ncols, cols, values, nulls);
+	return PointerGetDatum(tuple);
+}
+
+/*
+ * AFTER ... FOR EACH STATEMENT on webgres.routes: a relcache invalidation of
+ * the table tells every worker to reload its routes.  Invalidations travel
+ * in WAL too, so hot standbys follow.
+ */
+Datum
+webgres_routes_changed(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		elog(ERROR, "webgres_routes_changed must be fired as a trigger");
+	CacheInvalidateRelcache(trigdata->tg_relation);
+	return PointerGetDatum(NULL);
+}

@@ -1,0 +1,101 @@
+/*
+ * handler.c
+ *		Prepares a route's handler once per worker and runs it per request.
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "utils/memutils.h"
+#include "utils/plancache.h"
+
+#include "handler.h"
+#include "response.h"
+
+/*
+ * Handlers run as their route's owner, as a security-restricted operation:
+ * SET ROLE, SET SESSION AUTHORIZATION and temporary tables are refused, so
+ * a handler cannot step outside its owner's privileges.
+ */
+#define HANDLER_SEC_CONTEXT (SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION)
+
+static void
+prepare_route(Route *route)
+{
+	MemoryContext keep = GetMemoryChunkContext(route->handler);
+	SPIPlanPtr	plan = handler_prepare(route->handler, &route->spliced, keep);
+
+	CachedPlanSource *source = linitial(SPI_plan_get_plan_sources(plan));
+	ListCell   *lc;
+
+	if (SPI_keepplan(plan) != 0)
+		elog(ERROR, "SPI_keepplan failed");
+
+	/* Read-only handlers run on the request's snapshot, without taking another. */
+	route->read_only = true;
+	foreach(lc, source->query_list)
+	{
+		Query	   *q = lfirst_node(Query, lc);
+
+		if (q->commandType != CMD_SELECT || q->hasModifyingCTE || q->rowMarks != NIL)
+			route->read_only = false;
+	}
+	route->plan = plan;
+}
+
+bool
+handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen)
+{
+	Oid			save_userid;
+	int			save_sec_context;
+	int			rc;
+
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(route->owner, save_sec_context | HANDLER_SEC_CONTEXT);
+
+	if (route->plan == NULL)
+		prepare_route(route);
+
+	/* A SELECT needs only its first row; anything else must run to completion. */
+	rc = SPI_execute_plan_with_paramlist(route->plan, rd->params,
+										 route->read_only && !rd->wrote,
+										 route->spliced.is_select ? 1 : 0);
+	if (!route->read_only)
+		rd->wrote = true;
+	if (rc < 0)
+		elog(ERROR, "could not run handler: %s", SPI_result_code_string(rc));
+
+	SetUserIdAndSecContext(save_userid, save_sec_context);
+
+	if (SPI_processed == 0 || SPI_tuptable == NULL)
+		return false;
+
+	response_from_row(rd->req, SPI_tuptable->tupdesc, SPI_tuptable->vals[0], body, bodylen);
+	return true;
+}
+
+void
+handler_validate(const char *handler, Oid owner)
+{
+	Oid			save_userid;
+	int			save_sec_context;
+	SplicedHandler sh;
+	SPIPlanPtr	plan;
+	List	   *sources;
+	CachedPlanSource *source;
+
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(owner, save_sec_context | HANDLER_SEC_CONTEXT);
+
+	plan = handler_prepare(handler, &sh, CurrentMemoryContext);
+	sources = SPI_plan_get_plan_sources(plan);
+	source = (CachedPlanSource *) linitial(sources);
+	if (source->resultDesc == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("handler returns no rows"),
+				 errhint("Add RETURNING to INSERT, UPDATE or DELETE so that it can shape a response.")));
+	response_check_columns(source->resultDesc);
+	SPI_freeplan(plan);
+
+	SetUserIdAndSecContext(save_userid, save_sec_context);
+}

@@ -1,0 +1,22 @@
+/*
+ * handler.h
+ *		Runs a route's handler for a request.
+ */
+#ifndef WEBGRES_HANDLER_H
+#define WEBGRES_HANDLER_H
+
+#include "request.h"
+#include "routes.h"
+
+/*
+ * Runs route's handler with the route owner's privileges, inside the
+ * caller's transaction and SPI connection.  If it returns a row, shapes the
+ * response into rd->req and returns true; zero rows return false.  Errors
+ * propagate.
+ */
+extern bool handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen);
+
+/* Prepares a handler as role owner to check it (for the routes trigger). */
+extern void handler_validate(const char *handler, Oid owner);
+
+#endif

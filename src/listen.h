@@ -1,0 +1,27 @@
+/*
+ * listen.h
+ *		The webgres.listen setting: parsing and opening listening sockets.
+ */
+#ifndef WEBGRES_LISTEN_H
+#define WEBGRES_LISTEN_H
+
+#include <sys/socket.h>
+
+typedef struct ListenAddress
+{
+	struct sockaddr_storage addr;
+	socklen_t	addrlen;
+	char		text[128];		/* as written in the setting, for messages */
+} ListenAddress;
+
+/*
+ * Parses a comma-separated "host:port" list ("[v6]:port" for IPv6).  On
+ * failure returns false and points *error at a palloc'd message.
+ */
+extern bool listen_parse(const char *value, ListenAddress **addrs, int *naddrs,
+						 char **error);
+
+/* Opens a non-blocking SO_REUSEPORT listening socket; ereports on failure. */
+extern int	listen_open(const ListenAddress *addr);
+
+#endif

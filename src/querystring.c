@@ -1,0 +1,141 @@
+/*
+ * querystring.c
+ *		application/x-www-form-urlencoded decoding into jsonb.
+ */
+#include "postgres.h"
+
+#include "mb/pg_wchar.h"
+#include "utils/jsonb.h"
+
+#include "pattern.h"
+#include "querystring.h"
+
+typedef struct FormPair
+{
+	char	   *key;
+	int			keylen;
+	char	   *value;
+	int			valuelen;
+	int			order;
+} FormPair;
+
+void
+check_text(const char *s, size_t len, const char *what)
+{
+	if (!pg_verify_mbstr(GetDatabaseEncoding(), s, (int) len, true))
+		ereport(ERROR,
+				(errcode(ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
+				 errmsg("%s is not valid %s text", what, GetDatabaseEncodingName())));
+}
+
+static char *
+decode_part(const char *s, size_t len, int *outlen, const char *what)
+{
+	char	   *buf = palloc(len + 1);
+	long		n = percent_decode(s, len, buf, true);
+
+	if (n < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_ESCAPE_SEQUENCE),
+				 errmsg("%s has a malformed percent-escape", what)));
+	check_text(buf, n, what);
+	buf[n] = '\0';
+	*outlen = (int) n;
+	return buf;
+}
+
+static int
+pair_cmp(const void *a, const void *b)
+{
+	const FormPair *pa = a;
+	const FormPair *pb = b;
+	int			c = memcmp(pa->key, pb->key, Min(pa->keylen, pb->keylen));
+
+	if (c != 0)
+		return c;
+	if (pa->keylen != pb->keylen)
+		return pa->keylen < pb->keylen ? -1 : 1;
+	return pa->order - pb->order;
+}
+
+static void
+push_string(JsonbParseState **state, JsonbIteratorToken tok, char *s, int len)
+{
+	JsonbValue	v;
+
+	v.type = jbvString;
+	v.val.string.val = s;
+	v.val.string.len = len;
+	pushJsonbValue(state, tok, &v);
+}
+
+Jsonb *
+form_to_jsonb(const char *s, size_t len)
+{
+	JsonbParseState *state = NULL;
+	JsonbValue *result;
+	FormPair   *pairs;
+	int			npairs = 0;
+	int			cap = 8;
+	size_t		start = 0;
+
+	pairs = palloc(sizeof(FormPair) * cap);
+	for (size_t i = 0; i <= len; i++)
+	{
+		const char *part;
+		size_t		partlen;
+		const char *eq;
+
+		if (i < len && s[i] != '&')
+			continue;
+		part = s + start;
+		partlen = i - start;
+		start = i + 1;
+		if (partlen == 0)
+			continue;
+		if (npairs == cap)
+		{
+			cap *= 2;
+			pairs = repalloc(pairs, sizeof(FormPair) * cap);
+		}
+		eq = memchr(part, '=', partlen);
+		pairs[npairs].key = decode_part(part, eq ? (size_t) (eq - part) : partlen,
+										&pairs[npairs].keylen, "query parameter name");
+		if (eq)
+			pairs[npairs].value = decode_part(eq + 1, partlen - (eq + 1 - part),
+											  &pairs[npairs].valuelen, "query parameter value");
+		else
+		{
+			pairs[npairs].value = "";
+			pairs[npairs].valuelen = 0;
+		}
+		pairs[npairs].order = npairs;
+		npairs++;
+	}
+
+	if (npairs > 1)
+		qsort(pairs, npairs, sizeof(FormPair), pair_cmp);
+
+	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+	for (int i = 0; i < npairs;)
+	{
+		int			j = i + 1;
+
+		while (j < npairs && pairs[j].keylen == pairs[i].keylen &&
+			   memcmp(pairs[j].key, pairs[i].key, pairs[i].keylen) == 0)
+			j++;
+		push_string(&state, WJB_KEY, pairs[i].key, pairs[i].keylen);
+		if (j == i + 1)
+			push_string(&state, WJB_VALUE, pairs[i].value, pairs[i].valuelen);
+		else
+		{
+			pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
+			for (int k = i; k < j; k++)
+				push_string(&state, WJB_ELEM, pairs[k].value, pairs[k].valuelen);
+			pushJsonbValue(&state, WJB_END_ARRAY, NULL);
+		}
+		i = j;
+	}
+	result = pushJsonbValue(&state, WJB_END_OBJECT, NULL);
+	return JsonbValueToJsonb(result);
+}

@@ -1,0 +1,21 @@
+/*
+ * querystring.h
+ *		application/x-www-form-urlencoded decoding (query strings and forms).
+ */
+#ifndef WEBGRES_QUERYSTRING_H
+#define WEBGRES_QUERYSTRING_H
+
+#include "utils/jsonb.h"
+
+/*
+ * Decodes "a=1&b=x+y" into {"a": "1", "b": "x y"}.  A key given more than
+ * once becomes an array of its values in order; a key without '=' has the
+ * value "".  Malformed percent-escapes and text that is not valid in the
+ * database encoding raise errors whose SQLSTATE maps to 400.
+ */
+extern Jsonb *form_to_jsonb(const char *s, size_t len);
+
+/* Raises 22021 unless s[0..len) is valid text in the database encoding. */
+extern void check_text(const char *s, size_t len, const char *what);
+
+#endif

@@ -1,0 +1,235 @@
+/*
+ * request.c
+ *		Builds the values of the `request` relation from an h2o request.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+
+#define H2O_USE_LIBUV 0
+#include <h2o.h>
+
+#include "querystring.h"
+#include "request.h"
+#include "splice.h"
+
+typedef struct HeaderPair
+{
+	char	   *name;
+	size_t		namelen;
+	const char *value;
+	size_t		valuelen;
+	int			order;
+} HeaderPair;
+
+static int
+header_cmp(const void *a, const void *b)
+{
+	const HeaderPair *pa = a;
+	const HeaderPair *pb = b;
+	int			c = memcmp(pa->name, pb->name, Min(pa->namelen, pb->namelen));
+
+	if (c != 0)
+		return c;
+	if (pa->namelen != pb->namelen)
+		return pa->namelen < pb->namelen ? -1 : 1;
+	return pa->order - pb->order;
+}
+
+static void
+push_str(JsonbParseState **state, JsonbIteratorToken tok, const char *s, size_t len)
+{
+	JsonbValue	v;
+
+	v.type = jbvString;
+	v.val.string.val = (char *) s;
+	v.val.string.len = (int) len;
+	pushJsonbValue(state, tok, &v);
+}
+
+/* Header names lower-cased; repeated headers joined as RFC 9110 allows. */
+static Datum
+build_headers(h2o_req_t *req)
+{
+	JsonbParseState *state = NULL;
+	int			n = (int) req->headers.size;
+	HeaderPair *pairs = palloc(sizeof(HeaderPair) * Max(n, 1));
+
+	for (int i = 0; i < n; i++)
+	{
+		h2o_header_t *h = &req->headers.entries[i];
+
+		pairs[i].namelen = h->name->len;
+		pairs[i].name = palloc(h->name->len);
+		for (size_t k = 0; k < h->name->len; k++)
+			pairs[i].name[k] = pg_ascii_tolower(h->name->base[k]);
+		check_text(pairs[i].name, pairs[i].namelen, "a request header name");
+		pairs[i].value = h->value.base;
+		pairs[i].valuelen = h->value.len;
+		check_text(pairs[i].value, pairs[i].valuelen, "a request header value");
+		pairs[i].order = i;
+	}
+	if (n > 1)
+		qsort(pairs, n, sizeof(HeaderPair), header_cmp);
+
+	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+	for (int i = 0; i < n;)
+	{
+		int			j = i + 1;
+
+		while (j < n && pairs[j].namelen == pairs[i].namelen &&
+			   memcmp(pairs[j].name, pairs[i].name, pairs[i].namelen) == 0)
+			j++;
+		push_str(&state, WJB_KEY, pairs[i].name, pairs[i].namelen);
+		if (j == i + 1)
+			push_str(&state, WJB_VALUE, pairs[i].value, pairs[i].valuelen);
+		else
+		{
+			StringInfoData joined;
+			bool		cookie = (pairs[i].namelen == 6 && memcmp(pairs[i].name, "cookie", 6) == 0);
+
+			initStringInfo(&joined);
+			for (int k = i; k < j; k++)
+			{
+				if (k > i)
+					appendStringInfoString(&joined, cookie ? "; " : ", ");
+				appendBinaryStringInfo(&joined, pairs[k].value, pairs[k].valuelen);
+			}
+			push_str(&state, WJB_VALUE, joined.data, joined.len);
+		}
+		i = j;
+	}
+	return JsonbPGetDatum(JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL)));
+}
+
+static Datum
+build_params(RequestData *rd)
+{
+	JsonbParseState *state = NULL;
+
+	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+	for (int i = 0; i < rd->ncaps; i++)
+	{
+		PathCapture *c = &rd->caps[i];
+		char	   *buf = palloc(c->valuelen + 1);
+		long		len = percent_decode(c->value, c->valuelen, buf, false);
+
+		if (len < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_ESCAPE_SEQUENCE),
+					 errmsg("path segment \"%.*s\" has a malformed percent-escape",
+							(int) Min(c->valuelen, 200), c->value)));
+		check_text(buf, len, "a path parameter");
+		push_str(&state, WJB_KEY, c->name, c->namelen);
+		push_str(&state, WJB_VALUE, buf, len);
+	}
+	return JsonbPGetDatum(JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL)));
+}
+
+static Datum
+text_datum(const char *s, size_t len, const char *what)
+{
+	check_text(s, len, what);
+	return PointerGetDatum(cstring_to_text_with_len(s, (int) len));
+}
+
+static ParamExternData *
+fetch_param(ParamListInfo params, int paramid, bool speculative,
+			ParamExternData *workspace)
+{
+	RequestData *rd = (RequestData *) params->paramFetchArg;
+	h2o_req_t  *req = rd->req;
+	ParamExternData *prm;
+	MemoryContext oldcxt;
+
+	if (paramid < 1 || paramid > REQ_NPARAMS)
+		elog(ERROR, "invalid request parameter number %d", paramid);
+	prm = &params->params[paramid - 1];
+	if (rd->fetched & (1u << paramid))
+		return prm;
+
+	oldcxt = MemoryContextSwitchTo(rd->cxt);
+	prm->isnull = false;
+	switch (paramid)
+	{
+		case REQ_METHOD:
+			prm->value = text_datum(req->method.base, req->method.len, "the request method");
+			break;
+		case REQ_PATH:
+			prm->value = text_datum(rd->path, rd->pathlen, "the request path");
+			break;
+		case REQ_PARAMS:
+			prm->value = build_params(rd);
+			break;
+		case REQ_QUERY_STRING:
+			if (req->query_at == SIZE_MAX)
+				prm->isnull = true;
+			else
+				prm->value = text_datum(req->path.base + req->query_at + 1,
+										req->path.len - req->query_at - 1,
+										"the query string");
+			break;
+		case REQ_QUERY:
+			if (req->query_at == SIZE_MAX)
+				prm->value = JsonbPGetDatum(form_to_jsonb("", 0));
+			else
+				prm->value = JsonbPGetDatum(form_to_jsonb(req->path.base + req->query_at + 1,
+														  req->path.len - req->query_at - 1));
+			break;
+		case REQ_HEADERS:
+			prm->value = build_headers(req);
+			break;
+		case REQ_BODY:
+			if (req->entity.base == NULL)
+				prm->isnull = true;
+			else
+			{
+				bytea	   *b = palloc(VARHDRSZ + req->entity.len);
+
+				SET_VARSIZE(b, VARHDRSZ + req->entity.len);
+				memcpy(VARDATA(b), req->entity.base, req->entity.len);
+				prm->value = PointerGetDatum(b);
+			}
+			break;
+	}
+	MemoryContextSwitchTo(oldcxt);
+
+	prm->ptype = request_param_types[paramid - 1];
+	prm->pflags = PARAM_FLAG_CONST;
+	rd->fetched |= (1u << paramid);
+	return prm;
+}
+
+void
+request_init(RequestData *rd, h2o_req_t *req, MemoryContext cxt)
+{
+	MemoryContext oldcxt = MemoryContextSwitchTo(cxt);
+
+	rd->req = req;
+	rd->cxt = cxt;
+	rd->path = req->path.base;
+	rd->pathlen = (req->query_at == SIZE_MAX) ? req->path.len : req->query_at;
+	rd->caps = NULL;
+	rd->ncaps = 0;
+	rd->fetched = 0;
+	rd->wrote = false;
+	rd->params = makeParamList(REQ_NPARAMS);
+	rd->params->paramFetch = fetch_param;
+	rd->params->paramFetchArg = rd;
+	for (int i = 0; i < REQ_NPARAMS; i++)
+	{
+		rd->params->params[i].ptype = request_param_types[i];
+		rd->params->params[i].isnull = true;
+	}
+	MemoryContextSwitchTo(oldcxt);
+}
+
+void
+request_set_captures(RequestData *rd, PathCapture *caps, int ncaps)
+{
+	rd->caps = caps;
+	rd->ncaps = ncaps;
+	rd->fetched &= ~(1u << REQ_PARAMS);
+}

@@ -1,0 +1,39 @@
+/*
+ * request.h
+ *		The HTTP request as the values of a handler's `request` relation.
+ *
+ * The seven columns reach the executor as bind parameters fetched lazily:
+ * a value is built (and checked) only when a plan evaluates it, so a handler
+ * that never reads headers never pays for turning them into jsonb, and bad
+ * input in a field the handler ignores does not fail the request.
+ */
+#ifndef WEBGRES_REQUEST_H
+#define WEBGRES_REQUEST_H
+
+#include "nodes/params.h"
+
+#include "pattern.h"
+
+struct st_h2o_req_t;
+
+typedef struct RequestData
+{
+	struct st_h2o_req_t *req;
+	MemoryContext cxt;			/* where fetched values live */
+	const char *path;			/* without the query string */
+	size_t		pathlen;
+	PathSegments segments;
+	PathCapture *caps;			/* the current route's captures */
+	int			ncaps;
+	ParamListInfo params;
+	uint32		fetched;		/* bit n set: parameter n is built */
+	bool		wrote;			/* a handler that may write has run */
+} RequestData;
+
+/* Sets up rd for req; allocations go to cxt, which must outlive the request. */
+extern void request_init(RequestData *rd, struct st_h2o_req_t *req, MemoryContext cxt);
+
+/* Makes params reflect the captures of the route about to run. */
+extern void request_set_captures(RequestData *rd, PathCapture *caps, int ncaps);
+
+#endif

@@ -1,0 +1,30 @@
+/*
+ * response.h
+ *		Shapes an HTTP response from a handler's result row.
+ */
+#ifndef WEBGRES_RESPONSE_H
+#define WEBGRES_RESPONSE_H
+
+#include "access/htup.h"
+#include "access/tupdesc.h"
+
+struct st_h2o_req_t;
+
+/*
+ * Sets status, headers and content length of req->res from the columns
+ * status, content_type, headers and body, copying everything into the
+ * request's pool.  The body is returned in *body / *bodylen.  A row that
+ * would make an unsafe or invalid response raises an error (SQLSTATE 38000,
+ * answered 500) naming what is wrong.
+ */
+extern void response_from_row(struct st_h2o_req_t *req, TupleDesc desc, HeapTuple tuple,
+							  char **body, size_t *bodylen);
+
+/* Checks a handler's result columns when the route is saved. */
+extern void response_check_columns(TupleDesc desc);
+
+/* A plain-text response with the given status. */
+extern void response_simple(struct st_h2o_req_t *req, int status, const char *message,
+							char **body, size_t *bodylen);
+
+#endif

@@ -1,0 +1,48 @@
+/*
+ * splice.h
+ *		Gives a handler its `request` relation.
+ *
+ * A handler is one SQL statement that may name the relation `request`.  It is
+ * parsed with Postgres' raw parser and a CTE over bind parameters $1..$7 is
+ * spliced into its top-level WITH clause (or a WITH clause is added), at the
+ * positions the parser reports, so a handler's own CTEs, set operations,
+ * ORDER BY and data-modifying statements keep working.  Request data only
+ * ever reaches SQL as parameter values.
+ */
+#ifndef WEBGRES_SPLICE_H
+#define WEBGRES_SPLICE_H
+
+#include "executor/spi.h"
+
+/* Parameter numbers of the request columns. */
+#define REQ_METHOD			1
+#define REQ_PATH			2
+#define REQ_PARAMS			3
+#define REQ_QUERY_STRING	4
+#define REQ_QUERY			5
+#define REQ_HEADERS			6
+#define REQ_BODY			7
+#define REQ_NPARAMS			7
+
+typedef struct SplicedHandler
+{
+	const char *handler;		/* as written by the user */
+	char	   *sql;			/* with the request CTE spliced in */
+	int			insert_at;		/* byte offset of the inserted text */
+	int			insert_len;		/* its length in bytes (ASCII) */
+	bool		is_select;		/* top-level statement is a SELECT or VALUES */
+} SplicedHandler;
+
+extern Oid	request_param_types[REQ_NPARAMS];
+
+/*
+ * Splices and prepares handler as the current user, with a generic plan.
+ * Errors name positions in the handler as written (internal query and
+ * position, as PL/pgSQL reports embedded SQL).  The plan is not kept.
+ * sh and its spliced text (allocated in keep) must outlive the plan: plan
+ * revalidation parses the text again with sh as the parser hook's state.
+ */
+extern SPIPlanPtr handler_prepare(const char *handler, SplicedHandler *sh,
+								  MemoryContext keep);
+
+#endif
