@@ -1,0 +1,211 @@
+# WebgresTest: helpers for TAP tests of webgres over real sockets.
+#
+#   my $node = WebgresTest->new_node('main', workers => 2);
+#   my $res = WebgresTest::http_get($node->{webgres_port}, '/path');
+#   is($res->{status}, 200);
+#
+# Every wait is bounded; nothing here loops forever.
+package WebgresTest;
+
+use strict;
+use warnings;
+
+use IO::Socket::INET;
+use IO::Select;
+use Time::HiRes qw(time sleep);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+our $TIMEOUT = 30;
+
+# A started node with webgres preloaded and the extension created in
+# database "postgres"; returns the node with {webgres_port} set.
+sub new_node
+{
+	my ($class, $name, %opts) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	my $port = PostgreSQL::Test::Cluster::get_free_port();
+	$node->init(%{ $opts{init} || {} });
+	my $workers = $opts{workers} // 1;
+	my $conf = "shared_preload_libraries = 'webgres'\n"
+	  . "webgres.listen = '127.0.0.1:$port'\n"
+	  . "webgres.workers = $workers\n"
+	  . "max_worker_processes = 32\n"
+	  . ($opts{conf} // '');
+	$node->append_conf('postgresql.conf', $conf);
+	$node->{webgres_port} = $port;
+	unless ($opts{no_start})
+	{
+		$node->start;
+		$node->safe_psql('postgres', 'CREATE EXTENSION webgres')
+		  unless $opts{no_extension};
+		wait_for_listen($port) or die "webgres did not start listening on $port";
+	}
+	return $node;
+}
+
+# Waits until something accepts connections on the port.
+sub wait_for_listen
+{
+	my ($port, $timeout) = @_;
+	my $deadline = time + ($timeout // $TIMEOUT);
+	while (time < $deadline)
+	{
+		my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $port, Timeout => 1);
+		if ($s) { close $s; return 1; }
+		sleep 0.05;
+	}
+	return 0;
+}
+
+sub connect_to
+{
+	my ($port) = @_;
+	my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $port, Proto => 'tcp',
+		Timeout => 5)
+	  or die "connect to 127.0.0.1:$port: $!";
+	$s->autoflush(1);
+	binmode $s;
+	return $s;
+}
+
+# Reads from the socket until $n complete responses are parsed, the peer
+# closes, or the timeout passes.  Returns (list of responses, closed flag).
+sub read_responses
+{
+	my ($sock, $n, $timeout, $head_only) = @_;
+	my $buf = '';
+	my @res;
+	my $closed = 0;
+	my $deadline = time + ($timeout // $TIMEOUT);
+	my $sel = IO::Select->new($sock);
+	while (@res < $n)
+	{
+		while (@res < $n)
+		{
+			my $r = parse_response(\$buf, $head_only);
+			last unless $r;
+			push @res, $r;
+		}
+		last if @res >= $n;
+		my $left = $deadline - time;
+		last if $left <= 0;
+		next unless $sel->can_read($left > 0.5 ? 0.5 : $left);
+		my $got = sysread($sock, my $chunk, 65536);
+		if (!$got) { $closed = 1; last; }
+		$buf .= $chunk;
+	}
+	if ($closed) { my $r; push @res, $r while @res < $n && ($r = parse_response(\$buf, $head_only)); }
+	return (\@res, $closed, $buf);
+}
+
+# Parses one response off the front of $$buf; undef if incomplete.
+sub parse_response
+{
+	my ($bufref, $head_only) = @_;
+	my $end = index($$bufref, "\r\n\r\n");
+	return undef if $end < 0;
+	my $head = substr($$bufref, 0, $end);
+	my @lines = split /\r\n/, $head;
+	my $status_line = shift @lines;
+	my ($status) = $status_line =~ m{^HTTP/1\.[01] (\d{3})} or die "bad status line: $status_line";
+	my %h;
+	my @raw;
+	for my $l (@lines)
+	{
+		my ($k, $v) = $l =~ /^([^:]+):\s*(.*)$/ or next;
+		push @raw, [ $k, $v ];
+		$h{ lc $k } = exists $h{ lc $k } ? "$h{lc $k}, $v" : $v;
+	}
+	my $len = $h{'content-length'};
+	my $body = '';
+	my $consumed = $end + 4;
+	if ($head_only || $status == 204 || $status == 304 || $status < 200) { }
+	elsif (defined $len)
+	{
+		return undef if length($$bufref) < $consumed + $len;
+		$body = substr($$bufref, $consumed, $len);
+		$consumed += $len;
+	}
+	elsif (($h{'transfer-encoding'} // '') =~ /chunked/i)
+	{
+		my $pos = $consumed;
+		while (1)
+		{
+			my $nl = index($$bufref, "\r\n", $pos);
+			return undef if $nl < 0;
+			my $size = hex(substr($$bufref, $pos, $nl - $pos));
+			return undef if length($$bufref) < $nl + 2 + $size + 2;
+			$body .= substr($$bufref, $nl + 2, $size);
+			$pos = $nl + 2 + $size + 2;
+			last if $size == 0;
+		}
+		$consumed = $pos;
+	}
+	substr($$bufref, 0, $consumed) = '';
+	return { status => $status + 0, status_line => $status_line, headers => \%h,
+		raw_headers => \@raw, body => $body };
+}
+
+# Sends raw bytes on a new connection and reads up to $n responses.
+sub raw
+{
+	my ($port, $bytes, %opts) = @_;
+	my $s = connect_to($port);
+	print $s $bytes;
+	my ($res, $closed, $rest) = read_responses($s, $opts{n} // 1, $opts{timeout}, $opts{head_only});
+	close $s;
+	return wantarray ? ($res, $closed, $rest) : $res->[0];
+}
+
+sub request
+{
+	my ($port, $method, $path, %opts) = @_;
+	my $body = $opts{body} // '';
+	my $hdrs = "Host: 127.0.0.1:$port\r\nConnection: close\r\n";
+	for my $k (sort keys %{ $opts{headers} || {} }) { $hdrs .= "$k: $opts{headers}{$k}\r\n"; }
+	$hdrs .= "Content-Length: " . length($body) . "\r\n" if length($body) || $method eq 'POST' || $method eq 'PUT';
+	return raw($port, "$method $path HTTP/1.1\r\n$hdrs\r\n$body", head_only => $method eq 'HEAD',
+		timeout => $opts{timeout});
+}
+
+sub http_get { my ($port, $path, %o) = @_; return request($port, 'GET', $path, %o); }
+
+# Polls GET $path until it answers $status (or the timeout); returns the last response.
+sub wait_for_status
+{
+	my ($port, $path, $status, $timeout) = @_;
+	my $deadline = time + ($timeout // $TIMEOUT);
+	my $res;
+	while (time < $deadline)
+	{
+		$res = eval { http_get($port, $path, timeout => 2) };
+		return $res if $res && $res->{status} == $status;
+		sleep 0.05;
+	}
+	return $res;
+}
+
+sub add_route
+{
+	my ($node, $method, $path, $handler, %opts) = @_;
+	my $m = defined $method ? "'$method'" : 'NULL';
+	my $prio = $opts{priority} // 0;
+	my $db = $opts{dbname} // 'postgres';
+	$handler =~ s/\$wg\$//g;
+	return $node->safe_psql($db,
+		"INSERT INTO webgres.routes (method, path, priority, handler) VALUES ($m, '$path', $prio, \$wg\$$handler\$wg\$) RETURNING id",
+		%{ $opts{psql} || {} });
+}
+
+# PIDs of the running HTTP workers.
+sub worker_pids
+{
+	my ($node) = @_;
+	my $out = $node->safe_psql('postgres',
+		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'webgres worker' ORDER BY pid");
+	return grep { length } split /\n/, $out;
+}
+
+1;
