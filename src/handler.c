@@ -42,12 +42,27 @@ prepare_route(Route *route)
 	route->plan = plan;
 }
 
+static void
+route_error_context(void *arg)
+{
+	Route	   *route = (Route *) arg;
+
+	errcontext("webgres route %s", route->label);
+}
+
 bool
 handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen)
 {
 	Oid			save_userid;
 	int			save_sec_context;
 	int			rc;
+	ErrorContextCallback errcallback;
+	bool		found;
+
+	errcallback.callback = route_error_context;
+	errcallback.arg = route;
+	errcallback.previous = error_context_stack;
+	error_context_stack = &errcallback;
 
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
 	SetUserIdAndSecContext(route->owner, save_sec_context | HANDLER_SEC_CONTEXT);
@@ -66,11 +81,12 @@ handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen)
 
 	SetUserIdAndSecContext(save_userid, save_sec_context);
 
-	if (SPI_processed == 0 || SPI_tuptable == NULL)
-		return false;
+	found = (SPI_processed > 0 && SPI_tuptable != NULL);
+	if (found)
+		response_from_row(rd->req, SPI_tuptable->tupdesc, SPI_tuptable->vals[0], body, bodylen);
 
-	response_from_row(rd->req, SPI_tuptable->tupdesc, SPI_tuptable->vals[0], body, bodylen);
-	return true;
+	error_context_stack = errcallback.previous;
+	return found;
 }
 
 void

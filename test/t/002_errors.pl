@@ -1,0 +1,107 @@
+# Errors: each becomes a clean response with the documented status, the
+# transaction rolls back, the error is logged, and the worker keeps serving.
+use strict;
+use warnings;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time);
+use WebgresTest;
+
+my $node = WebgresTest->new_node('errors', workers => 1,
+	conf => "webgres.handler_timeout = '500ms'\n");
+my $port = $node->{webgres_port};
+
+$node->safe_psql('postgres', q{
+	CREATE TABLE items (id int PRIMARY KEY, name text);
+	CREATE TABLE parents (id int PRIMARY KEY);
+	CREATE TABLE children (id int PRIMARY KEY, parent int REFERENCES parents);
+	CREATE FUNCTION fail_after_insert() RETURNS text LANGUAGE plpgsql AS $$
+	BEGIN
+		INSERT INTO items VALUES (99, 'should be rolled back');
+		RAISE EXCEPTION 'deliberate failure';
+	END $$;
+});
+
+my %routes = (
+	'/raise'    => q{SELECT fail_after_insert() AS body},
+	'/teapot'   => q{SELECT webgres_raise() AS body},
+	'/divzero'  => q{SELECT (1 / 0)::text AS body},
+	'/cast'     => q{SELECT (request.params->>'x')::int::text AS body FROM request},
+	'/slow'     => q{SELECT pg_sleep(5)::text AS body},
+	'/status0'  => q{SELECT 0 AS status},
+	'/crlf'     => q{SELECT jsonb_build_object('X-Evil', E'a\r\nSet-Cookie: owned=1') AS headers, 'x' AS body},
+	'/badname'  => q{SELECT jsonb_build_object('Bad Name', 'v') AS headers, 'x' AS body},
+	'/cl'       => q{SELECT jsonb_build_object('Content-Length', '1') AS headers, 'x' AS body},
+	'/echo'     => q{SELECT request.params->>'x' AS body FROM request},
+);
+$node->safe_psql('postgres', q{
+	CREATE FUNCTION webgres_raise() RETURNS text LANGUAGE plpgsql AS $$
+	BEGIN RAISE EXCEPTION 'I am a teapot' USING ERRCODE = 'WG418'; END $$;
+});
+for my $p (sort keys %routes)
+{
+	my $path = $p =~ m{^/(cast|echo)$} ? "$p/:x" : $p;
+	WebgresTest::add_route($node, 'GET', $path, $routes{$p});
+}
+WebgresTest::add_route($node, 'POST', '/items/:id', q{
+	INSERT INTO items SELECT (request.params->>'id')::int, 'n' FROM request RETURNING 201 AS status});
+WebgresTest::add_route($node, 'POST', '/children/:id', q{
+	INSERT INTO children SELECT (request.params->>'id')::int, 12345 FROM request RETURNING 201 AS status});
+WebgresTest::wait_for_status($port, '/echo/ok', 200);
+
+my $log_offset = -s $node->logfile;
+
+my $res = WebgresTest::http_get($port, '/raise');
+is($res->{status}, 500, 'RAISE EXCEPTION: 500');
+is($res->{body}, "Internal Server Error\n", 'error text is not exposed by default');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM items WHERE id = 99'), '0',
+	'the failed request rolled back');
+ok($node->wait_for_log(qr/ERROR:  deliberate failure/, $log_offset), 'the error is logged in full');
+
+$res = WebgresTest::http_get($port, '/teapot');
+is($res->{status}, 418, "SQLSTATE WG418 picks the status");
+is($res->{body}, "I am a teapot\n", 'and its message is the body');
+
+is(WebgresTest::http_get($port, '/divzero')->{status}, 400, 'data exception: 400');
+is(WebgresTest::http_get($port, '/cast/abc')->{status}, 400, 'invalid input syntax: 400');
+is(WebgresTest::http_get($port, '/echo/%ff')->{status}, 400, 'invalid UTF-8 in a path parameter: 400');
+is(WebgresTest::http_get($port, '/echo/%zz')->{status}, 400, 'malformed percent-escape: 400');
+
+is(WebgresTest::request($port, 'POST', '/items/1')->{status}, 201, 'insert');
+is(WebgresTest::request($port, 'POST', '/items/1')->{status}, 409, 'unique violation: 409');
+is(WebgresTest::request($port, 'POST', '/children/1')->{status}, 409, 'foreign key violation: 409');
+
+$res = WebgresTest::http_get($port, '/crlf');
+is($res->{status}, 500, 'CR/LF in a header value: 500');
+ok(!exists $res->{headers}{'set-cookie'}, 'the injected header is never sent');
+like(slurp_file($node->logfile, $log_offset),
+	qr{handler returned header "X-Evil" with a control character.*\n.*\n.*CONTEXT:  webgres route GET /crlf}, 'the log says why and names the route');
+is(WebgresTest::http_get($port, '/badname')->{status}, 500, 'invalid header name: 500');
+is(WebgresTest::http_get($port, '/cl')->{status}, 500, 'handler cannot set Content-Length');
+is(WebgresTest::http_get($port, '/status0')->{status}, 500, 'status out of range: 500');
+
+# The handler timeout cancels the handler and answers 504; the worker goes on.
+my $t0 = time;
+$res = WebgresTest::http_get($port, '/slow');
+my $took = time - $t0;
+is($res->{status}, 504, 'handler over webgres.handler_timeout: 504');
+ok($took < 4, "cancelled after the timeout, not after the handler ($took s)");
+is(WebgresTest::http_get($port, '/echo/after')->{body}, 'after', 'serving continues after a timeout');
+
+# webgres.expose_errors puts the message into 5xx bodies; the timeout follows reload.
+$node->append_conf('postgresql.conf', "webgres.expose_errors = on\nwebgres.handler_timeout = 0\n");
+$node->reload;
+my $deadline = time + 10;
+do { $res = WebgresTest::http_get($port, '/raise') } until $res->{body} =~ /deliberate/ || time > $deadline;
+is($res->{body}, "deliberate failure\n", 'expose_errors: the SQL message is the body');
+
+# Errors never leak state into the next request: a run of mixed requests on one connection.
+my $batch = join '', map { "GET " . ($_ % 2 ? '/raise' : "/echo/$_") . " HTTP/1.1\r\nHost: h\r\n\r\n" } 1 .. 10;
+my ($list) = WebgresTest::raw($port, $batch, n => 10);
+is_deeply([ map { $_->{status} } @$list ], [ map { $_ % 2 ? 500 : 200 } 1 .. 10 ],
+	'errors and successes interleave on one connection');
+is(scalar(() = WebgresTest::worker_pids($node)), 1, 'the worker is still running');
+unlike(slurp_file($node->logfile), qr/terminated by signal|FATAL/, 'no worker crashed or exited');
+
+$node->stop;
+done_testing();
