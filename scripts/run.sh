@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# make run: serves the example and TechEmpower routes from an embedded local
+# cluster until Ctrl-C or SIGTERM, then stops the cluster cleanly.
+#
+#   PORT    HTTP port (default 8080)
+#   PGPORT  Postgres port (default 5432); the cluster listens on a Unix
+#           socket in its data directory, and on 127.0.0.1
+#   WEBGRES_DATA  data directory (default /var/tmp/webgres-run-$PGPORT);
+#           kept between runs, so data and routes persist
+#   WORKERS webgres.workers (default: number of CPUs)
+set -euo pipefail
+
+src=$(cd "$(dirname "$0")/.." && pwd)
+port=${PORT:-8080}
+pgport=${PGPORT:-5432}
+data=${WEBGRES_DATA:-/var/tmp/webgres-run-$pgport}
+workers=${WORKERS:-$(nproc)}
+cluster=$src/scripts/cluster.sh
+
+if [ ! -f "$data/PG_VERSION" ]; then
+	echo "webgres: creating a cluster in $data"
+	"$cluster" init "$data" "$pgport" <<CONF
+include_if_exists = 'webgres-run.conf'
+CONF
+fi
+
+# Rewritten on every run, so PORT and PGPORT always take effect.
+"$cluster" as-owner tee "$data/webgres-run.conf" >/dev/null <<CONF
+# written by scripts/run.sh
+port = $pgport
+listen_addresses = '127.0.0.1'
+shared_preload_libraries = 'webgres,pg_stat_statements'
+pg_stat_statements.track = all
+pg_stat_statements.max = 10000
+track_activity_query_size = 2048
+webgres.listen = '127.0.0.1:$port'
+webgres.database = 'hello_world'
+webgres.workers = $workers
+max_worker_processes = $((workers + 8))
+max_connections = 200
+shared_buffers = 256MB
+synchronous_commit = off
+CONF
+# cluster.sh init wrote the port line before the include; keep them agreeing.
+"$cluster" as-owner sed -i "s/^port = .*/port = $pgport/" "$data/postgresql.conf"
+
+stopped=0
+stop() {
+	[ $stopped -eq 1 ] && return
+	stopped=1
+	echo
+	echo "webgres: stopping the cluster"
+	"$cluster" stop "$data" fast || true
+}
+trap stop EXIT
+trap 'exit 0' INT TERM
+
+"$cluster" stop "$data" fast 2>/dev/null || true
+"$cluster" start "$data"
+
+PGHOST=$data/socket PGPORT=$pgport "$src/scripts/tfb-db.sh"
+"$cluster" psql "$data" -d hello_world -c 'SET ROLE benchmarkdbuser' -f "$src/sql/examples/hello.sql"
+
+# Wait for the first answer from the HTTP workers.
+for _ in $(seq 1 100); do
+	curl -fsS -o /dev/null "http://127.0.0.1:$port/plaintext" 2>/dev/null && break
+	sleep 0.1
+done
+
+cat <<MSG
+
+webgres is serving http://127.0.0.1:$port  ($workers workers, database hello_world)
+
+  curl http://127.0.0.1:$port/hello/world
+  curl http://127.0.0.1:$port/plaintext
+  curl http://127.0.0.1:$port/json
+  curl http://127.0.0.1:$port/db
+  curl 'http://127.0.0.1:$port/queries?queries=5'
+  curl http://127.0.0.1:$port/fortunes
+  curl 'http://127.0.0.1:$port/updates?queries=5'
+  curl 'http://127.0.0.1:$port/cached-queries?count=5'
+
+psql (routes are rows of webgres.routes):
+  psql -h $data/socket -p $pgport -U postgres hello_world
+  psql 'postgresql://benchmarkdbuser:benchmarkdbpass@127.0.0.1:$pgport/hello_world'
+
+Server log: $data/postgres.log.  Ctrl-C (or SIGTERM) stops it.
+MSG
+
+# Serve until told to stop, or until the postmaster goes away.
+while "$cluster" as-owner pg_ctl -D "$data" status >/dev/null 2>&1; do
+	sleep 1 &
+	wait $! || true
+done
+echo "webgres: the cluster stopped" >&2
+exit 1
