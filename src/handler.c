@@ -5,6 +5,8 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
+#include "nodes/plannodes.h"
+#include "utils/resowner.h"
 #include "utils/memutils.h"
 #include "utils/plancache.h"
 
@@ -17,6 +19,39 @@
  * a handler cannot step outside its owner's privileges.
  */
 #define HANDLER_SEC_CONTEXT (SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION)
+
+/*
+ * True if the generic plan is a Result node of constants: the planner
+ * folded the whole handler, so every execution yields the same row.
+ */
+static bool
+plan_is_constant(SPIPlanPtr plan)
+{
+	CachedPlan *cplan = SPI_plan_get_cached_plan(plan);
+	bool		constant = false;
+
+	if (cplan != NULL && list_length(cplan->stmt_list) == 1)
+	{
+		PlannedStmt *stmt = linitial_node(PlannedStmt, cplan->stmt_list);
+		Plan	   *top = stmt->planTree;
+
+		if (stmt->commandType == CMD_SELECT && !stmt->hasModifyingCTE &&
+			stmt->subplans == NIL && stmt->rowMarks == NIL &&
+			IsA(top, Result) && top->lefttree == NULL && top->qual == NIL &&
+			top->initPlan == NIL && ((Result *) top)->resconstantqual == NULL)
+		{
+			ListCell   *lc;
+
+			constant = true;
+			foreach(lc, top->targetlist)
+				if (!IsA(lfirst_node(TargetEntry, lc)->expr, Const))
+					constant = false;
+		}
+	}
+	if (cplan != NULL)
+		ReleaseCachedPlan(cplan, CurrentResourceOwner);
+	return constant;
+}
 
 static void
 prepare_route(Route *route)
@@ -40,6 +75,7 @@ prepare_route(Route *route)
 			route->read_only = false;
 	}
 	route->plan = plan;
+	route->constant = route->read_only && plan_is_constant(plan);
 }
 
 static void
@@ -83,7 +119,12 @@ handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen)
 
 	found = (SPI_processed > 0 && SPI_tuptable != NULL);
 	if (found)
+	{
 		response_from_row(rd->req, SPI_tuptable->tupdesc, SPI_tuptable->vals[0], body, bodylen);
+		if (route->constant && route->cached == NULL)
+			route->cached = response_capture(rd->req, *body, *bodylen,
+											 GetMemoryChunkContext(route->handler));
+	}
 
 	error_context_stack = errcallback.previous;
 	return found;

@@ -328,6 +328,76 @@ response_check_columns(TupleDesc desc)
 				 errhint("Name the result columns, as in SELECT 'Hello' AS body; add RETURNING to INSERT, UPDATE or DELETE.")));
 }
 
+struct CachedResponse
+{
+	int			status;
+	int			nheaders;
+	const h2o_token_t **tokens; /* NULL where the name is not a token */
+	char	  **names;
+	size_t	   *namelens;
+	char	  **values;
+	size_t	   *valuelens;
+	char	   *body;
+	size_t		bodylen;
+};
+
+CachedResponse *
+response_capture(h2o_req_t *req, const char *body, size_t bodylen, MemoryContext cxt)
+{
+	MemoryContext oldcxt = MemoryContextSwitchTo(cxt);
+	CachedResponse *c = palloc0(sizeof(CachedResponse));
+	int			n = (int) req->res.headers.size;
+
+	c->status = req->res.status;
+	c->nheaders = n;
+	c->tokens = palloc0(sizeof(h2o_token_t *) * Max(n, 1));
+	c->names = palloc0(sizeof(char *) * Max(n, 1));
+	c->namelens = palloc0(sizeof(size_t) * Max(n, 1));
+	c->values = palloc0(sizeof(char *) * Max(n, 1));
+	c->valuelens = palloc0(sizeof(size_t) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		h2o_header_t *h = &req->res.headers.entries[i];
+
+		if (h2o_iovec_is_token(h->name))
+			c->tokens[i] = (const h2o_token_t *) h->name;
+		else
+		{
+			c->names[i] = pnstrdup(h->name->base, h->name->len);
+			c->namelens[i] = h->name->len;
+		}
+		c->values[i] = pnstrdup(h->value.base, h->value.len);
+		c->valuelens[i] = h->value.len;
+	}
+	c->body = palloc(Max(bodylen, 1));
+	memcpy(c->body, body, bodylen);
+	c->bodylen = bodylen;
+	MemoryContextSwitchTo(oldcxt);
+	return c;
+}
+
+void
+response_replay(h2o_req_t *req, const CachedResponse *c, char **body, size_t *bodylen)
+{
+	req->res.status = c->status;
+	req->res.reason = http_reason(c->status);
+	for (int i = 0; i < c->nheaders; i++)
+	{
+		char	   *value = pool_copy(req, c->values[i], c->valuelens[i]);
+
+		if (c->tokens[i] != NULL)
+			h2o_add_header(&req->pool, &req->res.headers, c->tokens[i], NULL, value, c->valuelens[i]);
+		else
+			h2o_add_header_by_str(&req->pool, &req->res.headers,
+								  pool_copy(req, c->names[i], c->namelens[i]), c->namelens[i],
+								  0, NULL, value, c->valuelens[i]);
+	}
+	/* The route's memory may be reset while h2o still writes: send a copy. */
+	*body = pool_copy(req, c->body, c->bodylen);
+	*bodylen = c->bodylen;
+	req->res.content_length = c->bodylen;
+}
+
 void
 response_simple(h2o_req_t *req, int status, const char *message, char **body, size_t *bodylen)
 {

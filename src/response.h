@@ -23,6 +23,18 @@ extern void response_from_row(struct st_h2o_req_t *req, TupleDesc desc, HeapTupl
 /* Checks a handler's result columns when the route is saved. */
 extern void response_check_columns(TupleDesc desc);
 
+/*
+ * A response kept in worker memory, for handlers whose plan folds to one
+ * constant row: built from the first request's response, replayed (copied
+ * into each request's pool) for the next ones.
+ */
+typedef struct CachedResponse CachedResponse;
+
+extern CachedResponse *response_capture(struct st_h2o_req_t *req, const char *body,
+										size_t bodylen, MemoryContext cxt);
+extern void response_replay(struct st_h2o_req_t *req, const CachedResponse *cached,
+							char **body, size_t *bodylen);
+
 /* A plain-text response with the given status. */
 extern void response_simple(struct st_h2o_req_t *req, int status, const char *message,
 							char **body, size_t *bodylen);

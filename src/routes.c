@@ -148,6 +148,30 @@ load_routes(void)
 	routes_stale = false;
 }
 
+void
+routes_forget_stale_responses(RouteTable *routes)
+{
+	for (int i = 0; i < routes->nroutes; i++)
+	{
+		Route	   *r = &routes->routes[i];
+
+		if (r->cached != NULL && !SPI_plan_is_valid(r->plan))
+		{
+			/* Its memory goes with the table's; rebuilt on the next request. */
+			r->cached = NULL;
+			r->constant = false;
+			SPI_freeplan(r->plan);
+			r->plan = NULL;
+		}
+	}
+}
+
+RouteTable *
+routes_peek(void)
+{
+	return (routes_stale || !table.installed) ? NULL : &table;
+}
+
 RouteTable *
 routes_current(void)
 {

@@ -27,6 +27,8 @@ typedef struct Route
 	char	   *label;			/* "GET /users/:handle (route 3)", for messages */
 	SPIPlanPtr	plan;			/* prepared on first use */
 	bool		read_only;		/* plan only reads: SELECT without locks or writes */
+	bool		constant;		/* plan folds to one constant row */
+	struct CachedResponse *cached;	/* that row's response, once built */
 	SplicedHandler spliced;
 } Route;
 
@@ -43,5 +45,15 @@ extern void routes_init(void);
 
 /* The current table, reloaded if it changed.  Call inside a transaction. */
 extern RouteTable *routes_current(void);
+
+/*
+ * The table as last loaded, without looking for changes, or NULL if it is
+ * known to be stale.  For the constant-route fast path, which runs outside
+ * a transaction.
+ */
+extern RouteTable *routes_peek(void);
+
+/* Drops cached responses whose plan was invalidated.  Inside a transaction. */
+extern void routes_forget_stale_responses(RouteTable *routes);
 
 #endif

@@ -50,6 +50,14 @@ static h2o_globalconf_t config;
 static h2o_context_t ctx;
 static h2o_accept_ctx_t accept_ctx;
 static MemoryContext request_cxt;
+
+/*
+ * Requests answered from a constant route's cached response run no
+ * transaction, so they do not see invalidations: one goes the slow way at
+ * least this often, which bounds how stale such a route can be.
+ */
+#define CONSTANT_ROUTE_RECHECK_MS 100
+static TimestampTz last_transaction_at = 0;
 static int	wakeup_pipe[2] = {-1, -1};
 static int	worker_index;
 
@@ -179,6 +187,40 @@ method_matches(const Route *r, h2o_req_t *req, bool is_head)
 }
 
 /*
+ * Answers from the cached response of a constant route, if the request's
+ * first matching route is one and the route table was checked recently.
+ */
+static bool
+serve_cached(h2o_req_t *req, char **body, size_t *bodylen)
+{
+	RouteTable *routes = routes_peek();
+	PathSegments segs;
+	PathCapture caps[MAX_PATH_SEGMENTS + 1];
+	const char *path = req->path.base;
+	size_t		pathlen = (req->query_at == SIZE_MAX) ? req->path.len : req->query_at;
+	bool		is_head;
+
+	if (routes == NULL ||
+		GetCurrentTimestamp() - last_transaction_at > CONSTANT_ROUTE_RECHECK_MS * 1000 ||
+		!path_split(path, pathlen, &segs))
+		return false;
+
+	is_head = h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD"));
+	for (int i = 0; i < routes->nroutes; i++)
+	{
+		Route	   *r = &routes->routes[i];
+
+		if (pattern_match(&r->pattern, &segs, caps) < 0 || !method_matches(r, req, is_head))
+			continue;
+		if (r->cached == NULL)
+			return false;
+		response_replay(req, r->cached, body, bodylen);
+		return true;
+	}
+	return false;
+}
+
+/*
  * Routes and answers one request.  Returns with the response ready to send
  * in req->res and *body.
  */
@@ -190,8 +232,12 @@ serve(h2o_req_t *req, char **body, size_t *bodylen)
 	TimestampTz started;
 	bool		is_head = h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD"));
 
+	if (serve_cached(req, body, bodylen))
+		return;
+
 	SetCurrentStatementStartTimestamp();
 	started = GetCurrentStatementStartTimestamp();
+	last_transaction_at = started;
 	request_init(&rd, req, request_cxt);
 
 	PG_TRY();
@@ -205,6 +251,7 @@ serve(h2o_req_t *req, char **body, size_t *bodylen)
 		StartTransactionCommand();
 		PushActiveSnapshot(GetTransactionSnapshot());
 		routes = routes_current();
+		routes_forget_stale_responses(routes);
 
 		if (!routes->installed)
 			response_simple(req, 503, "Service Unavailable", body, bodylen);

@@ -1,0 +1,75 @@
+# Handlers whose plan folds to one constant row are answered from memory;
+# their routes and the functions they folded still take effect at once.
+use strict;
+use warnings;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time sleep);
+use WebgresTest;
+
+my $node = WebgresTest->new_node('constant', workers => 1);
+my $port = $node->{webgres_port};
+
+$node->safe_psql('postgres', q{
+	CREATE FUNCTION greeting() RETURNS text IMMUTABLE LANGUAGE sql AS $$SELECT 'v1'$$;
+});
+my $id = WebgresTest::add_route($node, 'GET', '/c', q{
+	SELECT greeting() AS body, jsonb_build_object('X-Kind', 'constant') AS headers, 202 AS status});
+my $res = WebgresTest::wait_for_status($port, '/c', 202);
+is($res->{body}, 'v1', 'constant route answers');
+
+sub xacts
+{
+	return $node->safe_psql('postgres',
+		q{SELECT xact_commit FROM pg_stat_database WHERE datname = 'postgres'});
+}
+
+# Warm, then many requests in a quick burst: nearly all from memory.
+WebgresTest::http_get($port, '/c') for 1 .. 3;
+$node->safe_psql('postgres', 'SELECT pg_stat_force_next_flush()') ;
+sleep 1.2;    # let the worker flush its stats
+my $before = xacts();
+my $burst = join '', map { "GET /c HTTP/1.1\r\nHost: h\r\n\r\n" } 1 .. 200;
+my ($list) = WebgresTest::raw($port, $burst, n => 200);
+is(scalar(grep { $_->{status} == 202 && $_->{body} eq 'v1' && $_->{headers}{'x-kind'} eq 'constant' } @$list),
+	200, 'every response is complete: status, header and body');
+sleep 1.2;
+my $after = xacts();
+cmp_ok($after - $before, '<', 150, 'most of 200 requests ran no transaction (' . ($after - $before) . ' did)');
+
+# Each response still gets its own Date and Content-Length.
+ok($list->[0]{headers}{date} && $list->[0]{headers}{'content-length'} == 2, 'per-request headers');
+
+# Redefining the folded function invalidates the cached row.
+$node->safe_psql('postgres', q{CREATE OR REPLACE FUNCTION greeting() RETURNS text IMMUTABLE LANGUAGE sql AS $$SELECT 'v2'$$});
+my $t0 = time;
+my $body = '';
+while (time - $t0 < 5)
+{
+	$body = WebgresTest::http_get($port, '/c')->{body};
+	last if $body eq 'v2';
+	sleep 0.01;
+}
+is($body, 'v2', 'function change is served');
+cmp_ok(time - $t0, '<', 1, 'within a second');
+
+# So does a change of the route itself.
+$node->safe_psql('postgres', qq{UPDATE webgres.routes SET handler = 'SELECT ''v3'' AS body' WHERE id = $id});
+$t0 = time;
+while (time - $t0 < 5)
+{
+	$body = WebgresTest::http_get($port, '/c')->{body};
+	last if $body eq 'v3';
+	sleep 0.01;
+}
+is($body, 'v3', 'route change is served');
+cmp_ok(time - $t0, '<', 1, 'within a second');
+
+# A stable function is not folded: evaluated on every request.
+WebgresTest::add_route($node, 'GET', '/now', q{SELECT clock_timestamp()::text AS body});
+my $a = WebgresTest::wait_for_status($port, '/now', 200)->{body};
+sleep 0.01;
+isnt(WebgresTest::http_get($port, '/now')->{body}, $a, 'volatile handlers run every time');
+
+$node->stop;
+done_testing();
