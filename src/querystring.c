@@ -10,15 +10,6 @@
 #include "pattern.h"
 #include "querystring.h"
 
-typedef struct FormPair
-{
-	char	   *key;
-	int			keylen;
-	char	   *value;
-	int			valuelen;
-	int			order;
-} FormPair;
-
 void
 check_text(const char *s, size_t len, const char *what)
 {
@@ -29,7 +20,7 @@ check_text(const char *s, size_t len, const char *what)
 }
 
 static char *
-decode_part(const char *s, size_t len, int *outlen, const char *what)
+decode_part(const char *s, size_t len, size_t *outlen, const char *what)
 {
 	char	   *buf = palloc(len + 1);
 	long		n = percent_decode(s, len, buf, true);
@@ -40,15 +31,15 @@ decode_part(const char *s, size_t len, int *outlen, const char *what)
 				 errmsg("%s has a malformed percent-escape", what)));
 	check_text(buf, n, what);
 	buf[n] = '\0';
-	*outlen = (int) n;
+	*outlen = (size_t) n;
 	return buf;
 }
 
 static int
-pair_cmp(const void *a, const void *b)
+keyvalue_cmp(const void *a, const void *b)
 {
-	const FormPair *pa = a;
-	const FormPair *pb = b;
+	const KeyValue *pa = a;
+	const KeyValue *pb = b;
 	int			c = memcmp(pa->key, pb->key, Min(pa->keylen, pb->keylen));
 
 	if (c != 0)
@@ -58,14 +49,21 @@ pair_cmp(const void *a, const void *b)
 	return pa->order - pb->order;
 }
 
-static void
-push_string(JsonbParseState **state, JsonbIteratorToken tok, char *s, int len)
+void
+keyvalues_sort(KeyValue *kv, int n)
+{
+	if (n > 1)
+		qsort(kv, n, sizeof(KeyValue), keyvalue_cmp);
+}
+
+void
+jsonb_push_string(JsonbParseState **state, JsonbIteratorToken tok, const char *s, size_t len)
 {
 	JsonbValue	v;
 
 	v.type = jbvString;
-	v.val.string.val = s;
-	v.val.string.len = len;
+	v.val.string.val = (char *) s;
+	v.val.string.len = (int) len;
 	pushJsonbValue(state, tok, &v);
 }
 
@@ -74,12 +72,12 @@ form_to_jsonb(const char *s, size_t len)
 {
 	JsonbParseState *state = NULL;
 	JsonbValue *result;
-	FormPair   *pairs;
+	KeyValue   *pairs;
 	int			npairs = 0;
 	int			cap = 8;
 	size_t		start = 0;
 
-	pairs = palloc(sizeof(FormPair) * cap);
+	pairs = palloc(sizeof(KeyValue) * cap);
 	for (size_t i = 0; i <= len; i++)
 	{
 		const char *part;
@@ -96,7 +94,7 @@ form_to_jsonb(const char *s, size_t len)
 		if (npairs == cap)
 		{
 			cap *= 2;
-			pairs = repalloc(pairs, sizeof(FormPair) * cap);
+			pairs = repalloc(pairs, sizeof(KeyValue) * cap);
 		}
 		eq = memchr(part, '=', partlen);
 		pairs[npairs].key = decode_part(part, eq ? (size_t) (eq - part) : partlen,
@@ -113,8 +111,7 @@ form_to_jsonb(const char *s, size_t len)
 		npairs++;
 	}
 
-	if (npairs > 1)
-		qsort(pairs, npairs, sizeof(FormPair), pair_cmp);
+	keyvalues_sort(pairs, npairs);
 
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 	for (int i = 0; i < npairs;)
@@ -124,14 +121,14 @@ form_to_jsonb(const char *s, size_t len)
 		while (j < npairs && pairs[j].keylen == pairs[i].keylen &&
 			   memcmp(pairs[j].key, pairs[i].key, pairs[i].keylen) == 0)
 			j++;
-		push_string(&state, WJB_KEY, pairs[i].key, pairs[i].keylen);
+		jsonb_push_string(&state, WJB_KEY, pairs[i].key, pairs[i].keylen);
 		if (j == i + 1)
-			push_string(&state, WJB_VALUE, pairs[i].value, pairs[i].valuelen);
+			jsonb_push_string(&state, WJB_VALUE, pairs[i].value, pairs[i].valuelen);
 		else
 		{
 			pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
 			for (int k = i; k < j; k++)
-				push_string(&state, WJB_ELEM, pairs[k].value, pairs[k].valuelen);
+				jsonb_push_string(&state, WJB_ELEM, pairs[k].value, pairs[k].valuelen);
 			pushJsonbValue(&state, WJB_END_ARRAY, NULL);
 		}
 		i = j;

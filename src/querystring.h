@@ -15,6 +15,22 @@
  */
 extern Jsonb *form_to_jsonb(const char *s, size_t len);
 
+/* A name and value decoded from a request, in the order it came. */
+typedef struct KeyValue
+{
+	char	   *key;
+	size_t		keylen;
+	const char *value;
+	size_t		valuelen;
+	int			order;
+} KeyValue;
+
+/* Sorts by key, keeping equal keys in their original order. */
+extern void keyvalues_sort(KeyValue *kv, int n);
+
+extern void jsonb_push_string(JsonbParseState **state, JsonbIteratorToken tok,
+							  const char *s, size_t len);
+
 /* Raises 22021 unless s[0..len) is valid text in the database encoding. */
 extern void check_text(const char *s, size_t len, const char *what);
 

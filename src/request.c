@@ -15,80 +15,45 @@
 #include "request.h"
 #include "splice.h"
 
-typedef struct HeaderPair
-{
-	char	   *name;
-	size_t		namelen;
-	const char *value;
-	size_t		valuelen;
-	int			order;
-} HeaderPair;
-
-static int
-header_cmp(const void *a, const void *b)
-{
-	const HeaderPair *pa = a;
-	const HeaderPair *pb = b;
-	int			c = memcmp(pa->name, pb->name, Min(pa->namelen, pb->namelen));
-
-	if (c != 0)
-		return c;
-	if (pa->namelen != pb->namelen)
-		return pa->namelen < pb->namelen ? -1 : 1;
-	return pa->order - pb->order;
-}
-
-static void
-push_str(JsonbParseState **state, JsonbIteratorToken tok, const char *s, size_t len)
-{
-	JsonbValue	v;
-
-	v.type = jbvString;
-	v.val.string.val = (char *) s;
-	v.val.string.len = (int) len;
-	pushJsonbValue(state, tok, &v);
-}
-
 /* Header names lower-cased; repeated headers joined as RFC 9110 allows. */
 static Datum
 build_headers(h2o_req_t *req)
 {
 	JsonbParseState *state = NULL;
 	int			n = (int) req->headers.size;
-	HeaderPair *pairs = palloc(sizeof(HeaderPair) * Max(n, 1));
+	KeyValue   *pairs = palloc(sizeof(KeyValue) * Max(n, 1));
 
 	for (int i = 0; i < n; i++)
 	{
 		h2o_header_t *h = &req->headers.entries[i];
 
-		pairs[i].namelen = h->name->len;
-		pairs[i].name = palloc(h->name->len);
+		pairs[i].keylen = h->name->len;
+		pairs[i].key = palloc(h->name->len);
 		for (size_t k = 0; k < h->name->len; k++)
-			pairs[i].name[k] = pg_ascii_tolower(h->name->base[k]);
-		check_text(pairs[i].name, pairs[i].namelen, "a request header name");
+			pairs[i].key[k] = pg_ascii_tolower(h->name->base[k]);
+		check_text(pairs[i].key, pairs[i].keylen, "a request header name");
 		pairs[i].value = h->value.base;
 		pairs[i].valuelen = h->value.len;
 		check_text(pairs[i].value, pairs[i].valuelen, "a request header value");
 		pairs[i].order = i;
 	}
-	if (n > 1)
-		qsort(pairs, n, sizeof(HeaderPair), header_cmp);
+	keyvalues_sort(pairs, n);
 
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 	for (int i = 0; i < n;)
 	{
 		int			j = i + 1;
 
-		while (j < n && pairs[j].namelen == pairs[i].namelen &&
-			   memcmp(pairs[j].name, pairs[i].name, pairs[i].namelen) == 0)
+		while (j < n && pairs[j].keylen == pairs[i].keylen &&
+			   memcmp(pairs[j].key, pairs[i].key, pairs[i].keylen) == 0)
 			j++;
-		push_str(&state, WJB_KEY, pairs[i].name, pairs[i].namelen);
+		jsonb_push_string(&state, WJB_KEY, pairs[i].key, pairs[i].keylen);
 		if (j == i + 1)
-			push_str(&state, WJB_VALUE, pairs[i].value, pairs[i].valuelen);
+			jsonb_push_string(&state, WJB_VALUE, pairs[i].value, pairs[i].valuelen);
 		else
 		{
 			StringInfoData joined;
-			bool		cookie = (pairs[i].namelen == 6 && memcmp(pairs[i].name, "cookie", 6) == 0);
+			bool		cookie = (pairs[i].keylen == 6 && memcmp(pairs[i].key, "cookie", 6) == 0);
 
 			initStringInfo(&joined);
 			for (int k = i; k < j; k++)
@@ -97,7 +62,7 @@ build_headers(h2o_req_t *req)
 					appendStringInfoString(&joined, cookie ? "; " : ", ");
 				appendBinaryStringInfo(&joined, pairs[k].value, pairs[k].valuelen);
 			}
-			push_str(&state, WJB_VALUE, joined.data, joined.len);
+			jsonb_push_string(&state, WJB_VALUE, joined.data, joined.len);
 		}
 		i = j;
 	}
@@ -122,8 +87,8 @@ build_params(RequestData *rd)
 					 errmsg("path segment \"%.*s\" has a malformed percent-escape",
 							(int) Min(c->valuelen, 200), c->value)));
 		check_text(buf, len, "a path parameter");
-		push_str(&state, WJB_KEY, c->name, c->namelen);
-		push_str(&state, WJB_VALUE, buf, len);
+		jsonb_push_string(&state, WJB_KEY, c->name, c->namelen);
+		jsonb_push_string(&state, WJB_VALUE, buf, len);
 	}
 	return JsonbPGetDatum(JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL)));
 }
