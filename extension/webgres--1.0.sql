@@ -85,3 +85,17 @@ CREATE FUNCTION webgres.check_handler(handler text) RETURNS void
 	AS 'MODULE_PATHNAME', 'webgres_check_handler';
 COMMENT ON FUNCTION webgres.check_handler(text) IS
   'Raises the error a route with this handler would be refused with; returns nothing if it is valid.';
+
+-- Say so at once when these routes will not be served as things stand.
+DO $$
+BEGIN
+	IF coalesce(current_setting('shared_preload_libraries', true), '') !~ '(^|[\s,])webgres([\s,]|$)' THEN
+		RAISE NOTICE 'webgres is not in shared_preload_libraries, so no HTTP workers are running'
+			USING HINT = 'Add webgres to shared_preload_libraries and restart PostgreSQL.';
+	ELSIF current_setting('webgres.database', true) IS DISTINCT FROM current_database() THEN
+		RAISE NOTICE 'webgres serves database "%", not "%": routes created here are not served',
+			current_setting('webgres.database', true), current_database()
+			USING HINT = 'Set webgres.database to this database and restart PostgreSQL.';
+	END IF;
+END
+$$;
