@@ -146,11 +146,26 @@ reconcile(void)
 	return next_ms;
 }
 
+/*
+ * The postmaster tells the notify process that a worker started or stopped
+ * with SIGUSR1; the default handler of a worker without a database
+ * connection does not set the latch, so the wait would sleep through it.
+ */
+static void
+supervisor_sigusr1(SIGNAL_ARGS)
+{
+	int			save_errno = errno;
+
+	SetLatch(MyLatch);
+	errno = save_errno;
+}
+
 void
 webgres_supervisor_main(Datum main_arg)
 {
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	pqsignal(SIGUSR1, supervisor_sigusr1);
 	BackgroundWorkerUnblockSignals();
 
 	ereport(LOG,

@@ -21,6 +21,7 @@
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/pmsignal.h"
+#include "storage/procsignal.h"
 #include "tcop/tcopprot.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
@@ -92,6 +93,17 @@ worker_sighup(SIGNAL_ARGS)
 	int			save_errno = errno;
 
 	SignalHandlerForConfigReload(postgres_signal_arg);
+	wake_loop();
+	errno = save_errno;
+}
+
+static void
+worker_sigusr1(SIGNAL_ARGS)
+{
+	int			save_errno = errno;
+
+	/* Barriers and other process signals need the loop to come round. */
+	procsignal_sigusr1_handler(postgres_signal_arg);
 	wake_loop();
 	errno = save_errno;
 }
@@ -420,6 +432,7 @@ webgres_worker_main(Datum main_arg)
 
 	pqsignal(SIGHUP, worker_sighup);
 	pqsignal(SIGTERM, worker_sigterm);
+	pqsignal(SIGUSR1, worker_sigusr1);
 	BackgroundWorkerUnblockSignals();
 
 	BackgroundWorkerInitializeConnection(webgres_database, NULL, 0);
@@ -444,6 +457,15 @@ webgres_worker_main(Datum main_arg)
 
 		if (ProcDiePending)
 			break;
+
+		/*
+		 * Absorb ProcSignalBarriers (DROP DATABASE and others wait for every
+		 * backend to) and other interrupts.  A cancel request that arrives
+		 * between requests has nothing to cancel.
+		 */
+		QueryCancelPending = false;
+		CHECK_FOR_INTERRUPTS();
+
 		if (ConfigReloadPending)
 		{
 			ConfigReloadPending = false;
@@ -455,7 +477,5 @@ webgres_worker_main(Datum main_arg)
 		pgstat_report_stat(false);
 	}
 
-	/* Raises FATAL for the pending termination request: a clean exit. */
-	CHECK_FOR_INTERRUPTS();
 	proc_exit(0);
 }
