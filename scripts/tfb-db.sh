@@ -45,6 +45,8 @@ psql -d hello_world <<'SQL'
 CREATE EXTENSION IF NOT EXISTS pg_stat_statements;
 CREATE EXTENSION IF NOT EXISTS webgres;
 ALTER DATABASE hello_world SET pg_stat_statements.track = 'all';
+-- benchmarkdbuser adds its own routes (row-level security keeps them apart).
+GRANT SELECT, INSERT, UPDATE, DELETE ON webgres.routes TO benchmarkdbuser;
 SQL
 
 psql -d hello_world \
