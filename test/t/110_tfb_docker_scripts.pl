@@ -12,7 +12,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $top = $ENV{WEBGRES_TOP} // abs_path(dirname(__FILE__) . '/../..');
+my $top = $ENV{WEBGRES_SRC} // abs_path(dirname(__FILE__) . "/../..");
 my $data = PostgreSQL::Test::Utils::tempdir() . '/data';
 my $http_port = PostgreSQL::Test::Cluster::get_free_port();
 my $pg_port = PostgreSQL::Test::Cluster::get_free_port();
