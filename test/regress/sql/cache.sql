@@ -34,9 +34,11 @@ SELECT entries, max_entries, evicted FROM stats;
 SELECT item('1', 3) ->> 'name' AS "1 still cached", item('2', 3) ->> 'name' AS "2 reloaded";
 
 -- age: entries older than ttl are loaded again
-SELECT item('1', 3, '10 milliseconds') ->> 'name' AS cached;
+SELECT item('5', 3) ->> 'name' AS loaded;
+UPDATE cache_items SET name = 'renamed 5' WHERE id = 5;
+SELECT item('5', 3) ->> 'name' AS cached;
 SELECT pg_sleep(0.05);
-SELECT item('1', 3, '10 milliseconds') ->> 'name' AS reloaded;
+SELECT item('5', 3, '10 milliseconds') ->> 'name' AS reloaded;
 SELECT expired FROM stats;
 
 -- a new loader empties the cache
