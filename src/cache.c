@@ -269,7 +269,7 @@ text_equals_cstring(text *t, const char *s)
 
 	if (s == NULL)
 		return false;
-	return strlen(s) == len && memcmp(VARDATA_ANY(t), s, len) == 0;
+	return strlen(s) == (size_t) len && memcmp(VARDATA_ANY(t), s, len) == 0;
 }
 
 static int64

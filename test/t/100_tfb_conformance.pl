@@ -303,6 +303,17 @@ ok($ready && $ready->{status} == 200, 'server answers /plaintext') or BAIL_OUT('
 	my $obj = decode_json_or_fail($res->{body}, '/json');
 	is_deeply($obj, { message => 'Hello, World!' }, '/json: {"message":"Hello, World!"}, key case exact');
 	ok(length($res->{body}) <= 32, '/json: about 28 bytes');
+
+	# serialized inside each request: the handler's statement runs every time
+	my $runs = sub {
+		$node->safe_psql('hello_world', q{
+			SELECT coalesce(sum(calls), 0) FROM pg_stat_statements
+			WHERE query ~ 'json_build_object\(\$\d+, \$\d+\) AS body'});
+	};
+	my $before = $runs->();
+	my $conn = http_connect();
+	http_get('/json', 'json', $conn) for 1 .. 10;
+	is($runs->() - $before, 10, '/json: serialized on every request');
 }
 
 # Date is current: it changes after more than a second.
