@@ -1,5 +1,5 @@
 -- webgres.cache_get / cache_stats / cache_reset: per-process read-through caches
-CREATE EXTENSION IF NOT EXISTS webgres;
+CREATE EXTENSION webgres;
 
 CREATE TABLE cache_items (id int PRIMARY KEY, name text);
 INSERT INTO cache_items SELECT g, 'item ' || g FROM generate_series(1, 5) g;
@@ -98,3 +98,4 @@ SELECT webgres.cache_reset();
 DROP VIEW stats;
 DROP FUNCTION item;
 DROP TABLE cache_items;
+DROP EXTENSION webgres;
