@@ -47,6 +47,9 @@ CREATE EXTENSION IF NOT EXISTS webgres;
 ALTER DATABASE hello_world SET pg_stat_statements.track = 'all';
 -- benchmarkdbuser adds its own routes (row-level security keeps them apart).
 GRANT SELECT, INSERT, UPDATE, DELETE ON webgres.routes TO benchmarkdbuser;
+-- TFB's verifier reads pg_stat_statements as benchmarkdbuser (a superuser in
+-- TFB's own database image); this lets it read every statement's text.
+GRANT pg_read_all_stats TO benchmarkdbuser;
 SQL
 
 psql -d hello_world \
