@@ -36,6 +36,7 @@ write_runtime_conf() {
 		echo "# written by docker/start.sh on every start"
 		echo "webgres.listen = '$listen'"
 		echo "webgres.workers = $workers"
+		echo "max_worker_processes = $((workers + 8))"
 		echo "listen_addresses = '$pg_listen'"
 	} | "$cluster" as-owner tee "$data/webgres.runtime.conf" >/dev/null
 }
