@@ -21,7 +21,8 @@ OBJS = \
 	src/errors.o \
 	src/querystring.o \
 	src/html.o \
-	src/functions.o
+	src/functions.o \
+	src/cache.o
 
 MODULEDIR = extension
 DATA = extension/webgres.control $(wildcard extension/webgres--*.sql)

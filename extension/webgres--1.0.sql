@@ -99,3 +99,61 @@ BEGIN
 	END IF;
 END
 $$;
+
+-- ===========================================================================
+-- Caches (src/cache.c): per-process read-through caches of jsonb values.
+--
+-- A cache lives in the memory of the process that uses it: each HTTP worker
+-- has its own, and a SQL session has its own. It is named, and belongs to the
+-- role that uses it: a loader runs as that role and its values are only
+-- returned to it. On a miss, the loader query runs with the key as $1 (text);
+-- its first row's single json/jsonb column is kept and returned. A loader
+-- that finds nothing gives NULL, and NULL is not cached. Entries leave when
+-- the cache holds more than max_entries (least recently used first) and when
+-- they are older than ttl (NULL: never). An optional preload query, returning
+-- (key, value) rows, fills the cache in bulk when it is first used.
+-- Changing the loader or preload query empties the cache; changing
+-- max_entries or ttl applies at once. Writes to the tables are not seen until
+-- an entry expires or is reset: choose the ttl accordingly.
+-- ===========================================================================
+
+CREATE FUNCTION webgres.cache_get(
+    cache text,
+    key text,
+    loader text,
+    max_entries integer DEFAULT 100000,
+    ttl interval DEFAULT '1 hour',
+    preload text DEFAULT NULL)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'webgres_cache_get'
+LANGUAGE C VOLATILE;
+
+COMMENT ON FUNCTION webgres.cache_get(text, text, text, integer, interval, text) IS
+'value for key from this process''s cache, loaded by the loader query ($1 = key) on a miss';
+
+CREATE FUNCTION webgres.cache_stats(
+    OUT cache text,
+    OUT role regrole,
+    OUT entries bigint,
+    OUT max_entries integer,
+    OUT ttl interval,
+    OUT hits bigint,
+    OUT misses bigint,
+    OUT preloaded bigint,
+    OUT evicted bigint,
+    OUT expired bigint,
+    OUT memory_bytes bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'webgres_cache_stats'
+LANGUAGE C VOLATILE;
+
+COMMENT ON FUNCTION webgres.cache_stats() IS
+'the caches of this process: size, limits, hits, misses, evictions and memory';
+
+CREATE FUNCTION webgres.cache_reset(cache text DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'webgres_cache_reset'
+LANGUAGE C VOLATILE;
+
+COMMENT ON FUNCTION webgres.cache_reset(text) IS
+'drops a cache (all when NULL) of this process; returns the number of entries dropped';

@@ -1,0 +1,72 @@
+-- TechEmpower Framework Benchmarks: the seven routes.
+--
+-- Each handler is one SQL statement over the relation "request" (see the
+-- README); its first row is the response: body's type gives the content type
+-- unless content_type says otherwise. Run as benchmarkdbuser, so the routes
+-- are owned by, and their handlers run as, that unprivileged role.
+-- Safe to run again: the routes are replaced.
+
+DELETE FROM webgres.routes
+WHERE path IN ('/plaintext', '/json', '/db', '/queries', '/fortunes',
+               '/updates', '/cached-queries');
+
+INSERT INTO webgres.routes (method, path, handler) VALUES
+
+-- "Hello, World!" as text/plain; charset=utf-8.
+('GET', '/plaintext', $sql$
+SELECT 'Hello, World!'::text AS body
+$sql$),
+
+-- A new object, serialized on every request: json_build_object is stable,
+-- so the planner cannot fold it into a constant.
+('GET', '/json', $sql$
+SELECT json_build_object('message', 'Hello, World!') AS body
+$sql$),
+
+-- One random row. The id is computed once (an InitPlan), so this is a
+-- single index lookup, not a scan that calls random() per row.
+('GET', '/db', $sql$
+SELECT json_build_object('id', id, 'randomNumber', randomnumber) AS body
+FROM world
+WHERE id = (SELECT 1 + floor(random() * 10000)::integer)
+$sql$),
+
+-- clamp(queries) random rows, each read by a statement of its own.
+('GET', '/queries', $sql$
+SELECT json_agg(get_world(id)) AS body
+FROM request,
+     unnest(random_ids(webgres.int_param(request.query->>'queries', 1, 1, 500))) AS id
+$sql$),
+
+-- The 12 fortunes plus one added at request time, sorted by message in
+-- code-point order here, outside the statement that reads the table.
+('GET', '/fortunes', $sql$
+SELECT 'text/html; charset=utf-8' AS content_type,
+       '<!DOCTYPE html><html><head><title>Fortunes</title></head><body><table>'
+       || '<tr><th>id</th><th>message</th></tr>'
+       || string_agg('<tr><td>' || id || '</td><td>' || webgres.html_escape(message) || '</td></tr>',
+                     '' ORDER BY message COLLATE "C")
+       || '</table></body></html>' AS body
+FROM fortunes()
+$sql$),
+
+-- clamp(queries) rows read one by one, then saved with new random numbers.
+('GET', '/updates', $sql$
+SELECT update_worlds(random_ids(webgres.int_param(request.query->>'queries', 1, 1, 500))) AS body
+FROM request
+$sql$),
+
+-- clamp(count) rows from this worker's in-memory cache: filled with every
+-- row on first use, read through on a miss, entries kept for an hour.
+('GET', '/cached-queries', $sql$
+SELECT json_agg(webgres.cache_get(
+         'world', id::text,
+         loader      => $$SELECT json_build_object('id', id, 'randomNumber', randomnumber)
+                         FROM world WHERE id = $1::integer$$,
+         max_entries => 10000,
+         ttl         => '1 hour',
+         preload     => $$SELECT id::text, json_build_object('id', id, 'randomNumber', randomnumber)
+                         FROM world$$)) AS body
+FROM request,
+     unnest(random_ids(webgres.int_param(request.query->>'count', 1, 1, 500))) AS id
+$sql$);
