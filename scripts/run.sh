@@ -24,7 +24,10 @@ include_if_exists = 'webgres-run.conf'
 CONF
 fi
 
-# Rewritten on every run, so PORT and PGPORT always take effect.
+# Rewritten on every run, so PORT and PGPORT always take effect.  The
+# workers start once hello_world exists (see below), so the first write says
+# 0 of them.
+write_conf() {
 "$cluster" as-owner tee "$data/webgres-run.conf" >/dev/null <<CONF
 # written by scripts/run.sh
 port = $pgport
@@ -35,12 +38,14 @@ pg_stat_statements.max = 10000
 track_activity_query_size = 2048
 webgres.listen = '127.0.0.1:$port'
 webgres.database = 'hello_world'
-webgres.workers = $workers
+webgres.workers = $1
 max_worker_processes = $((workers + 8))
 max_connections = 200
 shared_buffers = 256MB
 synchronous_commit = off
 CONF
+}
+write_conf 0
 # cluster.sh init wrote the port line before the include; keep them agreeing.
 "$cluster" as-owner sed -i "s/^port = .*/port = $pgport/" "$data/postgresql.conf"
 
@@ -60,6 +65,10 @@ trap 'exit 0' INT TERM
 
 PGHOST=$data/socket PGPORT=$pgport "$src/scripts/tfb-db.sh"
 "$cluster" psql "$data" -d hello_world -c 'SET ROLE benchmarkdbuser' -f "$src/sql/examples/hello.sql"
+
+# webgres.workers follows a reload: start the pool now that its database is there.
+write_conf "$workers"
+"$cluster" as-owner pg_ctl -D "$data" reload >/dev/null
 
 # Wait for the first answer from the HTTP workers.
 for _ in $(seq 1 100); do
