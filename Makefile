@@ -22,6 +22,7 @@ OBJS = \
 	src/querystring.o \
 	src/html.o \
 	src/functions.o \
+	src/stats.o \
 	src/cache.o
 
 MODULEDIR = extension

@@ -16,6 +16,7 @@
 #include "utils/syscache.h"
 
 #include "routes.h"
+#include "stats.h"
 
 static RouteTable table;
 static MemoryContext routes_cxt = NULL;
@@ -75,6 +76,7 @@ load_routes(void)
 	MemoryContext oldcxt;
 
 	free_table();
+	stats_count(STAT_ROUTE_LOADS);
 	if (routes_cxt == NULL)
 		routes_cxt = AllocSetContextCreate(TopMemoryContext, "webgres routes",
 										   ALLOCSET_DEFAULT_SIZES);

@@ -18,6 +18,7 @@
 #include "utils/guc.h"
 
 #include "listen.h"
+#include "stats.h"
 #include "webgres.h"
 
 PG_MODULE_MAGIC;
@@ -161,5 +162,8 @@ _PG_init(void)
 	define_settings();
 
 	if (process_shared_preload_libraries_in_progress)
+	{
+		stats_shmem_request();
 		register_supervisor();
+	}
 }

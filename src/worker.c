@@ -39,6 +39,7 @@
 #include "request.h"
 #include "response.h"
 #include "routes.h"
+#include "stats.h"
 #include "webgres.h"
 
 typedef struct Listener
@@ -138,6 +139,7 @@ answer_error(h2o_req_t *req, const char *route_label, TimestampTz started,
 	edata = CopyErrorData();
 	FlushErrorState();
 	AbortCurrentTransaction();
+	stats_count(STAT_HANDLER_ERRORS);
 	disable_timeout(STATEMENT_TIMEOUT, false);
 	QueryCancelPending = false;
 
@@ -227,6 +229,7 @@ serve_cached(h2o_req_t *req, char **body, size_t *bodylen)
 		if (r->cached == NULL)
 			return false;
 		response_replay(req, r->cached, body, bodylen);
+		stats_count(STAT_FROM_MEMORY);
 		return true;
 	}
 	return false;
@@ -341,6 +344,7 @@ on_req(h2o_handler_t *self, h2o_req_t *req)
 
 	serve(req, &body, &bodylen);
 	MemoryContextReset(request_cxt);
+	stats_count_response(req->res.status);
 
 	buf = h2o_iovec_init(body, bodylen);
 	h2o_start_response(req, &generator);
@@ -440,6 +444,7 @@ webgres_worker_main(Datum main_arg)
 
 	request_cxt = AllocSetContextCreate(TopMemoryContext, "webgres request",
 										ALLOCSET_DEFAULT_SIZES);
+	stats_attach(worker_index);
 	routes_init();
 	setup_h2o();
 	open_wakeup_pipe();

@@ -101,6 +101,14 @@ my ($list) = WebgresTest::raw($port, $batch, n => 10);
 is_deeply([ map { $_->{status} } @$list ], [ map { $_ % 2 ? 500 : 200 } 1 .. 10 ],
 	'errors and successes interleave on one connection');
 is(scalar(() = WebgresTest::worker_pids($node)), 1, 'the worker is still running');
+
+# webgres.workers counts what the worker answered.
+my $stats = $node->safe_psql('postgres', q{
+	SELECT count(*), sum(requests) > 0, sum(responses_5xx) >= 5, sum(responses_4xx) >= 4,
+	       sum(responses_2xx) >= 5, sum(handler_errors) >= 15, sum(route_loads) >= 1,
+	       bool_and(pid IN (SELECT pid FROM pg_stat_activity WHERE backend_type = 'webgres worker'))
+	FROM webgres.workers});
+is($stats, '1|t|t|t|t|t|t|t', 'webgres.workers: one row per worker, responses by class, errors');
 unlike(slurp_file($node->logfile), qr/terminated by signal|FATAL/, 'no worker crashed or exited');
 
 $node->stop;

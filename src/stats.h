@@ -1,0 +1,33 @@
+/*
+ * stats.h
+ *		Per-worker request counters in shared memory, behind webgres.workers.
+ */
+#ifndef WEBGRES_STATS_H
+#define WEBGRES_STATS_H
+
+typedef enum StatsCounter
+{
+	STAT_REQUESTS,
+	STAT_2XX,
+	STAT_3XX,
+	STAT_4XX,
+	STAT_5XX,
+	STAT_FROM_MEMORY,			/* answered from a constant route's cached response */
+	STAT_HANDLER_ERRORS,		/* requests whose transaction ended in an error */
+	STAT_ROUTE_LOADS,
+	STAT_NCOUNTERS
+} StatsCounter;
+
+/* Module load: ask for shared memory (when preloaded). */
+extern void stats_shmem_request(void);
+
+/* A worker claims its slot; counters start from zero. */
+extern void stats_attach(int worker_index);
+
+/* Counts one event in this worker's slot; a no-op outside workers. */
+extern void stats_count(StatsCounter counter);
+
+/* Counts a response by its status class. */
+extern void stats_count_response(int status);
+
+#endif
