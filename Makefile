@@ -11,6 +11,8 @@ OBJS = \
 	src/webgres.o \
 	src/supervisor.o \
 	src/worker.o \
+	src/http_guard.o \
+	src/screen.o \
 	src/listen.o \
 	src/routes.o \
 	src/pattern.o \

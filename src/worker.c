@@ -34,6 +34,7 @@
 
 #include "errors.h"
 #include "handler.h"
+#include "http_guard.h"
 #include "listen.h"
 #include "request.h"
 #include "response.h"
@@ -327,7 +328,8 @@ on_req(h2o_handler_t *self, h2o_req_t *req)
 	size_t		bodylen = 0;
 	h2o_iovec_t buf;
 
-	serve(req, &body, &bodylen);
+	if (http_guard_check(req, &body, &bodylen))
+		serve(req, &body, &bodylen);
 	MemoryContextReset(request_cxt);
 
 	buf = h2o_iovec_init(body, bodylen);
