@@ -13,7 +13,7 @@ bindir=$(pg_config --bindir)
 pgxs=$(cd "$(dirname "$(pg_config --pgxs)")/../.." && pwd)
 os_user=${WEBGRES_OS_USER:-postgres}
 
-scratch=$(mktemp -d /tmp/webgres-test.XXXXXX)
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/webgres-test.XXXXXX")
 cleanup() {
 	status=$?
 	if [ $status -ne 0 ] || [ -n "${WEBGRES_KEEP:-}" ]; then
