@@ -410,6 +410,8 @@ screen_request(const char *buf, size_t len, ScreenResult *res)
 		}
 	}
 	res->head_len = i;
+	if (res->head_len > SCREEN_MAX_HEAD)
+		return fail(res, 431, "the request head is too large");
 
 	if (nencoding > 0 && nlength > 0)
 		return fail(res, 400, "both Content-Length and Transfer-Encoding");

@@ -21,6 +21,7 @@
 /* Longest method and request-target webgres accepts. */
 #define SCREEN_MAX_METHOD 32
 #define SCREEN_MAX_TARGET 8192
+#define SCREEN_MAX_HEAD 65536
 
 typedef struct ScreenResult
 {
