@@ -13,6 +13,7 @@ OBJS = \
 	src/worker.o \
 	src/http_guard.o \
 	src/screen.o \
+	src/timeouts.o \
 	src/listen.o \
 	src/routes.o \
 	src/pattern.o \

@@ -39,6 +39,7 @@
 #include "request.h"
 #include "response.h"
 #include "routes.h"
+#include "timeouts.h"
 #include "webgres.h"
 
 typedef struct Listener
@@ -358,7 +359,7 @@ static void
 apply_settings(void)
 {
 	config.max_request_entity_size = (size_t) webgres_max_body_size;
-	config.http1.req_timeout = (uint64_t) webgres_request_timeout;
+	config.http1.req_timeout = timeouts_backstop_ms();
 }
 
 static void
@@ -378,6 +379,7 @@ setup_h2o(void)
 	handler->on_req = on_req;
 
 	h2o_context_init(&ctx, h2o_evloop_create(), &config);
+	timeouts_start(&ctx);
 	accept_ctx.ctx = &ctx;
 	accept_ctx.hosts = config.hosts;
 }
