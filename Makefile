@@ -5,6 +5,7 @@
 #   make test       install missing packages, build, install, run every test
 #   make run        build, install and serve the example and TechEmpower routes
 #   make bench      the benchmark harness (bench/README.md)
+#   make fuzz       run each libFuzzer harness in fuzz/ for FUZZ_SECONDS (60)
 
 MODULE_big = webgres
 OBJS = \
@@ -23,6 +24,7 @@ OBJS = \
 	src/response.o \
 	src/errors.o \
 	src/querystring.o \
+	src/formscan.o \
 	src/html.o \
 	src/functions.o
 
@@ -71,3 +73,11 @@ bench: deps
 	$(MAKE) all
 	$(MAKE) install
 	bench/run.sh
+
+FUZZ_SECONDS ?= 60
+
+# The fuzzers need clang with its libFuzzer and sanitizer runtimes.
+test fuzz: export WEBGRES_DEPS_EXTRA += clang-14 libclang-rt-14-dev
+
+fuzz: deps
+	scripts/fuzz.sh $(FUZZ_SECONDS)

@@ -65,3 +65,7 @@ run env WEBGRES_SRC="$scratch/src" TESTDIR="$scratch/src/test" \
 	PG_REGRESS="$pgxs/src/test/regress/pg_regress" \
 	PERL5LIB="$pgxs/src/test/perl:$scratch/src/test/t" \
 	prove ${PROVE_FLAGS:-} ${WEBGRES_TAP:-t/*.pl}
+
+# ---- fuzzing: each harness briefly; skipped with a message without clang ----
+echo "== fuzz"
+"$src/scripts/fuzz.sh" "${WEBGRES_FUZZ_SECONDS:-10}"
