@@ -42,6 +42,14 @@ PG_CPPFLAGS = -DH2O_USE_LIBUV=0 -Isrc
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter
 SHLIB_LINK = -lh2o-evloop
 
+# make test SANITIZE=address: the extension with ASan and UBSan; test.sh
+# preloads the runtimes into the (uninstrumented) Postgres binaries.
+ifeq ($(SANITIZE),address)
+PG_CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+SHLIB_LINK += -fsanitize=address,undefined
+export SANITIZE
+endif
+
 # No JIT bitcode: handlers are SQL, and the build stays quick.
 override with_llvm = no
 
