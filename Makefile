@@ -5,12 +5,16 @@
 #   make test       install missing packages, build, install, run every test
 #   make run        build, install and serve the example and TechEmpower routes
 #   make bench      the benchmark harness (bench/README.md)
+#   make fuzz       run each libFuzzer harness in fuzz/ for FUZZ_SECONDS (60)
 
 MODULE_big = webgres
 OBJS = \
 	src/webgres.o \
 	src/supervisor.o \
 	src/worker.o \
+	src/http_guard.o \
+	src/screen.o \
+	src/timeouts.o \
 	src/listen.o \
 	src/routes.o \
 	src/pattern.o \
@@ -20,6 +24,7 @@ OBJS = \
 	src/response.o \
 	src/errors.o \
 	src/querystring.o \
+	src/formscan.o \
 	src/html.o \
 	src/functions.o \
 	src/stats.o \
@@ -38,6 +43,14 @@ PG_CPPFLAGS = -DH2O_USE_LIBUV=0 -Isrc
 # Postgres' own headers trip it.
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter
 SHLIB_LINK = -lh2o-evloop
+
+# make test SANITIZE=address: the extension with ASan and UBSan; test.sh
+# preloads the runtimes into the (uninstrumented) Postgres binaries.
+ifeq ($(SANITIZE),address)
+PG_CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+SHLIB_LINK += -fsanitize=address,undefined
+export SANITIZE
+endif
 
 # No JIT bitcode: handlers are SQL, and the build stays quick.
 override with_llvm = no
@@ -70,3 +83,11 @@ bench: deps
 	$(MAKE) all
 	$(MAKE) install
 	bench/run.sh
+
+FUZZ_SECONDS ?= 60
+
+# The fuzzers need clang with its libFuzzer and sanitizer runtimes.
+test fuzz: export WEBGRES_DEPS_EXTRA += clang-14 libclang-rt-14-dev
+
+fuzz: deps
+	scripts/fuzz.sh $(FUZZ_SECONDS)

@@ -13,7 +13,7 @@ bindir=$(pg_config --bindir)
 pgxs=$(cd "$(dirname "$(pg_config --pgxs)")/../.." && pwd)
 os_user=${WEBGRES_OS_USER:-postgres}
 
-scratch=$(mktemp -d /tmp/webgres-test.XXXXXX)
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/webgres-test.XXXXXX")
 cleanup() {
 	status=$?
 	if [ $status -ne 0 ] || [ -n "${WEBGRES_KEEP:-}" ]; then
@@ -31,9 +31,31 @@ cp -r "$src/test" "$src/sql" "$src/scripts" "$src/Makefile" "$scratch/src/"
 [ -d "$src/bench" ] && cp -r "$src/bench" "$scratch/src/" 2>/dev/null || true
 if [ "$(id -u)" -eq 0 ]; then
 	chown -R "$os_user": "$scratch"
-	run() { runuser -u "$os_user" -- env PATH="$bindir:$PATH" "$@"; }
+	run() { runuser -u "$os_user" -- env PATH="$bindir:$PATH" ${LD_PRELOAD:+LD_PRELOAD="$LD_PRELOAD"} \
+		${ASAN_OPTIONS:+ASAN_OPTIONS="$ASAN_OPTIONS"} ${UBSAN_OPTIONS:+UBSAN_OPTIONS="$UBSAN_OPTIONS"} "$@"; }
 else
 	run() { env PATH="$bindir:$PATH" "$@"; }
+fi
+
+# SANITIZE=address: the extension was built with ASan and UBSan; Postgres
+# was not, so the runtimes are preloaded into every process it starts.
+# Leak checking is off (Postgres frees by memory context, at exit or never);
+# reports go to files that must stay empty.
+if [ "${SANITIZE:-}" = address ]; then
+	mkdir -p "$scratch/asan"
+	[ "$(id -u)" -eq 0 ] && chown "$os_user": "$scratch/asan"
+	LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
+	ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:log_path=$scratch/asan/asan:detect_odr_violation=0"
+	UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$scratch/asan/ubsan"
+	sanitize_check() {
+		if ls "$scratch/asan/" | grep -q .; then
+			echo "== sanitizer reports:" >&2
+			cat "$scratch"/asan/* >&2
+			return 1
+		fi
+		echo "== sanitizers: no reports"
+	}
+	trap 'status=$?; [ $status -eq 0 ] && { sanitize_check || status=1; }; (exit $status); cleanup' EXIT
 fi
 
 # ---- pg_regress: the SQL surface, on a temporary instance ----
@@ -65,3 +87,7 @@ run env WEBGRES_SRC="$scratch/src" TESTDIR="$scratch/src/test" \
 	PG_REGRESS="$pgxs/src/test/regress/pg_regress" \
 	PERL5LIB="$pgxs/src/test/perl:$scratch/src/test/t" \
 	prove ${PROVE_FLAGS:-} ${WEBGRES_TAP:-t/*.pl}
+
+# ---- fuzzing: each harness briefly; skipped with a message without clang ----
+echo "== fuzz"
+"$src/scripts/fuzz.sh" "${WEBGRES_FUZZ_SECONDS:-10}"

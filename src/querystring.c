@@ -7,6 +7,7 @@
 #include "mb/pg_wchar.h"
 #include "utils/jsonb.h"
 
+#include "formscan.h"
 #include "pattern.h"
 #include "querystring.h"
 
@@ -75,32 +76,21 @@ form_to_jsonb(const char *s, size_t len)
 	KeyValue   *pairs;
 	int			npairs = 0;
 	int			cap = 8;
-	size_t		start = 0;
+	size_t		pos = 0;
+	FormSpan	span;
 
 	pairs = palloc(sizeof(KeyValue) * cap);
-	for (size_t i = 0; i <= len; i++)
+	while (form_next(s, len, &pos, &span))
 	{
-		const char *part;
-		size_t		partlen;
-		const char *eq;
-
-		if (i < len && s[i] != '&')
-			continue;
-		part = s + start;
-		partlen = i - start;
-		start = i + 1;
-		if (partlen == 0)
-			continue;
 		if (npairs == cap)
 		{
 			cap *= 2;
 			pairs = repalloc(pairs, sizeof(KeyValue) * cap);
 		}
-		eq = memchr(part, '=', partlen);
-		pairs[npairs].key = decode_part(part, eq ? (size_t) (eq - part) : partlen,
+		pairs[npairs].key = decode_part(span.key, span.keylen,
 										&pairs[npairs].keylen, "query parameter name");
-		if (eq)
-			pairs[npairs].value = decode_part(eq + 1, partlen - (eq + 1 - part),
+		if (span.value)
+			pairs[npairs].value = decode_part(span.value, span.valuelen,
 											  &pairs[npairs].valuelen, "query parameter value");
 		else
 		{

@@ -30,6 +30,8 @@ int			webgres_handler_timeout = 30000;
 int			webgres_max_body_size = 1024 * 1024;
 bool		webgres_expose_errors = false;
 int			webgres_request_timeout = 10000;
+int			webgres_header_timeout = 10000;
+int			webgres_body_timeout = 30000;
 
 void		_PG_init(void);
 
@@ -125,13 +127,36 @@ define_settings(void)
 							 NULL, NULL, NULL);
 
 	DefineCustomIntVariable("webgres.request_timeout",
-							"Longest time a client may take to send a request.",
-							"Covers the request line, headers and body of each "
-							"request, and the idle time between keep-alive requests. "
-							"Changes apply to connections accepted after a reload.",
+							"Longest time an idle connection is kept open.",
+							"A connection on which no byte of a request has arrived "
+							"for this long, after it was opened or after its last "
+							"response, is closed without a response.",
 							&webgres_request_timeout,
 							10000,
-							100, INT_MAX,
+							100, INT_MAX / 4,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.header_timeout",
+							"Longest time a client may take to send a request's line and headers.",
+							"Counted from the first byte of the request. A client that "
+							"takes longer is answered 408 and its connection closed, "
+							"so slow clients cannot hold connections open.",
+							&webgres_header_timeout,
+							10000,
+							100, INT_MAX / 4,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.body_timeout",
+							"Longest time a client may take to send a request's body.",
+							"Counted from the end of the headers. A client that takes "
+							"longer is answered 408 and its connection closed.",
+							&webgres_body_timeout,
+							30000,
+							100, INT_MAX / 4,
 							PGC_SIGHUP,
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);

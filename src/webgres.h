@@ -15,6 +15,8 @@ extern int	webgres_handler_timeout;
 extern int	webgres_max_body_size;
 extern bool webgres_expose_errors;
 extern int	webgres_request_timeout;
+extern int	webgres_header_timeout;
+extern int	webgres_body_timeout;
 
 /* Background worker entry points, looked up by name by the postmaster. */
 extern PGDLLEXPORT void webgres_supervisor_main(Datum main_arg);

@@ -35,11 +35,13 @@
 
 #include "errors.h"
 #include "handler.h"
+#include "http_guard.h"
 #include "listen.h"
 #include "request.h"
 #include "response.h"
 #include "routes.h"
 #include "stats.h"
+#include "timeouts.h"
 #include "webgres.h"
 
 typedef struct Listener
@@ -342,7 +344,8 @@ on_req(h2o_handler_t *self, h2o_req_t *req)
 	size_t		bodylen = 0;
 	h2o_iovec_t buf;
 
-	serve(req, &body, &bodylen);
+	if (http_guard_check(req, &body, &bodylen))
+		serve(req, &body, &bodylen);
 	MemoryContextReset(request_cxt);
 	stats_count_response(req->res.status);
 
@@ -372,7 +375,7 @@ static void
 apply_settings(void)
 {
 	config.max_request_entity_size = (size_t) webgres_max_body_size;
-	config.http1.req_timeout = (uint64_t) webgres_request_timeout;
+	config.http1.req_timeout = timeouts_backstop_ms();
 }
 
 static void
@@ -392,6 +395,7 @@ setup_h2o(void)
 	handler->on_req = on_req;
 
 	h2o_context_init(&ctx, h2o_evloop_create(), &config);
+	timeouts_start(&ctx);
 	accept_ctx.ctx = &ctx;
 	accept_ctx.hosts = config.hosts;
 }

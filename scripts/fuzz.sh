@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer harnesses in fuzz/ (with ASan and UBSan) and runs
+# each for FUZZ_SECONDS (default 60) from its committed seed corpus.
+# New inputs go to a scratch corpus, so the committed one changes only on
+# purpose.  A crash leaves its input in fuzz/findings/.
+#
+#   scripts/fuzz.sh [SECONDS] [TARGET...]
+set -euo pipefail
+
+src=$(cd "$(dirname "$0")/.." && pwd)
+seconds=${1:-${FUZZ_SECONDS:-60}}
+shift || true
+targets=("$@")
+[ ${#targets[@]} -eq 0 ] && targets=(screen pattern form)
+
+cc=${FUZZ_CC:-$(command -v clang || command -v clang-14 || true)}
+if [ -z "$cc" ]; then
+	echo "fuzz: SKIPPED: clang is not installed (apt-get install clang-14 libclang-rt-14-dev)"
+	exit 0
+fi
+probe=$(mktemp -d)
+trap 'rm -rf "$probe"' EXIT
+echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }' > "$probe/p.c"
+if ! "$cc" -fsanitize=fuzzer,address,undefined "$probe/p.c" -o "$probe/p" 2>/dev/null; then
+	echo "fuzz: SKIPPED: $cc cannot link libFuzzer with ASan/UBSan (apt-get install libclang-rt-14-dev)"
+	exit 0
+fi
+
+bin=$src/fuzz/bin
+mkdir -p "$bin" "$src/fuzz/findings"
+flags=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+	-fno-omit-frame-pointer -I"$src/fuzz/shim" -I"$src/src")
+"$cc" "${flags[@]}" "$src/fuzz/fuzz_screen.c" "$src/src/screen.c" -o "$bin/fuzz_screen"
+"$cc" "${flags[@]}" "$src/fuzz/fuzz_pattern.c" "$src/src/pattern.c" "$src/fuzz/shim/shim.c" -o "$bin/fuzz_pattern"
+"$cc" "${flags[@]}" "$src/fuzz/fuzz_form.c" "$src/src/formscan.c" "$src/src/pattern.c" \
+	"$src/fuzz/shim/shim.c" -o "$bin/fuzz_form"
+
+status=0
+for t in "${targets[@]}"; do
+	work=$(mktemp -d)
+	log="$work/log"
+	if "$bin/fuzz_$t" -max_total_time="$seconds" -max_len=16384 -timeout=10 -rss_limit_mb=1024 \
+		-artifact_prefix="$src/fuzz/findings/$t-" -print_final_stats=1 \
+		"$work" "$src/fuzz/corpus/$t" >"$log" 2>&1; then
+		execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+		cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1)
+		echo "fuzz: $t: ok, $execs runs in ${seconds}s, $cov"
+	else
+		echo "fuzz: $t: FAILED; the input is in fuzz/findings/" >&2
+		grep -E 'ERROR|SUMMARY|assert|runtime error' "$log" | head -n 20 >&2
+		status=1
+	fi
+	rm -rf "$work"
+done
+exit $status

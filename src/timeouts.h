@@ -1,0 +1,16 @@
+/*
+ * timeouts.h
+ *		Client timeouts: idle keep-alive, request head, request body.
+ */
+#ifndef WEBGRES_TIMEOUTS_H
+#define WEBGRES_TIMEOUTS_H
+
+struct st_h2o_context_t;
+
+/* Starts watching the context's HTTP/1 connections; call once. */
+extern void timeouts_start(struct st_h2o_context_t *ctx);
+
+/* h2o's own request timeout: a backstop, longer than any of webgres'. */
+extern unsigned long timeouts_backstop_ms(void);
+
+#endif

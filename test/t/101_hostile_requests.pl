@@ -1,0 +1,114 @@
+# Hostile request lines, targets and headers: each gets the right 4xx (or
+# 501/505 for what webgres does not implement), never a 5xx, and the server
+# answers normally afterwards.
+use strict;
+use warnings;
+use Test::More;
+use HostileTest;
+
+my $h = HostileTest->new('requests');
+my $H = "Host: h\r\n";
+
+# Request lines and versions.
+my @lines = (
+	[ "GET /hello HTTP/2.0\r\n$H\r\n",        400, 'HTTP/2.0 on an HTTP/1 connection' ],
+	[ "GET /hello HTTP/0.9\r\n$H\r\n",        400, 'HTTP/0.9' ],
+	[ "GET /hello\r\n\r\n",                   400, 'no version' ],
+	[ "GET /hello http/1.1\r\n$H\r\n",        400, 'lower-case version' ],
+	[ "GET /hello HTTP/1.1 \r\n$H\r\n",       400, 'trailing space' ],
+	[ "GET  /hello HTTP/1.1\r\n$H\r\n",       400, 'two spaces' ],
+	[ "GET\t/hello HTTP/1.1\r\n$H\r\n",       400, 'tab separator' ],
+	[ "GET /hello HTTP/1.1\n$H\r\n",          400, 'bare LF after the request line' ],
+	[ "GET /hello HTTP/1.1\r\nHost: h\n\n",   400, 'bare LF line ends' ],
+	[ "GET /hello HTTP/1.1\r$H\r\n",          400, 'bare CR' ],
+	[ "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 400, 'a TLS ClientHello' ],
+	[ "get /hello HTTP/1.1\r\n$H\r\n",        405, 'lower-case method is another method' ],
+	[ "GET * HTTP/1.1\r\n$H\r\n",             400, 'asterisk-form' ],
+	[ "GET hello HTTP/1.1\r\n$H\r\n",         400, 'relative target' ],
+	[ "GET /hello#frag HTTP/1.1\r\n$H\r\n",   400, 'fragment in the target' ],
+);
+$h->refused($_->[0], $_->[1], $_->[2], keep => $_->[1] == 405) for @lines;
+$h->answered("GET /hello HTTP/1.2\r\n$H\r\n", 200, 'HTTP/1.2 is served as HTTP/1.1');
+$h->answered("\r\nGET /hello HTTP/1.1\r\n$H\r\n", 200, 'one empty line before the request line');
+
+# Targets: size, bytes, percent-encoding, UTF-8, traversal.
+my @targets = (
+	[ '/' . ('a' x 9000),        414, 'a 9000-byte target' ],
+	[ "/p/caf\xc3\xa9",          400, 'raw UTF-8 in the path' ],
+	[ "/p/a\x01b",               400, 'control byte in the path' ],
+	[ "/p/a\x7fb",               400, 'DEL in the path' ],
+	[ '/p/%zz',                  400, 'invalid percent-escape' ],
+	[ '/p/%4',                   400, 'truncated percent-escape' ],
+	[ '/p/%',                    400, 'lone percent' ],
+	[ '/q?a=%G1',                400, 'invalid percent-escape in the query' ],
+	[ '/q?a=100%',               400, 'trailing percent in the query' ],
+	[ '/p/%C0%AF',               400, 'overlong UTF-8 "/"' ],
+	[ '/p/%E0%80%AE',            400, 'overlong three-byte UTF-8' ],
+	[ '/p/%ED%A0%80',            400, 'UTF-16 surrogate' ],
+	[ '/p/%F4%90%80%80',         400, 'beyond U+10FFFF' ],
+	[ '/p/%FF',                  400, 'invalid UTF-8 byte' ],
+	[ '/p/%C3',                  400, 'truncated UTF-8' ],
+	[ '/q?a=%C0%AE%C0%AE',       400, 'overlong UTF-8 in the query' ],
+	[ '/q?%C3=%A9',              400, 'UTF-8 split across "="' ],
+	[ '/p/a%00b',                400, 'NUL in the path' ],
+	[ '/q?a=%00',                400, 'NUL in the query' ],
+	[ '/p/../hello',             400, '".." segment' ],
+	[ '/p/./x',                  400, '"." segment' ],
+	[ '/p/%2e%2E/hello',         400, 'encoded ".." segment' ],
+	[ '/p/.%2e',                 400, 'half-encoded ".." segment' ],
+	[ '/p/..',                   400, 'trailing ".."' ],
+	[ '/p/..%2fetc%2fpasswd',    200, '".." before an encoded slash is one segment of data' ],
+	[ '/p/%2e%2e%2f%2e%2e%2fetc', 200, 'encoded slashes keep ".." inside one segment (data, not a path)' ],
+	[ '/p/...',                  200, '"..." is an ordinary segment' ],
+	[ '/p/caf%C3%A9',            200, 'valid UTF-8 percent-encoded' ],
+	[ '/p/%F0%9F%98%80',         200, 'four-byte UTF-8' ],
+);
+for my $t (@targets)
+{
+	my ($target, $status, $desc) = @$t;
+	if ($status == 200)
+	{
+		$h->answered("GET $target HTTP/1.1\r\n$H\r\n", 200, $desc);
+	}
+	else
+	{
+		$h->refused("GET $target HTTP/1.1\r\n$H\r\n", $status, $desc);
+	}
+}
+$h->answered("GET /" . ('a/' x 3000) . " HTTP/1.1\r\n$H\r\n", 414, '3000 segments');
+$h->refused("GET /" . ('a' x 500000) . " HTTP/1.1\r\n$H\r\n", 400, 'a 500 kB target (h2o limit)');
+
+# Header names and values.
+my @headers = (
+	[ "X\0Y: v",            'NUL in a name' ],
+	[ "X: a\0b",            'NUL in a value' ],
+	[ "X: a\rb",            'CR in a value' ],
+	[ "X: a\x01b",          'control byte in a value' ],
+	[ "X: a\x7fb",          'DEL in a value' ],
+	[ "X\xc3\xa9: v",       'UTF-8 in a name' ],
+	[ "X Y: v",             'space in a name' ],
+	[ "X(: v",              'separator in a name' ],
+	[ ": v",                'empty name' ],
+	[ "novalue",            'no colon' ],
+	[ "X: a\r\n folded",    'obsolete line folding' ],
+	[ "X: a\r\n\tfolded",   'obsolete line folding with a tab' ],
+	[ "X: " . ('a' x 70000), 'a 70 kB header', 431 ],
+);
+for my $c (@headers)
+{
+	$h->refused("GET /hello HTTP/1.1\r\n$H$c->[0]\r\n\r\n", $c->[2] // 400, $c->[1]);
+}
+$h->refused("GET /hello HTTP/1.1\r\n$H" . join('', map { "X$_: v\r\n" } 1 .. 150) . "\r\n", 400, '150 headers');
+$h->refused("GET /hello HTTP/1.1\r\n$H" . join('', map { "X$_: " . ('v' x 1000) . "\r\n" } 1 .. 80) . "\r\n",
+	431, '80 kB of headers');
+
+# Values that are valid HTTP but not valid text: refused when a handler reads them.
+my $r = $h->answered("GET /echo/x HTTP/1.1\r\n${H}X: a\xff\xfeb\r\n\r\n", 400, 'invalid UTF-8 in a header a handler reads');
+$r = $h->answered("GET /hello HTTP/1.1\r\n${H}X: a\xff\xfeb\r\n\r\n", 200, 'invalid UTF-8 in a header no handler reads');
+$r = $h->answered("GET /echo/x HTTP/1.1\r\n${H}X: caf\xc3\xa9\r\n\r\n", 200, 'UTF-8 in a header value');
+like($r->{body}, qr/"x": "café"/, 'reaches the handler intact');
+$r = $h->answered("GET /echo/x HTTP/1.1\r\n${H}X: \t padded\r\n\r\n", 200, 'whitespace before a value');
+like($r->{body}, qr/"x": "padded"/, 'is trimmed');
+
+is($h->hits, 0, 'no counting route ran');
+$h->finish;
