@@ -32,8 +32,17 @@ build_headers(h2o_req_t *req)
 		for (size_t k = 0; k < h->name->len; k++)
 			pairs[i].key[k] = pg_ascii_tolower(h->name->base[k]);
 		check_text(pairs[i].key, pairs[i].keylen, "a request header name");
+		/* RFC 9112: whitespace around a field value is not part of it. */
 		pairs[i].value = h->value.base;
 		pairs[i].valuelen = h->value.len;
+		while (pairs[i].valuelen > 0 && (pairs[i].value[0] == ' ' || pairs[i].value[0] == '\t'))
+		{
+			pairs[i].value++;
+			pairs[i].valuelen--;
+		}
+		while (pairs[i].valuelen > 0 && (pairs[i].value[pairs[i].valuelen - 1] == ' ' ||
+										 pairs[i].value[pairs[i].valuelen - 1] == '\t'))
+			pairs[i].valuelen--;
 		check_text(pairs[i].value, pairs[i].valuelen, "a request header value");
 		pairs[i].order = i;
 	}

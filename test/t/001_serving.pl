@@ -87,7 +87,7 @@ WebgresTest::add_route($node, 'GET', '/named/*rest', q{SELECT request.params->>'
 WebgresTest::wait_for_status($port, '/files/a', 200);
 
 $res = WebgresTest::raw($port, "POST /echo/caf%C3%A9/x%2Fy?q=a+b&q=%E2%9C%93&k HTTP/1.1\r\nHost: h\r\n"
-	  . "User-Agent: tester\r\nX-Multi: 1\r\nX-Multi: 2\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello");
+	  . "User-Agent: tester \t\r\nX-Multi: 1\r\nX-Multi: 2\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello");
 is($res->{status}, 200, 'echo route answers');
 my $j = $res->{body};
 like($j, qr/"method": "POST"/, 'request.method');
