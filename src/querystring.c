@@ -50,11 +50,50 @@ keyvalue_cmp(const void *a, const void *b)
 	return pa->order - pb->order;
 }
 
-void
-keyvalues_sort(KeyValue *kv, int n)
+Jsonb *
+keyvalues_to_jsonb(KeyValue *kv, int n,
+				   const char *(*join_with) (const char *key, size_t keylen))
 {
+	JsonbParseState *state = NULL;
+
 	if (n > 1)
 		qsort(kv, n, sizeof(KeyValue), keyvalue_cmp);
+
+	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+	for (int i = 0; i < n;)
+	{
+		int			j = i + 1;
+
+		while (j < n && kv[j].keylen == kv[i].keylen &&
+			   memcmp(kv[j].key, kv[i].key, kv[i].keylen) == 0)
+			j++;
+		jsonb_push_string(&state, WJB_KEY, kv[i].key, kv[i].keylen);
+		if (j == i + 1)
+			jsonb_push_string(&state, WJB_VALUE, kv[i].value, kv[i].valuelen);
+		else if (join_with != NULL)
+		{
+			const char *sep = join_with(kv[i].key, kv[i].keylen);
+			StringInfoData joined;
+
+			initStringInfo(&joined);
+			for (int k = i; k < j; k++)
+			{
+				if (k > i)
+					appendStringInfoString(&joined, sep);
+				appendBinaryStringInfo(&joined, kv[k].value, kv[k].valuelen);
+			}
+			jsonb_push_string(&state, WJB_VALUE, joined.data, joined.len);
+		}
+		else
+		{
+			pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
+			for (int k = i; k < j; k++)
+				jsonb_push_string(&state, WJB_ELEM, kv[k].value, kv[k].valuelen);
+			pushJsonbValue(&state, WJB_END_ARRAY, NULL);
+		}
+		i = j;
+	}
+	return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));
 }
 
 void
@@ -71,8 +110,6 @@ jsonb_push_string(JsonbParseState **state, JsonbIteratorToken tok, const char *s
 Jsonb *
 form_to_jsonb(const char *s, size_t len)
 {
-	JsonbParseState *state = NULL;
-	JsonbValue *result;
 	KeyValue   *pairs;
 	int			npairs = 0;
 	int			cap = 8;
@@ -101,28 +138,5 @@ form_to_jsonb(const char *s, size_t len)
 		npairs++;
 	}
 
-	keyvalues_sort(pairs, npairs);
-
-	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
-	for (int i = 0; i < npairs;)
-	{
-		int			j = i + 1;
-
-		while (j < npairs && pairs[j].keylen == pairs[i].keylen &&
-			   memcmp(pairs[j].key, pairs[i].key, pairs[i].keylen) == 0)
-			j++;
-		jsonb_push_string(&state, WJB_KEY, pairs[i].key, pairs[i].keylen);
-		if (j == i + 1)
-			jsonb_push_string(&state, WJB_VALUE, pairs[i].value, pairs[i].valuelen);
-		else
-		{
-			pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
-			for (int k = i; k < j; k++)
-				jsonb_push_string(&state, WJB_ELEM, pairs[k].value, pairs[k].valuelen);
-			pushJsonbValue(&state, WJB_END_ARRAY, NULL);
-		}
-		i = j;
-	}
-	result = pushJsonbValue(&state, WJB_END_OBJECT, NULL);
-	return JsonbValueToJsonb(result);
+	return keyvalues_to_jsonb(pairs, npairs, NULL);
 }

@@ -25,8 +25,13 @@ typedef struct KeyValue
 	int			order;
 } KeyValue;
 
-/* Sorts by key, keeping equal keys in their original order. */
-extern void keyvalues_sort(KeyValue *kv, int n);
+/*
+ * A jsonb object of the pairs (sorted in place, by key, keeping the order of
+ * equal keys).  A repeated key's values become an array, or, if join_with is
+ * given, one string joined by what it returns for that key.
+ */
+extern Jsonb *keyvalues_to_jsonb(KeyValue *kv, int n,
+								 const char *(*join_with) (const char *key, size_t keylen));
 
 extern void jsonb_push_string(JsonbParseState **state, JsonbIteratorToken tok,
 							  const char *s, size_t len);

@@ -15,11 +15,17 @@
 #include "request.h"
 #include "splice.h"
 
+/* RFC 9110 joins repeated fields with commas; cookies use "; " (RFC 6265). */
+static const char *
+header_separator(const char *name, size_t len)
+{
+	return (len == 6 && memcmp(name, "cookie", 6) == 0) ? "; " : ", ";
+}
+
 /* Header names lower-cased; repeated headers joined as RFC 9110 allows. */
 static Datum
 build_headers(h2o_req_t *req)
 {
-	JsonbParseState *state = NULL;
 	int			n = (int) req->headers.size;
 	KeyValue   *pairs = palloc(sizeof(KeyValue) * Max(n, 1));
 
@@ -46,36 +52,7 @@ build_headers(h2o_req_t *req)
 		check_text(pairs[i].value, pairs[i].valuelen, "a request header value");
 		pairs[i].order = i;
 	}
-	keyvalues_sort(pairs, n);
-
-	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
-	for (int i = 0; i < n;)
-	{
-		int			j = i + 1;
-
-		while (j < n && pairs[j].keylen == pairs[i].keylen &&
-			   memcmp(pairs[j].key, pairs[i].key, pairs[i].keylen) == 0)
-			j++;
-		jsonb_push_string(&state, WJB_KEY, pairs[i].key, pairs[i].keylen);
-		if (j == i + 1)
-			jsonb_push_string(&state, WJB_VALUE, pairs[i].value, pairs[i].valuelen);
-		else
-		{
-			StringInfoData joined;
-			bool		cookie = (pairs[i].keylen == 6 && memcmp(pairs[i].key, "cookie", 6) == 0);
-
-			initStringInfo(&joined);
-			for (int k = i; k < j; k++)
-			{
-				if (k > i)
-					appendStringInfoString(&joined, cookie ? "; " : ", ");
-				appendBinaryStringInfo(&joined, pairs[k].value, pairs[k].valuelen);
-			}
-			jsonb_push_string(&state, WJB_VALUE, joined.data, joined.len);
-		}
-		i = j;
-	}
-	return JsonbPGetDatum(JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL)));
+	return JsonbPGetDatum(keyvalues_to_jsonb(pairs, n, header_separator));
 }
 
 static Datum
