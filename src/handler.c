@@ -56,8 +56,7 @@ plan_is_constant(SPIPlanPtr plan)
 static void
 prepare_route(Route *route)
 {
-	MemoryContext keep = GetMemoryChunkContext(route->handler);
-	SPIPlanPtr	plan = handler_prepare(route->handler, &route->spliced, keep);
+	SPIPlanPtr	plan = handler_prepare(route->handler, &route->spliced);
 
 	CachedPlanSource *source = linitial(SPI_plan_get_plan_sources(plan));
 	ListCell   *lc;
@@ -143,7 +142,7 @@ handler_validate(const char *handler, Oid owner)
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
 	SetUserIdAndSecContext(owner, save_sec_context | HANDLER_SEC_CONTEXT);
 
-	plan = handler_prepare(handler, &sh, CurrentMemoryContext);
+	plan = handler_prepare(handler, &sh);
 	sources = SPI_plan_get_plan_sources(plan);
 	source = (CachedPlanSource *) linitial(sources);
 	if (source->resultDesc == NULL)

@@ -50,7 +50,7 @@ top_level_with(Node *stmt, bool *is_select)
 }
 
 static void
-splice_request_cte(const char *handler, SplicedHandler *sh, MemoryContext keep)
+splice_request_cte(const char *handler, SplicedHandler *sh)
 {
 	List	   *stmts = raw_parser(handler, RAW_PARSE_DEFAULT);
 	RawStmt    *raw;
@@ -83,8 +83,7 @@ splice_request_cte(const char *handler, SplicedHandler *sh, MemoryContext keep)
 	}
 	sh->insert_len = buf.len - sh->insert_at;
 	appendStringInfoString(&buf, handler + sh->insert_at);
-	sh->sql = MemoryContextStrdup(keep, buf.data);
-	pfree(buf.data);
+	sh->sql = buf.data;
 }
 
 static Node *
@@ -150,7 +149,7 @@ map_error_position(ErrorData *edata, SplicedHandler *sh)
 }
 
 SPIPlanPtr
-handler_prepare(const char *handler, SplicedHandler *sh, MemoryContext keep)
+handler_prepare(const char *handler, SplicedHandler *sh)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
 	SPIPlanPtr	plan = NULL;
@@ -162,7 +161,7 @@ handler_prepare(const char *handler, SplicedHandler *sh, MemoryContext keep)
 	{
 		SPIPrepareOptions options;
 
-		splice_request_cte(handler, sh, keep);
+		splice_request_cte(handler, sh);
 
 		memset(&options, 0, sizeof(options));
 		options.parserSetup = request_parser_setup;
@@ -190,5 +189,7 @@ handler_prepare(const char *handler, SplicedHandler *sh, MemoryContext keep)
 	}
 	PG_END_TRY();
 
+	/* The plan has its own copy; this one goes with the caller's context. */
+	sh->sql = NULL;
 	return plan;
 }

@@ -27,7 +27,7 @@
 typedef struct SplicedHandler
 {
 	const char *handler;		/* as written by the user */
-	char	   *sql;			/* with the request CTE spliced in */
+	char	   *sql;			/* with the request CTE spliced in (while preparing) */
 	int			insert_at;		/* byte offset of the inserted text */
 	int			insert_len;		/* its length in bytes (ASCII) */
 	bool		is_select;		/* top-level statement is a SELECT or VALUES */
@@ -38,11 +38,12 @@ extern Oid	request_param_types[REQ_NPARAMS];
 /*
  * Splices and prepares handler as the current user, with a generic plan.
  * Errors name positions in the handler as written (internal query and
- * position, as PL/pgSQL reports embedded SQL).  The plan is not kept.
- * sh and its spliced text (allocated in keep) must outlive the plan: plan
- * revalidation parses the text again with sh as the parser hook's state.
+ * position, as PL/pgSQL reports embedded SQL).  The plan is not kept.  The
+ * spliced text lives in the current memory context and is needed only
+ * while preparing (the plan keeps its own copy); sh itself must outlive the
+ * plan, since revalidating it parses that copy again with sh as the parser
+ * hook's state.
  */
-extern SPIPlanPtr handler_prepare(const char *handler, SplicedHandler *sh,
-								  MemoryContext keep);
+extern SPIPlanPtr handler_prepare(const char *handler, SplicedHandler *sh);
 
 #endif
