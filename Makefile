@@ -45,12 +45,20 @@ PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter
 SHLIB_LINK = -lh2o-evloop
 
 # make test SANITIZE=address: the extension with ASan and UBSan; test.sh
-# preloads the runtimes into the (uninstrumented) Postgres binaries.
+# preloads the runtimes into the (uninstrumented) Postgres server.
 ifeq ($(SANITIZE),address)
 PG_CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 SHLIB_LINK += -fsanitize=address,undefined
 export SANITIZE
 endif
+
+# The objects depend on a stamp naming the SANITIZE mode they were built
+# for, rewritten only when the mode changes: switching to or from
+# SANITIZE=address rebuilds everything, so a plain 'make install' after a
+# sanitized run installs the normal library again.
+BUILD_MODE = .build-mode
+$(shell echo 'SANITIZE=$(SANITIZE)' | cmp -s - $(BUILD_MODE) 2>/dev/null || echo 'SANITIZE=$(SANITIZE)' > $(BUILD_MODE))
+EXTRA_CLEAN = $(BUILD_MODE)
 
 # No JIT bitcode: handlers are SQL, and the build stays quick.
 override with_llvm = no
@@ -62,6 +70,7 @@ all install:
 	@echo "pg_config not found: run 'make test' or 'make run' (they install what is missing)" >&2; exit 1
 else
 include $(PGXS)
+$(OBJS): $(BUILD_MODE)
 endif
 
 .PHONY: deps test run bench fuzz

@@ -15,7 +15,7 @@ os_user=${WEBGRES_OS_USER:-postgres}
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/webgres-test.XXXXXX")
 cleanup() {
-	status=$?
+	status=${1:-$?}
 	if [ $status -ne 0 ] || [ -n "${WEBGRES_KEEP:-}" ]; then
 		echo "test output kept in $scratch" >&2
 	else
@@ -29,33 +29,74 @@ mkdir -p "$scratch/src"
 cp -r "$src/test" "$src/sql" "$src/scripts" "$src/Makefile" "$scratch/src/"
 [ -d "$src/docker" ] && cp -r "$src/docker" "$scratch/src/"
 [ -d "$src/bench" ] && cp -r "$src/bench" "$scratch/src/" 2>/dev/null || true
-if [ "$(id -u)" -eq 0 ]; then
-	chown -R "$os_user": "$scratch"
-	run() { runuser -u "$os_user" -- env PATH="$bindir:$PATH" ${LD_PRELOAD:+LD_PRELOAD="$LD_PRELOAD"} \
-		${ASAN_OPTIONS:+ASAN_OPTIONS="$ASAN_OPTIONS"} ${UBSAN_OPTIONS:+UBSAN_OPTIONS="$UBSAN_OPTIONS"} "$@"; }
-else
-	run() { env PATH="$bindir:$PATH" "$@"; }
-fi
 
 # SANITIZE=address: the extension was built with ASan and UBSan; Postgres
-# was not, so the runtimes are preloaded into every process it starts.
-# Leak checking is off (Postgres frees by memory context, at exit or never);
-# reports go to files that must stay empty.
+# was not, so the runtimes are preloaded into the server, and only there:
+# a private bindir holds copies of the client programs (copies, since
+# initdb and pg_ctl look for postgres next to their resolved path) and a
+# 'postgres' script that sets LD_PRELOAD and execs the real binary
+# ('postgres -V' is unchanged, and the share and lib directories are the
+# installed ones).  Every server process, from initdb's
+# bootstrap to the TAP nodes' backends and webgres workers, runs under the
+# runtimes; initdb, pg_ctl, psql, perl and curl do not.
+# scripts/asan-swift-demangle.c explains the small library preloaded with
+# libasan.  Leak checking is off (Postgres frees by memory context, at exit
+# or never); reports go to files that must stay empty.
 if [ "${SANITIZE:-}" = address ]; then
-	mkdir -p "$scratch/asan"
-	[ "$(id -u)" -eq 0 ] && chown "$os_user": "$scratch/asan"
-	LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
-	ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:log_path=$scratch/asan/asan:detect_odr_violation=0"
-	UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$scratch/asan/ubsan"
+	asan_dir=$scratch/asan
+	# Not named '.../bin': Postgres would take its lib and share directories
+	# to be next to it (see make_relative_path in src/port/path.c).
+	san_bin=$asan_dir/bindir
+	mkdir -p "$asan_dir/reports" "$san_bin"
+	gcc -shared -fPIC -O2 -o "$asan_dir/swift-demangle.so" "$src/scripts/asan-swift-demangle.c"
+	for f in "$bindir"/*; do
+		case "$(basename "$f")" in postgres|postmaster) ;; *) cp -p "$f" "$san_bin/" ;; esac
+	done
+	real_postgres=$(readlink -f "$bindir/postgres")
+	preload="$(gcc -print-file-name=libasan.so) $asan_dir/swift-demangle.so $(gcc -print-file-name=libubsan.so)"
+	cat > "$san_bin/postgres" <<-WRAP
+	#!/bin/bash
+	# The real server with the sanitizer runtimes preloaded (scripts/test.sh).
+	# Its argv[0] stays this script, so postmaster.opts names it and
+	# pg_ctl restart comes back through here.
+	LD_PRELOAD="$preload"
+	ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:detect_odr_violation=0:log_path=$asan_dir/reports/asan"
+	UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:abort_on_error=1"
+	export LD_PRELOAD ASAN_OPTIONS UBSAN_OPTIONS
+	exec -a "$san_bin/postgres" "$real_postgres" "\$@"
+	WRAP
+	chmod 755 "$san_bin/postgres" "$asan_dir/swift-demangle.so"
+	ln -s postgres "$san_bin/postmaster"
+	bindir=$san_bin
+	# scripts/cluster.sh (docker/start.sh in TAP) takes the server from here.
+	export WEBGRES_BINDIR=$bindir
+	# ASan writes its reports to files; UBSan (gcc's, next to ASan) ignores
+	# log_path and writes to stderr, which is the server's log: both count.
 	sanitize_check() {
-		if ls "$scratch/asan/" | grep -q .; then
+		local logs
+		logs=$(grep -rlE 'runtime error: |ERROR: (Address|UndefinedBehavior)Sanitizer|Sanitizer:DEADLYSIGNAL' \
+			"$scratch/regress" "$scratch/src/test/tmp_check" 2>/dev/null || true)
+		if ls "$asan_dir/reports/" | grep -q . || [ -n "$logs" ]; then
 			echo "== sanitizer reports:" >&2
-			cat "$scratch"/asan/* >&2
+			for f in "$asan_dir"/reports/*; do [ -e "$f" ] && cat "$f" >&2; done
+			for f in $logs; do
+				echo "-- in $f:" >&2
+				grep -E -A12 'runtime error: |ERROR: (Address|UndefinedBehavior)Sanitizer|Sanitizer:DEADLYSIGNAL' "$f" >&2
+			done
 			return 1
 		fi
 		echo "== sanitizers: no reports"
 	}
-	trap 'status=$?; [ $status -eq 0 ] && { sanitize_check || status=1; }; (exit $status); cleanup' EXIT
+	# Checked whatever the outcome: a report explains a failure it caused.
+	trap 'status=$?; [ -n "${sanitize_checked:-}" ] || sanitize_check || status=1; cleanup $status' EXIT
+fi
+
+if [ "$(id -u)" -eq 0 ]; then
+	chown -R "$os_user": "$scratch"
+	run() { runuser -u "$os_user" -- env PATH="$bindir:$PATH" \
+		${WEBGRES_BINDIR:+WEBGRES_BINDIR="$WEBGRES_BINDIR"} "$@"; }
+else
+	run() { env PATH="$bindir:$PATH" "$@"; }
 fi
 
 # ---- pg_regress: the SQL surface, on a temporary instance ----
@@ -89,11 +130,25 @@ run env WEBGRES_SRC="$scratch/src" TESTDIR="$scratch/src/test" \
 	prove ${PROVE_FLAGS:-} ${WEBGRES_TAP:-t/*.pl}
 
 # ---- fuzzing: each harness briefly; skipped with a message without clang ----
+# The harnesses are always built with ASan and UBSan, so a sanitized run
+# has nothing to add to them.
 echo "== fuzz"
-"$src/scripts/fuzz.sh" "${WEBGRES_FUZZ_SECONDS:-10}"
+if [ "${SANITIZE:-}" = address ]; then
+	echo "fuzz: skipped under SANITIZE=address (make test and make fuzz run the sanitized harnesses)"
+	fuzzers=""
+else
+	"$src/scripts/fuzz.sh" "${WEBGRES_FUZZ_SECONDS:-10}"
+	fuzzers=" and the fuzzers"
+fi
+
+# A sanitizer report fails the run even when every test passed.
+if [ "${SANITIZE:-}" = address ]; then
+	sanitize_checked=1
+	sanitize_check || exit 1
+fi
 
 # Every stage above stops the script on a failure, so reaching here means all passed.
 nregress=$(echo "$tests" | wc -w)
 ntap=$(cd "$scratch/src/test" && ls ${WEBGRES_TAP:-t/*.pl} | wc -l)
-echo "webgres: $nregress pg_regress file(s), $ntap TAP file(s) and the fuzzers passed"
+echo "webgres: $nregress pg_regress file(s), $ntap TAP file(s)$fuzzers passed${SANITIZE:+ (SANITIZE=$SANITIZE)}"
 echo "$((nregress + ntap)) passed, 0 failed"

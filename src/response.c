@@ -370,7 +370,9 @@ response_capture(h2o_req_t *req, const char *body, size_t bodylen, MemoryContext
 		c->valuelens[i] = h->value.len;
 	}
 	c->body = palloc(Max(bodylen, 1));
-	memcpy(c->body, body, bodylen);
+	/* An empty body may come as NULL, which memcpy must not see. */
+	if (bodylen > 0)
+		memcpy(c->body, body, bodylen);
 	c->bodylen = bodylen;
 	MemoryContextSwitchTo(oldcxt);
 	return c;
