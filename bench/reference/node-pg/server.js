@@ -23,14 +23,18 @@ const POOL = Number(process.env.POOL || 32);
 
 if (cluster.isPrimary) {
   for (let i = 0; i < WORKERS; i++) cluster.fork();
+  let stopping = false;
   cluster.on('exit', (w, code, signal) => {
-    if (!process.exitCode) {
+    if (!stopping && !process.exitCode) {
       console.error(`node-pg: worker ${w.process.pid} died (${signal || code}); stopping`);
       process.exitCode = 1;
       for (const id in cluster.workers) cluster.workers[id].kill();
     }
   });
-  const stop = () => { for (const id in cluster.workers) cluster.workers[id].kill(); };
+  const stop = () => {
+    stopping = true;
+    for (const id in cluster.workers) cluster.workers[id].kill();
+  };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
   return;
@@ -45,6 +49,8 @@ const pool = new Pool({
   database: process.env.PGDATABASE || 'hello_world',
   max: POOL,
 });
+// A restarted or crashed server breaks idle connections: the pool drops them.
+pool.on('error', (err) => console.error(`node-pg: idle connection: ${err.message}`));
 
 const randomId = () => 1 + Math.floor(Math.random() * 10000);
 const clamp = (q) => {
