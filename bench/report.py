@@ -228,6 +228,25 @@ def targets(summary, ops, meta):
     if isinstance(soak, dict):
         se = sum(soak["errors"][k] for k in ("connect", "read", "write", "timeout"))
         rows.append(("soak: zero socket errors", "%d socket errors in %s requests" % (se, fmt_count(soak["requests"])), se == 0))
+        b, a = ops.get("soak_rss_before"), ops.get("soak_rss_after")
+        if isinstance(b, dict) and isinstance(a, dict):
+            pids = sorted(set(a) & set(b))
+            if pids:
+                growth = [a[p] - b[p] for p in pids]
+                rows.append(("soak: worker RSS flat (after ≤ before + 1 MiB)",
+                             ", ".join("pid %s: %+d KiB" % (p, g) for p, g in zip(pids, growth)),
+                             all(g <= 1024 for g in growth)))
+    for f in ("restart-fast", "restart-immediate", "kill-worker"):
+        v = ops.get("fault_" + f)
+        if isinstance(v, dict):
+            rows.append(("serving resumes after %s (within 60 s)" % f,
+                         "%d ms" % v["resumed_ms"] if v["resumed_ms"] >= 0 else "did not resume",
+                         v["resumed_ms"] >= 0))
+    dur = ops.get("durability")
+    if isinstance(dur, dict):
+        rows.append(("every acknowledged write present after the faults",
+                     "%d of %d" % (dur["present"], dur["acknowledged"]),
+                     dur["acknowledged"] > 0 and dur["present"] == dur["acknowledged"]))
     return rows
 
 
@@ -348,7 +367,7 @@ def report_md(meta, summary, ops, target_rows):
             ratio = w["rps"]["median"] / p[0]["servers"]["webgres"]["rps"]["median"]
             orow.append(("/select1 (handler `SELECT 200, 'x'`) vs /plaintext, c=%d" % e["conns"],
                          "%.2f×" % ratio, "%.1f%%" % ((1 - ratio) * 100)))
-    L.append(md_table(["comparison", "ratio", "throughput given up"], orow) if orow else "Not measured in this run.")
+    L.append(md_table(["comparison", "ratio", "cost (1 − ratio)"], orow) if orow else "Not measured in this run.")
     L.append("")
 
     L.append("## Operational")
@@ -362,8 +381,12 @@ def report_md(meta, summary, ops, target_rows):
     for k in ["rss_idle"] + ["rss_after_%s" % s for s in sorted(
             (int(k[10:]) for k in ops if re.fullmatch(r"rss_after_\d+", k)))] + ["rss_after_cases"]:
         if k in ops and isinstance(ops[k], dict):
-            name = {"rss_idle": "worker RSS, idle", "rss_after_cases": "worker RSS, after every case"}.get(
-                k, "worker RSS, after %s /db requests" % fmt_count(int(k[10:])) if k.startswith("rss_after_") else k)
+            if k == "rss_idle":
+                name = "worker RSS, idle"
+            elif k == "rss_after_cases":
+                name = "worker RSS, after every case"
+            else:
+                name = "worker RSS, after %s /db requests" % fmt_count(int(k[len("rss_after_"):]))
             orows.append((name, ", ".join("pid %s: %s" % (p, fmt_kib(v)) for p, v in sorted(ops[k].items())) or "no workers found"))
     L.append(md_table(["measure", "value"], orows))
     L.append("")
@@ -512,11 +535,10 @@ def bar_panel(out, x0, y0, width, height, title, groups, series, colours, unit_f
     present = [s for s in series if any(s in dd for _, dd in groups)]
     bw = min(22.0, (gw - 8) / max(1, len(present)))
     for gi, (label, dd) in enumerate(groups):
-        gx = x0 + gi * gw + (gw - bw * len(present)) / 2
-        for si, s in enumerate(present):
-            v = dd.get(s)
-            if not v or v <= 0:
-                continue
+        here = [s for s in present if dd.get(s) and dd[s] > 0]
+        gx = x0 + gi * gw + (gw - bw * len(here)) / 2
+        for si, s in enumerate(here):
+            v = dd[s]
             y = ypos(v)
             out.append('<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s %s: %s</title></rect>'
                        % (gx + si * bw, y, bw - 1, y0 + height - y, colours[s], esc(label), esc(s), esc(unit_fmt(v))))
