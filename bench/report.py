@@ -177,7 +177,9 @@ def targets(summary, ops, meta):
         vals = [(e["label"], e["ratios"].get(ref)) for e in entries]
         have = [(l, v) for l, v in vals if v is not None]
         if not have:
-            rows.append((name, "no %s comparison in this run" % ref, None))
+            why = ["webgres %s" % e["servers"]["webgres"]["unavailable"] for e in entries
+                   if "unavailable" in e["servers"].get("webgres", {})]
+            rows.append((name, "; ".join(sorted(set(why))) or "no %s comparison in this run" % ref, None))
             return
         ok = all(v >= floor for _, v in have)
         rows.append((name, ", ".join("%s: %.2f×" % (l, v) for l, v in have), ok))
@@ -472,7 +474,8 @@ def report_md(meta, summary, ops, target_rows):
         if isinstance(dur, dict):
             ok = dur["acknowledged"] > 0 and dur["present"] == dur["acknowledged"]
             L.append("Acknowledged writes (GET /bench/ack/:id inserting into bench_ack, one client "
-                     "through all three faults): %d acknowledged, %d present afterwards: %s. Client: %s."
+                     "through all three faults, synchronous_commit = on for this part): %d acknowledged, "
+                     "%d present afterwards: %s. Client: %s."
                      % (dur["acknowledged"], dur["present"], verdict(ok), json.dumps(dur.get("client"))))
             L.append("")
     else:
@@ -481,12 +484,12 @@ def report_md(meta, summary, ops, target_rows):
 
     L.append("## Profile of the hot path")
     L.append("")
-    prof = [k for k in ops if k.startswith("profile_")]
+    prof = [k for k in ops if k.startswith("profile:")]
     if "profile" in ops:
         L.append(str(ops["profile"]))
         L.append("")
     for k in sorted(prof):
-        L.append("Top symbols while serving `%s`:" % k[len("profile_"):].replace("_", "/", 1).rstrip("_"))
+        L.append("Top symbols (self time, by shared object) while serving `%s`:" % k[len("profile:"):])
         L.append("")
         L.append("```")
         L.append("\n".join(ops[k].splitlines()[:25]))
