@@ -489,10 +489,10 @@ def report_md(meta, summary, ops, target_rows):
         L.append(str(ops["profile"]))
         L.append("")
     for k in sorted(prof):
-        L.append("Top symbols (self time, by shared object) while serving `%s`:" % k[len("profile:"):])
+        L.append("Self time by shared object, then the top symbols, while serving `%s`:" % k[len("profile:"):])
         L.append("")
         L.append("```")
-        L.append("\n".join(ops[k].splitlines()[:25]))
+        L.append("\n".join(ops[k].splitlines()[:34]))
         L.append("```")
         L.append("")
     if "profile" not in ops and not prof:

@@ -12,7 +12,8 @@
 # on, off with QUICK), SOAK_REQUESTS, PROFILE (1: perf profile of the hot
 # path), RSS_STEPS (request counts for the RSS tier), BENCH_TFB_DB (script
 # that sets up the TechEmpower database; default scripts/tfb-db.sh), WEBGRES
-# (0: references only, to check the harness where webgres is not installed).
+# (0: references only, to check the harness where webgres is not installed),
+# ONLY (an extended regex: run only the endpoints it matches, e.g. 'db|json').
 #
 # Writes bench/results/<UTC timestamp>/{report.md,results.json,chart.svg,raw/}
 # and copies report.md and chart.svg to bench/results/latest/.
@@ -291,6 +292,7 @@ declare -A PRIMED=()
 bench_case() {
 	local tier=$1 endpoint=$2 path=$3 accept=$4 conns=$5 pipe=$6
 	shift 6
+	[ -n "${ONLY:-}" ] && ! [[ $endpoint =~ ^($ONLY)$ ]] && return 0
 	local spec server script rep status live=()
 	for spec in "$@"; do
 		server=${spec%%:*}
@@ -400,8 +402,13 @@ if [ "$PROFILE" = 1 ]; then
 			perf record -e cpu-clock -F 999 -g -p "$pids" -o "$TMP/perf.data" -- sleep "$DURATION" > /dev/null 2>&1 || true
 			wait "$wpid" || true
 			name=$(printf %s "$path" | tr -c 'A-Za-z0-9' '_')
-			perf report -i "$TMP/perf.data" --stdio --no-children -g none --sort dso,symbol 2>/dev/null \
-				| grep -E '^ +[0-9.]+%' | sed 's/[[:space:]]*$//' | head -n 40 > "$RAW/profile$name.txt" || true
+			{
+				perf report -i "$TMP/perf.data" --stdio --no-children -g none --sort dso 2>/dev/null \
+					| grep -E '^ +[0-9.]+%' | sed 's/[[:space:]-]*$//' | head -n 8
+				echo
+				perf report -i "$TMP/perf.data" --stdio --no-children -g none --sort dso,symbol 2>/dev/null \
+					| grep -E '^ +[0-9.]+%' | sed 's/[[:space:]-]*$//' | head -n 30
+			} > "$RAW/profile$name.txt" || true
 			note "profile:$path" "$(python3 -c 'import json,sys; print(json.dumps(open(sys.argv[1]).read()))' "$RAW/profile$name.txt")"
 		done
 		note profile '"perf record -e cpu-clock -g on the webgres workers (software clock: this machine exposes no hardware counters)"'
