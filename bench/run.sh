@@ -159,7 +159,10 @@ GRANT ALL ON bench_ack TO PUBLIC;
 CREATE FUNCTION bench_raise() RETURNS text LANGUAGE plpgsql AS
   $$BEGIN RAISE EXCEPTION 'bench: a handler that fails on purpose'; END$$;
 INSERT INTO webgres.routes (method, path, handler) VALUES
-  ('GET', '/select1', $$SELECT 200 AS status, 'text/plain' AS content_type, 'x' AS body$$),
+  -- volatile on purpose: webgres answers a handler that folds to constants
+  -- from memory; this one runs a transaction and the executor every time
+  ('GET', '/select1', $$SELECT 200 AS status, 'text/plain' AS content_type,
+      CASE WHEN random() >= 0 THEN 'x' END AS body$$),
   ('GET', '/bench/raise', $$SELECT 200 AS status, bench_raise() AS body$$),
   ('GET', '/bench/sleep', $$SELECT 200 AS status, 'slept' AS body FROM pg_sleep(2)$$),
   ('GET', '/bench/ack/:id', $$INSERT INTO bench_ack (id)
