@@ -1,0 +1,628 @@
+#!/usr/bin/env python3
+"""report.py: turns the raw output of bench/run.sh into a report.
+
+    report.py build RESULTS_DIR
+        reads RESULTS_DIR/raw/{meta.json,cases.jsonl,ops.jsonl} and writes
+        RESULTS_DIR/results.json, RESULTS_DIR/report.md, RESULTS_DIR/chart.svg
+
+    report.py pgbench-json PGBENCH_OUTPUT LOGDIR
+        prints "WRKJSON {...}" for a pgbench run (its text output plus the
+        per-transaction logs written with -l --log-prefix=LOGDIR/log), in the
+        shape bench/wrk/report.lua gives wrk runs, so both read alike.
+
+Python 3 standard library only.
+"""
+import glob
+import json
+import math
+import os
+import re
+import statistics
+import sys
+
+SERVERS = ["webgres", "h2o", "pgbench", "node-pg"]
+COLOURS = {"webgres": "#336791", "h2o": "#e8a33d", "pgbench": "#6a9f58", "node-pg": "#c0504d"}
+REFERENCES = ["h2o", "pgbench", "node-pg"]
+PCTS = ["p50", "p90", "p99", "p99.9"]
+DB_ENDPOINTS = ["db", "queries", "fortunes", "updates"]
+
+
+# ---------------------------------------------------------------- pgbench --
+
+def percentile(sorted_values, p):
+    if not sorted_values:
+        return 0
+    k = max(0, min(len(sorted_values) - 1, int(math.ceil(p / 100.0 * len(sorted_values))) - 1))
+    return sorted_values[k]
+
+
+def pgbench_json(output_path, logdir):
+    text = open(output_path, errors="replace").read()
+
+    def grab(pattern, cast=float, default=0):
+        m = re.search(pattern, text, re.M)
+        return cast(m.group(1)) if m else default
+
+    processed = grab(r"^number of transactions actually processed: (\d+)", int)
+    failed = grab(r"^number of failed transactions: (\d+)", int)
+    tps = grab(r"^tps = ([0-9.]+)", float)
+    aborted = len(re.findall(r"client \d+ aborted", text))
+    times = []
+    for path in glob.glob(os.path.join(logdir, "log*")):
+        with open(path) as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 3 and parts[2].isdigit():
+                    times.append(int(parts[2]))
+    times.sort()
+    mean = statistics.fmean(times) if times else 0.0
+    result = {
+        "requests": processed,
+        "duration_us": int(processed / tps * 1e6) if tps > 0 else 0,
+        "bytes": 0,
+        "errors": {"connect": 0, "read": aborted, "write": 0, "timeout": 0, "status": failed},
+        "latency_us": {
+            "min": times[0] if times else 0,
+            "mean": round(mean, 1),
+            "stdev": round(statistics.pstdev(times), 1) if len(times) > 1 else 0.0,
+            "max": times[-1] if times else 0,
+            "p50": percentile(times, 50), "p75": percentile(times, 75),
+            "p90": percentile(times, 90), "p99": percentile(times, 99),
+            "p99.9": percentile(times, 99.9),
+        },
+    }
+    if processed == 0:
+        result = None
+    print("WRKJSON " + json.dumps(result, separators=(",", ":")))
+
+
+# ---------------------------------------------------------------- analysis --
+
+def load_jsonl(path):
+    out = []
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                line = line.strip()
+                if line:
+                    out.append(json.loads(line))
+    return out
+
+
+def case_key(c):
+    return (c["tier"], c["endpoint"], c["path"], c["conns"], c["pipeline"])
+
+
+def case_label(key):
+    tier, endpoint, path, conns, pipe = key
+    label = path + (" (pipelined %d)" % pipe if pipe > 1 else "")
+    return "%s c=%d" % (label, conns)
+
+
+def aggregate(cases):
+    """Groups the repetitions of each (case, server)."""
+    groups, order = {}, []
+    for c in cases:
+        key = case_key(c)
+        if key not in order:
+            order.append(key)
+        g = groups.setdefault(key, {}).setdefault(c["server"], {"runs": [], "unavailable": None})
+        if "unavailable" in c:
+            g["unavailable"] = c["unavailable"]
+        else:
+            g["runs"].append(c)
+    summary = []
+    for key in order:
+        entry = {"tier": key[0], "endpoint": key[1], "path": key[2], "conns": key[3],
+                 "pipeline": key[4], "label": case_label(key), "servers": {}}
+        for server, g in groups[key].items():
+            runs = [r for r in g["runs"] if r.get("result")]
+            if not runs:
+                entry["servers"][server] = {"unavailable": g["unavailable"] or "no result",
+                                            "reps": len(g["runs"])}
+                continue
+            rps = [r["result"]["requests"] / (r["result"]["duration_us"] / 1e6)
+                   if r["result"]["duration_us"] else 0.0 for r in runs]
+            lat = {p: statistics.median(r["result"]["latency_us"][p] for r in runs) for p in PCTS}
+            errs = {k: sum(r["result"]["errors"][k] for r in runs)
+                    for k in ("connect", "read", "write", "timeout")}
+            cpu = sum(r.get("cpu_s", 0.0) for r in runs)
+            reqs = sum(r["result"]["requests"] for r in runs)
+            entry["servers"][server] = {
+                "reps": len(runs),
+                "rps": {"min": min(rps), "median": statistics.median(rps), "max": max(rps)},
+                "latency_us": lat,
+                "socket_errors": errs,
+                "socket_errors_total": sum(errs.values()),
+                "non_2xx": sum(r["result"]["errors"]["status"] for r in runs),
+                "requests": reqs,
+                "cpu_s": round(cpu, 2),
+                "requests_per_cpu_s": round(reqs / cpu) if cpu > 0 else None,
+            }
+        w = entry["servers"].get("webgres", {})
+        entry["ratios"] = {}
+        for ref in REFERENCES:
+            r = entry["servers"].get(ref, {})
+            if "rps" in w and "rps" in r and r["rps"]["median"] > 0:
+                entry["ratios"][ref] = w["rps"]["median"] / r["rps"]["median"]
+        summary.append(entry)
+    return summary
+
+
+def ops_dict(ops):
+    d = {}
+    for o in ops:
+        d[o["key"]] = o["value"]
+    return d
+
+
+def find(summary, endpoint, conns=None, path=None, pipeline=1):
+    out = []
+    for e in summary:
+        if e["endpoint"] == endpoint and e["pipeline"] == pipeline \
+                and (conns is None or e["conns"] == conns) and (path is None or e["path"] == path):
+            out.append(e)
+    return out
+
+
+def verdict(ok):
+    return "n/a" if ok is None else ("**met**" if ok else "**not met**")
+
+
+def targets(summary, ops, meta):
+    """The issue's targets, each with what was measured and whether it is met."""
+    rows = []
+
+    def ratio_target(name, entries, ref, floor):
+        vals = [(e["label"], e["ratios"].get(ref)) for e in entries]
+        have = [(l, v) for l, v in vals if v is not None]
+        if not have:
+            why = ["webgres %s" % e["servers"]["webgres"]["unavailable"] for e in entries
+                   if "unavailable" in e["servers"].get("webgres", {})]
+            rows.append((name, "; ".join(sorted(set(why))) or "no %s comparison in this run" % ref, None))
+            return
+        ok = all(v >= floor for _, v in have)
+        rows.append((name, ", ".join("%s: %.2f×" % (l, v) for l, v in have), ok))
+
+    ratio_target("/plaintext ≥ 0.85× bare h2o", find(summary, "plaintext"), "h2o", 0.85)
+    ratio_target("/plaintext pipelined ≥ 0.85× bare h2o", find(summary, "plaintext-pipelined", pipeline=16), "h2o", 0.85)
+    ratio_target("/json ≥ 0.85× bare h2o", find(summary, "json"), "h2o", 0.85)
+    ratio_target("/db ≥ 1.0× pgbench (same clients)", find(summary, "db"), "pgbench", 1.0)
+    ratio_target("/fortunes ≥ 1.0× pgbench fortune select", find(summary, "fortunes"), "pgbench", 1.0)
+    for ep in DB_ENDPOINTS:
+        entries = [e for e in find(summary, ep) if e["path"] != "/queries?queries=20"]
+        if entries:
+            ratio_target("/%s ≥ 3× node-pg" % ep, entries, "node-pg", 3.0)
+    ratio_target("/queries?queries=20 ≥ 5× node-pg", find(summary, "queries", path="/queries?queries=20"), "node-pg", 5.0)
+
+    # RSS: after the last step ≤ after the previous step + 1 MiB, per worker
+    steps = sorted(int(k[len("rss_after_"):]) for k in ops if re.fullmatch(r"rss_after_\d+", k))
+    if len(steps) >= 2:
+        a, b = ops["rss_after_%d" % steps[-2]], ops["rss_after_%d" % steps[-1]]
+        pids = sorted(set(a) & set(b))
+        if pids:
+            growth = [(b[p] - a[p]) for p in pids]
+            ok = all(g <= 1024 for g in growth)
+            rows.append(("worker RSS after %s ≤ after %s + 1 MiB" % (fmt_count(steps[-1]), fmt_count(steps[-2])),
+                         ", ".join("pid %s: %+d KiB" % (p, g) for p, g in zip(pids, growth)), ok))
+        else:
+            rows.append(("worker RSS flat", "worker pids changed between samples", None))
+    else:
+        rows.append(("worker RSS flat", "not measured", None))
+
+    db = find(summary, "db")
+    if db:
+        top = max(db, key=lambda e: e["conns"])
+        w = top["servers"].get("webgres", {})
+        if "latency_us" in w and w["latency_us"]["p50"] > 0:
+            r = w["latency_us"]["p99"] / w["latency_us"]["p50"]
+            note = "" if top["conns"] == 256 else " (256 not run; at %d)" % top["conns"]
+            rows.append(("/db p99 ≤ 3× p50 at 256 connections%s" % note,
+                         "p50 %s, p99 %s: %.1f×" % (fmt_us(w["latency_us"]["p50"]), fmt_us(w["latency_us"]["p99"]), r),
+                         r <= 3.0))
+    errs = sum(s.get("socket_errors_total", 0) for e in summary for n, s in e["servers"].items() if n == "webgres")
+    non2 = sum(s.get("non_2xx", 0) for e in summary for n, s in e["servers"].items() if n == "webgres")
+    measured = [e for e in summary if "rps" in e["servers"].get("webgres", {})]
+    rows.append(("zero socket errors and zero non-2xx (webgres, all cases)",
+                 "%d socket errors, %d non-2xx over %d cases" % (errs, non2, len(measured)),
+                 (errs == 0 and non2 == 0) if measured else None))
+    soak = ops.get("soak")
+    if isinstance(soak, dict):
+        se = sum(soak["errors"][k] for k in ("connect", "read", "write", "timeout"))
+        rows.append(("soak: zero socket errors", "%d socket errors in %s requests" % (se, fmt_count(soak["requests"])), se == 0))
+        b, a = ops.get("soak_rss_before"), ops.get("soak_rss_after")
+        if isinstance(b, dict) and isinstance(a, dict):
+            pids = sorted(set(a) & set(b))
+            if pids:
+                growth = [a[p] - b[p] for p in pids]
+                rows.append(("soak: worker RSS flat (after ≤ before + 1 MiB)",
+                             ", ".join("pid %s: %+d KiB" % (p, g) for p, g in zip(pids, growth)),
+                             all(g <= 1024 for g in growth)))
+    for f in ("restart-fast", "restart-immediate", "kill-worker"):
+        v = ops.get("fault_" + f)
+        if isinstance(v, dict):
+            rows.append(("serving resumes after %s (within 60 s)" % f,
+                         "%d ms" % v["resumed_ms"] if v["resumed_ms"] >= 0 else "did not resume",
+                         v["resumed_ms"] >= 0))
+    dur = ops.get("durability")
+    if isinstance(dur, dict):
+        rows.append(("every acknowledged write present after the faults",
+                     "%d of %d" % (dur["present"], dur["acknowledged"]),
+                     dur["acknowledged"] > 0 and dur["present"] == dur["acknowledged"]))
+    return rows
+
+
+# ---------------------------------------------------------------- formatting --
+
+def fmt_rps(v):
+    if v is None:
+        return "–"
+    if v >= 1000000:
+        return "%.2fM" % (v / 1e6) if v % 1e6 else "%dM" % (v // 1e6)
+    if v >= 100000:
+        return "%.0fk" % (v / 1000)
+    if v >= 10000:
+        return "%.1fk" % (v / 1000)
+    return "%.0f" % v
+
+
+def fmt_us(v):
+    if v is None:
+        return "–"
+    if v >= 1000000:
+        return "%.2f s" % (v / 1e6)
+    if v >= 1000:
+        return "%.2f ms" % (v / 1000)
+    return "%d µs" % v
+
+
+def fmt_count(n):
+    if n >= 1000000 and n % 1000000 == 0:
+        return "%dM" % (n // 1000000)
+    if n >= 1000 and n % 1000 == 0:
+        return "%dk" % (n // 1000)
+    return str(n)
+
+
+def fmt_kib(k):
+    return "%.1f MiB" % (k / 1024.0)
+
+
+def md_table(header, rows):
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    for r in rows:
+        out.append("| " + " | ".join(str(x) for x in r) + " |")
+    return "\n".join(out)
+
+
+def report_md(meta, summary, ops, target_rows):
+    L = []
+    L.append("# webgres bench report — %s" % meta.get("stamp", "?"))
+    L.append("")
+    L.append("%s run: %d repetition(s) of %d s per case, %d webgres workers (and as many "
+             "h2o_hello processes and node-pg workers), wrk with %d threads, connections %s "
+             "(queries/updates/cached-queries at %s). Machine: %d × %s, %s, kernel %s. %s, libh2o %s, "
+             "node %s, wrk %s. Commit `%s`."
+             % ("QUICK" if meta.get("quick") else "Full", meta.get("reps", 0), meta.get("duration_s", 0),
+                meta.get("workers", 0), meta.get("wrk_threads", 2),
+                "/".join(str(c) for c in meta.get("conns", [])), meta.get("qconns"),
+                meta.get("nproc", 0), meta.get("cpu", "?"), fmt_kib(meta.get("mem_total_kib", 0)),
+                meta.get("kernel", "?"), meta.get("postgres", "?"), meta.get("libh2o", "?"),
+                meta.get("node", "?"), meta.get("wrk", "?"), meta.get("git", "?")))
+    L.append("")
+    L.append("Load generator, servers and Postgres share the same cores, so absolute figures "
+             "say little; the ratios against references measured in the same run, with "
+             "repetitions interleaved, are what this report is about (bench/README.md).")
+    L.append("")
+    L.append("![throughput and latency](chart.svg)")
+    L.append("")
+
+    L.append("## Targets")
+    L.append("")
+    L.append(md_table(["target", "measured", "verdict"],
+                      [(n, m, verdict(ok)) for n, m, ok in target_rows]))
+    L.append("")
+
+    L.append("## Ratios (webgres median req/s ÷ reference median req/s, same run)")
+    L.append("")
+    rows = []
+    for e in summary:
+        w = e["servers"].get("webgres", {})
+        cells = [e["label"]]
+        if "rps" in w:
+            cells.append("%s (%s–%s)" % (fmt_rps(w["rps"]["median"]), fmt_rps(w["rps"]["min"]), fmt_rps(w["rps"]["max"])))
+        else:
+            cells.append("– (%s)" % w.get("unavailable", "not run"))
+        for ref in REFERENCES:
+            r = e["servers"].get(ref)
+            if r is None:
+                cells.append("")
+            elif "rps" not in r:
+                cells.append("– (%s)" % r.get("unavailable", "?"))
+            else:
+                ratio = e["ratios"].get(ref)
+                cells.append("%s → **%.2f×**" % (fmt_rps(r["rps"]["median"]), ratio) if ratio is not None
+                             else fmt_rps(r["rps"]["median"]))
+        if "latency_us" in w:
+            cells.append("%s / %s" % (fmt_us(w["latency_us"]["p50"]), fmt_us(w["latency_us"]["p99"])))
+            cells.append("%d / %d" % (w["socket_errors_total"], w["non_2xx"]))
+        else:
+            cells += ["", ""]
+        rows.append(cells)
+    L.append(md_table(["case", "webgres req/s (min–max)", "h2o_hello", "pgbench", "node-pg",
+                       "webgres p50 / p99", "webgres sock err / non-2xx"], rows))
+    L.append("")
+
+    L.append("## Overhead tax")
+    L.append("")
+    orow = []
+    for ep in ("plaintext", "json"):
+        for e in find(summary, ep):
+            if "h2o" in e["ratios"]:
+                orow.append(("%s vs bare h2o" % e["label"], "%.2f×" % e["ratios"]["h2o"],
+                             "%.1f%%" % ((1 - e["ratios"]["h2o"]) * 100)))
+    s1 = find(summary, "select1")
+    for e in s1:
+        w = e["servers"].get("webgres", {})
+        p = [x for x in find(summary, "plaintext", conns=e["conns"]) if "rps" in x["servers"].get("webgres", {})]
+        if "rps" in w and p:
+            ratio = w["rps"]["median"] / p[0]["servers"]["webgres"]["rps"]["median"]
+            orow.append(("/select1 (a one-row SELECT run on every request) vs /plaintext, c=%d" % e["conns"],
+                         "%.2f×" % ratio, "%.1f%%" % ((1 - ratio) * 100)))
+    L.append(md_table(["comparison", "ratio", "cost (1 − ratio)"], orow) if orow else "Not measured in this run.")
+    if s1:
+        L.append("")
+        L.append("`/select1`'s handler is `SELECT 200 AS status, 'text/plain' AS content_type, "
+                 "CASE WHEN random() >= 0 THEN 'x' END AS body`: the volatile expression keeps webgres "
+                 "from answering it from memory as it does handlers that fold to constants, so it "
+                 "pays for a transaction and the executor on every request. Its ratio to "
+                 "`/plaintext` is the price of running SQL at all.")
+    L.append("")
+
+    L.append("## Operational")
+    L.append("")
+    orows = []
+    if "startup_ms" in ops:
+        orows.append(("pg_ctl start → first 200 on /plaintext", "%d ms (Postgres ready after %d ms)"
+                      % (ops["startup_ms"], ops.get("startup_pg_ready_ms", -1))))
+    if "so_bytes" in ops:
+        orows.append(("webgres.so size", "%.0f KiB" % (ops["so_bytes"] / 1024.0)))
+    for k in ["rss_idle"] + ["rss_after_%s" % s for s in sorted(
+            (int(k[10:]) for k in ops if re.fullmatch(r"rss_after_\d+", k)))] + ["rss_after_cases"]:
+        if k in ops and isinstance(ops[k], dict):
+            if k == "rss_idle":
+                name = "worker RSS, idle"
+            elif k == "rss_after_cases":
+                name = "worker RSS, after every case"
+            else:
+                name = "worker RSS, after %s /db requests" % fmt_count(int(k[len("rss_after_"):]))
+            orows.append((name, ", ".join("pid %s: %s" % (p, fmt_kib(v)) for p, v in sorted(ops[k].items())) or "no workers found"))
+    L.append(md_table(["measure", "value"], orows))
+    L.append("")
+    L.append("Requests per CPU-second of the serving processes (webgres and pgbench: the "
+             "postmaster and all its children; h2o_hello: its processes; node-pg: its "
+             "processes plus Postgres), summed over repetitions:")
+    L.append("")
+    crow = []
+    for e in summary:
+        cells = [e["label"]]
+        for s in SERVERS:
+            v = e["servers"].get(s, {}).get("requests_per_cpu_s")
+            cells.append(fmt_rps(v) if v else "")
+        crow.append(cells)
+    L.append(md_table(["case"] + SERVERS, crow))
+    L.append("")
+
+    L.append("## All figures")
+    L.append("")
+    frows = []
+    for e in summary:
+        for s in SERVERS:
+            d = e["servers"].get(s)
+            if not d:
+                continue
+            if "rps" not in d:
+                frows.append((e["label"], s, "– (%s)" % d.get("unavailable"), "", "", "", "", "", "", ""))
+                continue
+            frows.append((e["label"], s, fmt_rps(d["rps"]["min"]), fmt_rps(d["rps"]["median"]), fmt_rps(d["rps"]["max"]),
+                          fmt_us(d["latency_us"]["p50"]), fmt_us(d["latency_us"]["p90"]),
+                          fmt_us(d["latency_us"]["p99"]), fmt_us(d["latency_us"]["p99.9"]),
+                          "%d / %d" % (d["socket_errors_total"], d["non_2xx"])))
+    L.append(md_table(["case", "server", "min req/s", "median", "max", "p50", "p90", "p99", "p99.9",
+                       "sock err / non-2xx"], frows))
+    L.append("")
+    L.append("Latency is per request as wrk measures it (with pipelining, per response from the "
+             "time its batch was written); pgbench latency is per transaction from its -l log.")
+    L.append("")
+
+    L.append("## Soak and faults")
+    L.append("")
+    soak = ops.get("soak")
+    if isinstance(soak, dict):
+        se = soak["errors"]
+        L.append("%s requests through 256 connections in %.0f s: sent %s; statuses %s; socket errors "
+                 "connect %d, read %d, write %d, timeout %d; latency p50 %s, p99 %s."
+                 % (fmt_count(soak["requests"]), soak["duration_us"] / 1e6,
+                    ", ".join("%s %d" % kv for kv in sorted(soak.get("sent", {}).items())),
+                    ", ".join("%s: %d" % kv for kv in sorted(soak.get("statuses", {}).items())),
+                    se["connect"], se["read"], se["write"], se["timeout"],
+                    fmt_us(soak["latency_us"]["p50"]), fmt_us(soak["latency_us"]["p99"])))
+        sent = soak.get("sent", {})
+        st = soak.get("statuses", {})
+        L.append("")
+        L.append(md_table(["expectation", "sent", "answered", "verdict"], [
+            ("/bench/raise → 500", sent.get("/bench/raise", 0), st.get("500", 0),
+             verdict(abs(st.get("500", 0) - sent.get("/bench/raise", 0)) <= 256)),
+            ("/bench/sleep → 504", sent.get("/bench/sleep", 0), st.get("504", 0),
+             verdict(abs(st.get("504", 0) - sent.get("/bench/sleep", 0)) <= 256)),
+            ("/db → 200", sent.get("/db", 0), st.get("200", 0),
+             verdict(abs(st.get("200", 0) - sent.get("/db", 0)) <= 256)),
+        ]))
+        L.append("")
+        L.append("(Responses on different connections interleave, so statuses are compared with the "
+                 "count sent per path; up to 256 requests can be in flight when the run stops.)")
+        b, a = ops.get("soak_rss_before", {}), ops.get("soak_rss_after", {})
+        if isinstance(b, dict) and isinstance(a, dict) and set(a) & set(b):
+            L.append("")
+            L.append("Worker RSS across the soak: " + ", ".join(
+                "pid %s %s → %s" % (p, fmt_kib(b[p]), fmt_kib(a[p])) for p in sorted(set(a) & set(b))) + ".")
+        L.append("")
+        frow = []
+        for f in ("restart-fast", "restart-immediate", "kill-worker"):
+            v = ops.get("fault_" + f)
+            if isinstance(v, dict):
+                frow.append((f, "%d ms" % v["resumed_ms"] if v["resumed_ms"] >= 0 else "did not resume within 60 s"))
+        if frow:
+            L.append("Faults under /db load (64 connections): time from the fault to the next 200.")
+            L.append("")
+            L.append(md_table(["fault", "serving again after"], frow))
+            L.append("")
+        dur = ops.get("durability")
+        if isinstance(dur, dict):
+            ok = dur["acknowledged"] > 0 and dur["present"] == dur["acknowledged"]
+            L.append("Acknowledged writes (GET /bench/ack/:id inserting into bench_ack, one client "
+                     "through all three faults, synchronous_commit = on for this part): %d acknowledged, "
+                     "%d present afterwards: %s. Client: %s."
+                     % (dur["acknowledged"], dur["present"], verdict(ok), json.dumps(dur.get("client"))))
+            L.append("")
+    else:
+        L.append("Not run (SOAK=1 runs it; on by default in full runs, off with QUICK=1).")
+        L.append("")
+
+    L.append("## Profile of the hot path")
+    L.append("")
+    prof = [k for k in ops if k.startswith("profile:")]
+    if "profile" in ops:
+        L.append(str(ops["profile"]))
+        L.append("")
+    for k in sorted(prof):
+        L.append("Self time by shared object, then the top symbols, while serving `%s`:" % k[len("profile:"):])
+        L.append("")
+        L.append("```")
+        L.append("\n".join(ops[k].splitlines()[:34]))
+        L.append("```")
+        L.append("")
+    if "profile" not in ops and not prof:
+        L.append("Not run (PROFILE=1 runs it: perf record -e cpu-clock -g on the workers under load).")
+        L.append("")
+    return "\n".join(L) + "\n"
+
+
+# ---------------------------------------------------------------- chart --
+
+def esc(s):
+    return str(s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def log_axis(vmin, vmax):
+    lo = 10 ** math.floor(math.log10(max(vmin, 1e-9)))
+    hi = 10 ** math.ceil(math.log10(max(vmax, lo * 10)))
+    return lo, hi
+
+
+def bar_panel(out, x0, y0, width, height, title, groups, series, colours, unit_fmt, ylabel):
+    """groups: [(label, {series: value})]; log-scale grouped bars."""
+    values = [v for _, d in groups for v in d.values() if v and v > 0]
+    out.append('<text x="%d" y="%d" font-size="15" font-weight="bold">%s</text>' % (x0, y0 - 30, esc(title)))
+    if not values:
+        out.append('<text x="%d" y="%d" font-size="12">no data</text>' % (x0, y0 + 20))
+        return
+    lo, hi = log_axis(min(values), max(values))
+    span = math.log10(hi) - math.log10(lo)
+
+    def ypos(v):
+        return y0 + height - (math.log10(max(v, lo)) - math.log10(lo)) / span * height
+
+    d = lo
+    while d <= hi * 1.0001:
+        y = ypos(d)
+        out.append('<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#ddd"/>' % (x0, y, x0 + width, y))
+        out.append('<text x="%d" y="%.1f" font-size="11" text-anchor="end">%s</text>' % (x0 - 6, y + 4, esc(unit_fmt(d))))
+        d *= 10
+    out.append('<text x="%d" y="%d" font-size="11" transform="rotate(-90 %d %d)" text-anchor="middle">%s</text>'
+               % (x0 - 60, y0 + height // 2, x0 - 60, y0 + height // 2, esc(ylabel)))
+    gw = width / max(1, len(groups))
+    present = [s for s in series if any(s in dd for _, dd in groups)]
+    bw = min(22.0, (gw - 8) / max(1, len(present)))
+    for gi, (label, dd) in enumerate(groups):
+        here = [s for s in present if dd.get(s) and dd[s] > 0]
+        gx = x0 + gi * gw + (gw - bw * len(here)) / 2
+        for si, s in enumerate(here):
+            v = dd[s]
+            y = ypos(v)
+            out.append('<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s %s: %s</title></rect>'
+                       % (gx + si * bw, y, bw - 1, y0 + height - y, colours[s], esc(label), esc(s), esc(unit_fmt(v))))
+        lx = x0 + gi * gw + gw / 2
+        out.append('<text x="%.1f" y="%d" font-size="10" text-anchor="end" transform="rotate(-40 %.1f %d)">%s</text>'
+                   % (lx, y0 + height + 14, lx, y0 + height + 14, esc(label)))
+    out.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#333"/>' % (x0, y0 + height, x0 + width, y0 + height))
+    lx = x0
+    for s in present:
+        out.append('<rect x="%d" y="%d" width="12" height="12" fill="%s"/>' % (lx, y0 - 22, colours[s]))
+        out.append('<text x="%d" y="%d" font-size="12">%s</text>' % (lx + 16, y0 - 12, esc(s)))
+        lx += 30 + 8 * len(s)
+
+
+def chart_svg(meta, summary):
+    groups_rps, groups_lat = [], []
+    for e in summary:
+        d = {s: v["rps"]["median"] for s, v in e["servers"].items() if "rps" in v}
+        if d:
+            groups_rps.append((e["label"], d))
+        w = e["servers"].get("webgres", {})
+        if "latency_us" in w:
+            groups_lat.append((e["label"], {p: w["latency_us"][p] / 1000.0 for p in PCTS}))
+    n = max(len(groups_rps), len(groups_lat), 1)
+    width = max(900, 110 + n * 70)
+    pw, ph = width - 130, 300
+    height = 2 * (ph + 230) + 40
+    out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" '
+           'font-family="Helvetica, Arial, sans-serif">' % (width, height, width, height),
+           '<rect width="100%" height="100%" fill="white"/>']
+    bar_panel(out, 100, 70, pw, ph,
+              "Requests per second, median of %d (log scale) — %s" % (meta.get("reps", 1), meta.get("stamp", "")),
+              groups_rps, SERVERS, COLOURS, fmt_rps, "req/s")
+    lat_colours = {"p50": "#9ecae1", "p90": "#6baed6", "p99": "#3182bd", "p99.9": "#08519c"}
+    bar_panel(out, 100, 70 + ph + 230, pw, ph, "webgres latency percentiles, ms (log scale)",
+              groups_lat, PCTS, lat_colours, lambda v: ("%g" % float("%.3g" % v)), "ms")
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+# ---------------------------------------------------------------- main --
+
+def build(outdir):
+    raw = os.path.join(outdir, "raw")
+    meta = json.load(open(os.path.join(raw, "meta.json"))) if os.path.exists(os.path.join(raw, "meta.json")) else {}
+    cases = load_jsonl(os.path.join(raw, "cases.jsonl"))
+    ops = ops_dict(load_jsonl(os.path.join(raw, "ops.jsonl")))
+    summary = aggregate(cases)
+    target_rows = targets(summary, ops, meta)
+    results = {
+        "meta": meta,
+        "cases": summary,
+        "operational": ops,
+        "targets": [{"target": n, "measured": m, "met": ok} for n, m, ok in target_rows],
+    }
+    with open(os.path.join(outdir, "results.json"), "w") as f:
+        json.dump(results, f, indent=1, ensure_ascii=False)
+        f.write("\n")
+    with open(os.path.join(outdir, "report.md"), "w") as f:
+        f.write(report_md(meta, summary, ops, target_rows))
+    with open(os.path.join(outdir, "chart.svg"), "w") as f:
+        f.write(chart_svg(meta, summary))
+
+
+def main(argv):
+    if len(argv) == 3 and argv[1] == "build":
+        build(argv[2])
+    elif len(argv) == 4 and argv[1] == "pgbench-json":
+        pgbench_json(argv[2], argv[3])
+    else:
+        sys.stderr.write(__doc__)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

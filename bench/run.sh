@@ -1,0 +1,493 @@
+#!/usr/bin/env bash
+# webgres bench harness: one command, one throwaway cluster, every reference
+# in the same run. See bench/README.md.
+#
+#   bench/run.sh                 full run (3 repetitions, 16/64/256 connections, soak)
+#   QUICK=1 bench/run.sh         quick run (1 repetition, ~3 s a case, 64 connections)
+#   make bench [QUICK=1]         the same after `make all install`
+#
+# Settings (environment): QUICK, WORKERS (default nproc), REPS, DURATION (s a
+# case), CONNS (levels for plaintext/json/db/fortunes), QCONNS (connections
+# for queries/updates/cached-queries), SOAK (1: soak and fault tier; default
+# on, off with QUICK), SOAK_REQUESTS, PROFILE (1: perf profile of the hot
+# path), RSS_STEPS (request counts for the RSS tier), BENCH_TFB_DB (script
+# that sets up the TechEmpower database; default scripts/tfb-db.sh), WEBGRES
+# (0: references only, to check the harness where webgres is not installed),
+# ONLY (an extended regex: run only the endpoints it matches, e.g. 'db|json').
+#
+# Writes bench/results/<UTC timestamp>/{report.md,results.json,chart.svg,raw/}
+# and copies report.md and chart.svg to bench/results/latest/.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BENCH=$ROOT/bench
+CLUSTER=$ROOT/scripts/cluster.sh
+
+case "${QUICK:-}" in ''|0|no|false) QUICK=0 ;; *) QUICK=1 ;; esac
+export QUICK
+WORKERS=${WORKERS:-$(nproc)}
+if [ "$QUICK" = 1 ]; then
+	REPS=${REPS:-1}; DURATION=${DURATION:-3}; CONNS=${CONNS:-64}; QCONNS=${QCONNS:-64}
+	SOAK=${SOAK:-0}; SOAK_REQUESTS=${SOAK_REQUESTS:-100000}; RSS_STEPS=${RSS_STEPS:-10000 100000}
+else
+	REPS=${REPS:-3}; DURATION=${DURATION:-10}; CONNS=${CONNS:-16 64 256}; QCONNS=${QCONNS:-256}
+	SOAK=${SOAK:-1}; SOAK_REQUESTS=${SOAK_REQUESTS:-1000000}; RSS_STEPS=${RSS_STEPS:-100000 1000000}
+fi
+PROFILE=${PROFILE:-0}
+WEBGRES=${WEBGRES:-1}
+TFB_DB=${BENCH_TFB_DB:-$ROOT/scripts/tfb-db.sh}
+THREADS=2                      # wrk threads (and pgbench -j)
+# webgres.handler_timeout for the soak tier. A sleeping handler holds its
+# (single-threaded) worker for the whole timeout: with 1% of requests at
+# 200 ms, 2 workers top out near 1k req/s and 1M requests take 17 minutes;
+# at 50 ms the soak takes about 4.
+HANDLER_TIMEOUT_MS=${HANDLER_TIMEOUT_MS:-50}
+
+STAMP=$(date -u +%Y%m%dT%H%M%SZ)
+OUT=$BENCH/results/$STAMP
+RAW=$OUT/raw
+mkdir -p "$RAW"
+CASES=$RAW/cases.jsonl
+OPS=$RAW/ops.jsonl
+: > "$CASES"; : > "$OPS"
+
+log() { printf '[bench %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+# note KEY JSON: one operational figure for the report
+note() { printf '{"key":"%s","value":%s}\n' "$1" "$2" >> "$OPS"; }
+jstr() { python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$1"; }
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+http_status() {
+	curl -s -o /dev/null -w '%{http_code}' --max-time "${2:-2}" "$1" 2>/dev/null || true
+}
+# wait_200 URL SECONDS: wait until URL answers 200; prints the wait in ms
+wait_200() {
+	local url=$1 limit_ms=$(( $2 * 1000 )) t0 t
+	t0=$(now_ms)
+	while :; do
+		[ "$(http_status "$url" 1)" = 200 ] && { echo $(( $(now_ms) - t0 )); return 0; }
+		t=$(now_ms)
+		[ $(( t - t0 )) -ge "$limit_ms" ] && { echo -1; return 1; }
+		sleep 0.01
+	done
+}
+
+for tool in wrk pgbench curl python3 node npm cc pg_config; do
+	command -v "$tool" >/dev/null || die "$tool is not installed (scripts/deps.sh installs most; node and npm from Debian's nodejs/npm)"
+done
+[ -x "$TFB_DB" ] || die "$TFB_DB is missing: it sets up the TechEmpower database"
+
+PKGLIB=$(pg_config --pkglibdir)
+WEBGRES_SO=$PKGLIB/webgres.so
+if [ "$WEBGRES" = 1 ]; then
+	[ -f "$WEBGRES_SO" ] || die "$WEBGRES_SO is not installed: run 'make bench' (it installs first)"
+	PRELOAD=webgres,pg_stat_statements
+else
+	log "WEBGRES=0: references only"
+	PRELOAD=pg_stat_statements; SOAK=0; PROFILE=0; RSS_STEPS=""
+fi
+
+# --- everything this run starts is stopped on exit --------------------------
+TMP=$(mktemp -d /tmp/webgres-bench.XXXXXX)
+chmod 755 "$TMP"               # the cluster's OS user must reach its directory
+PGDIR=$TMP/pg
+PIDS=()
+cleanup() {
+	local rc=$?
+	set +e
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+	if [ -f "$PGDIR/postmaster.pid" ]; then
+		"$CLUSTER" stop "$PGDIR" fast 2>/dev/null || "$CLUSTER" stop "$PGDIR" immediate
+	fi
+	[ -f "$PGDIR/postgres.log" ] && cp "$PGDIR/postgres.log" "$RAW/postgres.log"
+	rm -rf "$TMP"
+	[ $rc -ne 0 ] && log "failed (exit $rc); partial results in $OUT"
+	exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# --- references: build and install ----------------------------------------
+log "building bench/reference/h2o_hello"
+cc -O2 -Wall -DH2O_USE_LIBUV=0 -o "$BENCH/reference/h2o_hello" \
+	"$BENCH/reference/h2o_hello.c" -lh2o-evloop
+NODEDIR=$BENCH/reference/node-pg
+if [ ! -d "$NODEDIR/node_modules/pg" ] || [ "$NODEDIR/package-lock.json" -nt "$NODEDIR/node_modules/.package-lock.json" ]; then
+	log "installing node-pg's dependencies (npm ci)"
+	(cd "$NODEDIR" && npm ci --no-audit --no-fund --silent)
+fi
+
+# --- the cluster ------------------------------------------------------------
+PGPORT=$(free_port); WG_PORT=$(free_port); H2O_PORT=$(free_port); NODE_PORT=$(free_port)
+PGHOST=$PGDIR/socket
+export PGHOST PGPORT
+log "cluster in $PGDIR (port $PGPORT), webgres on 127.0.0.1:$WG_PORT, $WORKERS workers"
+"$CLUSTER" init "$PGDIR" "$PGPORT" <<EOF
+shared_preload_libraries = '$PRELOAD'
+webgres.listen = '127.0.0.1:$WG_PORT'
+webgres.workers = $WORKERS
+webgres.database = 'hello_world'
+# TechEmpower's database settings (REQUIREMENTS §3), scaled to a small machine
+max_connections = 600
+shared_buffers = 256MB
+work_mem = 64MB
+synchronous_commit = off
+wal_level = minimal
+max_wal_senders = 0
+effective_cache_size = 1GB
+random_page_cost = 2
+pg_stat_statements.track = all
+pg_stat_statements.max = 10000
+track_activity_query_size = 2048
+max_pred_locks_per_transaction = 256
+log_min_messages = warning
+EOF
+"$CLUSTER" start "$PGDIR"
+log "setting up the TechEmpower database ($TFB_DB)"
+"$TFB_DB" > "$RAW/tfb-db.log" 2>&1 || { cat "$RAW/tfb-db.log" >&2; die "$TFB_DB failed"; }
+
+# Routes only the harness uses: the overhead probe, and the soak tier's
+# failing, slow and acknowledging handlers.
+bench_routes() {
+	"$CLUSTER" psql "$PGDIR" -d hello_world > "$RAW/bench-routes.log" 2>&1 <<'SQL' || { cat "$RAW/bench-routes.log" >&2; die "could not add the bench routes"; }
+CREATE TABLE bench_ack (id bigint PRIMARY KEY, at timestamptz NOT NULL DEFAULT now());
+GRANT ALL ON bench_ack TO PUBLIC;
+CREATE FUNCTION bench_raise() RETURNS text LANGUAGE plpgsql AS
+  $$BEGIN RAISE EXCEPTION 'bench: a handler that fails on purpose'; END$$;
+INSERT INTO webgres.routes (method, path, handler) VALUES
+  -- volatile on purpose: webgres answers a handler that folds to constants
+  -- from memory; this one runs a transaction and the executor every time
+  ('GET', '/select1', $$SELECT 200 AS status, 'text/plain' AS content_type,
+      CASE WHEN random() >= 0 THEN 'x' END AS body$$),
+  ('GET', '/bench/raise', $$SELECT 200 AS status, bench_raise() AS body$$),
+  ('GET', '/bench/sleep', $$SELECT 200 AS status, 'slept' AS body FROM pg_sleep(2)$$),
+  ('GET', '/bench/ack/:id', $$INSERT INTO bench_ack (id)
+      SELECT (params->>'id')::bigint FROM request
+      RETURNING 200 AS status, 'text/plain' AS content_type, id::text AS body$$);
+SQL
+}
+[ "$WEBGRES" = 1 ] && bench_routes
+
+if [ "$WEBGRES" = 1 ]; then
+	log "restarting to time a cold start (pg_ctl start to the first 200 on /plaintext)"
+	"$CLUSTER" stop "$PGDIR" fast
+	t0=$(now_ms)
+	"$CLUSTER" start "$PGDIR"
+	t_ready=$(now_ms)
+	first=$(wait_200 "http://127.0.0.1:$WG_PORT/plaintext" 60) || die "webgres did not answer 200 on /plaintext within 60 s (see $PGDIR/postgres.log)"
+	note startup_ms "$(( t_ready - t0 + first ))"
+	note startup_pg_ready_ms "$(( t_ready - t0 ))"
+	note so_bytes "$(stat -c %s "$WEBGRES_SO")"
+	log "first 200 after $(( t_ready - t0 + first )) ms"
+fi
+
+postmaster_pid() { head -n 1 "$PGDIR/postmaster.pid"; }
+worker_pids() {
+	local pids
+	pids=$("$CLUSTER" psql "$PGDIR" -d postgres -At -c \
+		"SELECT pid FROM pg_stat_activity WHERE backend_type ILIKE 'webgres%worker%' OR (backend_type ILIKE 'webgres%' AND backend_type NOT ILIKE '%supervisor%') ORDER BY pid" 2>/dev/null || true)
+	[ -n "$pids" ] || pids=$(pgrep -P "$(postmaster_pid)" -f 'webgres.*worker' | sort -n || true)
+	echo $pids
+}
+rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
+# rss_json: {"PID": KiB, ...} for the webgres workers
+rss_json() {
+	local p sep="" out="{"
+	for p in $(worker_pids); do out+="$sep\"$p\":$(rss_kib "$p")"; sep=","; done
+	echo "$out}"
+}
+# CPU ticks of a process tree: the root's own and reaped children's time, plus
+# the children alive now (a Postgres backend that exits lands in the
+# postmaster's cutime/cstime).
+tree_ticks() {
+	local root=$1 total c
+	[ -d "/proc/$root" ] || { echo 0; return; }
+	total=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 + $14 + $15 }' "/proc/$root/stat")
+	for c in $(pgrep -P "$root"); do
+		total=$(( total + $(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$c/stat" 2>/dev/null || echo 0) ))
+	done
+	echo "$total"
+}
+CLK_TCK=$(getconf CLK_TCK)
+
+# --- start the references -------------------------------------------------
+"$BENCH/reference/h2o_hello" "$H2O_PORT" "$WORKERS" > "$RAW/h2o_hello.log" 2>&1 &
+H2O_PID=$!; PIDS+=("$H2O_PID")
+NODE_POOL=${NODE_POOL:-32}
+PORT=$NODE_PORT WORKERS=$WORKERS POOL=$NODE_POOL PGHOST=$PGHOST PGPORT=$PGPORT \
+	node "$NODEDIR/server.js" > "$RAW/node-pg.log" 2>&1 &
+NODE_PID=$!; PIDS+=("$NODE_PID")
+wait_200 "http://127.0.0.1:$H2O_PORT/plaintext" 10 >/dev/null || die "h2o_hello did not start"
+wait_200 "http://127.0.0.1:$NODE_PORT/plaintext" 20 >/dev/null || die "node-pg did not start"
+
+server_url() {
+	case $1 in
+	webgres) echo "http://127.0.0.1:$WG_PORT" ;;
+	h2o) echo "http://127.0.0.1:$H2O_PORT" ;;
+	node-pg) echo "http://127.0.0.1:$NODE_PORT" ;;
+	esac
+}
+# the processes whose CPU time a server's figures are charged with
+server_ticks() {
+	case $1 in
+	webgres|pgbench) tree_ticks "$(postmaster_pid)" ;;
+	h2o) tree_ticks "$H2O_PID" ;;
+	node-pg) echo $(( $(tree_ticks "$NODE_PID") + $(tree_ticks "$(postmaster_pid)") )) ;;
+	esac
+}
+
+ACCEPT_PLAIN='text/plain,text/html;q=0.9,application/xhtml+xml;q=0.9,application/xml;q=0.8,*/*;q=0.7'
+ACCEPT_JSON='application/json,text/html;q=0.9,application/xhtml+xml;q=0.9,application/xml;q=0.8,*/*;q=0.7'
+ACCEPT_HTML='text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8'
+
+# wrk_cmd OUTFILE URL ACCEPT CONNS SECONDS SCRIPT [SCRIPT ARGS...]
+wrk_cmd() {
+	local out=$1 url=$2 accept=$3 conns=$4 secs=$5 script=$6 threads=$THREADS
+	shift 6
+	[ "$conns" -lt "$threads" ] && threads=$conns
+	wrk -t "$threads" -c "$conns" -d "${secs}s" --timeout 8 --latency \
+		-H 'Host: tfb-server' -H "Accept: $accept" -H 'Connection: keep-alive' \
+		-s "$BENCH/wrk/$script" "$url" ${1:+--} "$@" > "$out" 2>&1
+}
+
+# pgbench_cmd OUTFILE SCRIPT CONNS SECONDS: prints the WRKJSON-shaped result
+pgbench_cmd() {
+	local out=$1 script=$2 conns=$3 secs=$4 threads=$THREADS logdir
+	[ "$conns" -lt "$threads" ] && threads=$conns
+	logdir=$(mktemp -d "$TMP/pgbench.XXXXXX")
+	pgbench -n -M prepared -f "$script" --max-tries=10 -c "$conns" -j "$threads" -T "$secs" \
+		-l --log-prefix="$logdir/log" -U benchmarkdbuser hello_world > "$out" 2>&1 || true
+	python3 "$BENCH/report.py" pgbench-json "$out" "$logdir" >> "$out"
+	rm -rf "$logdir"
+}
+
+# run_one SERVER TIER ENDPOINT PATH ACCEPT CONNS PIPELINE REP SECONDS [PGBENCH SCRIPT]
+run_one() {
+	local server=$1 tier=$2 endpoint=$3 path=$4 accept=$5 conns=$6 pipe=$7 rep=$8 secs=$9 pgscript=${10:-}
+	local out="$RAW/$tier.$server.$(echo "$path" | tr -c 'A-Za-z0-9=' '_').c$conns.p$pipe.r$rep.txt"
+	local t0 t1 w0 w1 result
+	t0=$(server_ticks "$server"); w0=$(now_ms)
+	if [ "$server" = pgbench ]; then
+		pgbench_cmd "$out" "$pgscript" "$conns" "$secs"
+	elif [ "$pipe" -gt 1 ]; then
+		wrk_cmd "$out" "$(server_url "$server")$path" "$accept" "$conns" "$secs" pipeline.lua "$pipe" || true
+	else
+		wrk_cmd "$out" "$(server_url "$server")$path" "$accept" "$conns" "$secs" report.lua || true
+	fi
+	w1=$(now_ms); t1=$(server_ticks "$server")
+	result=$(sed -n 's/^WRKJSON //p' "$out" | tail -n 1)
+	[ -n "$result" ] || result=null
+	printf '{"tier":"%s","endpoint":"%s","path":"%s","conns":%d,"pipeline":%d,"server":"%s","rep":%d,"seconds":%d,"wall_ms":%d,"cpu_s":%.2f,"result":%s}\n' \
+		"$tier" "$endpoint" "$path" "$conns" "$pipe" "$server" "$rep" "$secs" $(( w1 - w0 )) \
+		"$(awk -v t=$(( t1 - t0 )) -v h="$CLK_TCK" 'BEGIN { print t / h }')" "$result" >> "$CASES"
+	printf '  %-8s %-26s c=%-4s p=%-2s rep %s: %s req/s\n' "$server" "$path" "$conns" "$pipe" "$rep" \
+		"$(awk '/^Requests\/sec:/ { print $2 } /^tps = / { print $3 }' "$out" | tail -n 1)" >&2
+}
+
+# bench_case TIER ENDPOINT PATH ACCEPT CONNS PIPELINE SERVER[:PGBENCH SCRIPT]...
+# Repetitions are interleaved (webgres, then each reference, REPS times) so a
+# drift in the machine's speed hits every server alike.
+declare -A PRIMED=()
+bench_case() {
+	local tier=$1 endpoint=$2 path=$3 accept=$4 conns=$5 pipe=$6
+	shift 6
+	[ -n "${ONLY:-}" ] && ! [[ $endpoint =~ ^($ONLY)$ ]] && return 0
+	local spec server script rep status live=()
+	for spec in "$@"; do
+		server=${spec%%:*}
+		[ "$server" = webgres ] && [ "$WEBGRES" != 1 ] && continue
+		if [ "$server" != pgbench ]; then
+			status=$(http_status "$(server_url "$server")$path" 5)
+			if [ "$status" != 200 ]; then
+				log "skip: $server $path answers $status"
+				printf '{"tier":"%s","endpoint":"%s","path":"%s","conns":%d,"pipeline":%d,"server":"%s","unavailable":"HTTP %s"}\n' \
+					"$tier" "$endpoint" "$path" "$conns" "$pipe" "$server" "$status" >> "$CASES"
+				continue
+			fi
+			# a short unrecorded primer the first time a server sees a path
+			if [ -z "${PRIMED[$server$path]:-}" ]; then
+				wrk_cmd "$RAW/primer.txt" "$(server_url "$server")$path" "$accept" 8 1 report.lua || true
+				PRIMED[$server$path]=1
+			fi
+		fi
+		live+=("$spec")
+	done
+	for rep in $(seq 1 "$REPS"); do
+		for spec in "${live[@]}"; do
+			server=${spec%%:*}; script=""
+			[ "$spec" != "$server" ] && script=${spec#*:}
+			run_one "$server" "$tier" "$endpoint" "$path" "$accept" "$conns" "$pipe" "$rep" "$DURATION" "$script"
+			sleep 0.5
+		done
+	done
+}
+
+{
+	echo "{"
+	echo "\"stamp\": \"$STAMP\","
+	echo "\"quick\": $QUICK, \"reps\": $REPS, \"duration_s\": $DURATION, \"workers\": $WORKERS,"
+	echo "\"conns\": [$(echo $CONNS | tr ' ' ',')], \"qconns\": $QCONNS, \"wrk_threads\": $THREADS,"
+	echo "\"node_pool\": $NODE_POOL, \"soak\": $SOAK, \"profile\": $PROFILE,"
+	echo "\"git\": $(jstr "$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)"),"
+	echo "\"nproc\": $(nproc), \"cpu\": $(jstr "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"),"
+	echo "\"kernel\": $(jstr "$(uname -r)"), \"postgres\": $(jstr "$(pg_config --version)"),"
+	echo "\"libh2o\": $(jstr "$(dpkg-query -W -f='${Version}' libh2o-evloop0.13 2>/dev/null || dpkg-query -W -f='${Version}' libh2o-evloop-dev 2>/dev/null || echo unknown)"),"
+	echo "\"node\": $(jstr "$(node --version)"), \"wrk\": $(jstr "$(wrk -v 2>&1 | head -n 1 | cut -d' ' -f2)"),"
+	echo "\"mem_total_kib\": $(awk '/^MemTotal:/ { print $2 }' /proc/meminfo)"
+	echo "}"
+} > "$RAW/meta.json"
+
+# --- tier 3a: worker RSS over a fixed number of requests --------------------
+[ "$WEBGRES" = 1 ] && note rss_idle "$(rss_json)"
+done_reqs=0
+for step in $RSS_STEPS; do
+	n=$(( step - done_reqs ))
+	[ "$n" -gt 0 ] || continue
+	log "RSS tier: $n more /db requests (to $step)"
+	rm -f "$TMP/rss-marker".*
+	wrk -t "$THREADS" -c 64 -d 600s --timeout 8 -s "$BENCH/wrk/soak.lua" \
+		"http://127.0.0.1:$WG_PORT" -- $(( (n + THREADS - 1) / THREADS )) 0 0 "$TMP/rss-marker" > "$RAW/rss.$step.txt" 2>&1 &
+	wpid=$!; PIDS+=("$wpid")
+	for _ in $(seq 1 6000); do
+		[ "$(ls "$TMP"/rss-marker.* 2>/dev/null | wc -l)" -ge "$THREADS" ] && break
+		kill -0 "$wpid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -INT "$wpid" 2>/dev/null || true
+	wait "$wpid" || true
+	done_reqs=$step
+	note "rss_after_$step" "$(rss_json)"
+	note "rss_run_$step" "$(sed -n 's/^WRKJSON //p' "$RAW/rss.$step.txt" | tail -n 1 | grep . || echo null)"
+done
+
+# --- tier 1 + 2 + 4: TechEmpower endpoints against the references ----------
+log "TechEmpower endpoints: $REPS repetition(s) of ${DURATION}s, connections $CONNS (queries: $QCONNS)"
+for c in $CONNS; do
+	bench_case tfb plaintext /plaintext "$ACCEPT_PLAIN" "$c" 1 webgres h2o node-pg
+	bench_case tfb json /json "$ACCEPT_JSON" "$c" 1 webgres h2o node-pg
+	bench_case tfb db /db "$ACCEPT_JSON" "$c" 1 webgres "pgbench:$BENCH/pgbench/db.sql" node-pg
+	bench_case tfb fortunes /fortunes "$ACCEPT_HTML" "$c" 1 webgres "pgbench:$BENCH/pgbench/fortunes.sql" node-pg
+	bench_case tfb plaintext-pipelined /plaintext "$ACCEPT_PLAIN" "$c" 16 webgres h2o node-pg
+done
+for q in 1 5 20; do
+	bench_case tfb queries "/queries?queries=$q" "$ACCEPT_JSON" "$QCONNS" 1 webgres node-pg
+done
+for q in 1 5 20; do
+	if [ "$q" = 1 ]; then script=$BENCH/pgbench/updates.sql
+	else script=$TMP/updates-$q.sql; "$BENCH/pgbench/updates.sh" "$q" > "$script"; fi
+	bench_case tfb updates "/updates?queries=$q" "$ACCEPT_JSON" "$QCONNS" 1 webgres "pgbench:$script" node-pg
+done
+for n in 1 20 100; do
+	bench_case tfb cached-queries "/cached-queries?count=$n" "$ACCEPT_JSON" "$QCONNS" 1 webgres node-pg
+done
+mid=$(echo $CONNS | awk '{ print $(int((NF + 1) / 2)) }')
+bench_case overhead select1 /select1 "$ACCEPT_PLAIN" "$mid" 1 webgres
+[ "$WEBGRES" = 1 ] && note rss_after_cases "$(rss_json)"
+
+# --- tier 4: where the time goes (PROFILE=1) --------------------------------
+if [ "$PROFILE" = 1 ]; then
+	if ! command -v perf >/dev/null; then
+		note profile '"perf is not installed (apt-get install linux-perf)"'
+	elif ! perf record -e cpu-clock -o "$TMP/probe.data" -- true >/dev/null 2>&1; then
+		note profile '"perf record does not work on this machine (perf_event_paranoid or no PMU access)"'
+	else
+		for path in /plaintext /db; do
+			pids=$(worker_pids | tr ' ' ',')
+			[ -n "$pids" ] || break
+			log "profiling $path on workers $pids"
+			wrk_cmd "$RAW/profile-load.txt" "http://127.0.0.1:$WG_PORT$path" "$ACCEPT_JSON" "$mid" $(( DURATION + 2 )) report.lua &
+			wpid=$!; PIDS+=("$wpid")
+			sleep 1
+			perf record -e cpu-clock -F 999 -g -p "$pids" -o "$TMP/perf.data" -- sleep "$DURATION" > /dev/null 2>&1 || true
+			wait "$wpid" || true
+			name=$(printf %s "$path" | tr -c 'A-Za-z0-9' '_')
+			{
+				perf report -i "$TMP/perf.data" --stdio --no-children -g none --sort dso 2>/dev/null \
+					| grep -E '^ +[0-9.]+%' | sed 's/[[:space:]-]*$//' | head -n 8
+				echo
+				perf report -i "$TMP/perf.data" --stdio --no-children -g none --sort dso,symbol 2>/dev/null \
+					| grep -E '^ +[0-9.]+%' | sed 's/[[:space:]-]*$//' | head -n 30
+			} > "$RAW/profile$name.txt" || true
+			note "profile:$path" "$(python3 -c 'import json,sys; print(json.dumps(open(sys.argv[1]).read()))' "$RAW/profile$name.txt")"
+		done
+		note profile '"perf record -e cpu-clock -g on the webgres workers (software clock: this machine exposes no hardware counters)"'
+	fi
+fi
+
+# --- soak and faults (SOAK=1) -----------------------------------------------
+if [ "$SOAK" = 1 ]; then
+	log "soak: $SOAK_REQUESTS requests through 256 connections (10% raise, 1% sleep past the handler timeout)"
+	"$CLUSTER" psql "$PGDIR" -d postgres -c "ALTER SYSTEM SET webgres.handler_timeout = $HANDLER_TIMEOUT_MS" \
+		-c "SELECT pg_reload_conf()" > /dev/null 2>&1 || log "note: could not set webgres.handler_timeout"
+	sleep 1
+	note soak_rss_before "$(rss_json)"
+	rm -f "$TMP/soak-marker".*
+	wrk -t "$THREADS" -c 256 -d 1800s --timeout 8 --latency -s "$BENCH/wrk/soak.lua" \
+		"http://127.0.0.1:$WG_PORT" -- $(( (SOAK_REQUESTS + THREADS - 1) / THREADS )) 10 1 "$TMP/soak-marker" > "$RAW/soak.txt" 2>&1 &
+	wpid=$!; PIDS+=("$wpid")
+	for _ in $(seq 1 18000); do
+		[ "$(ls "$TMP"/soak-marker.* 2>/dev/null | wc -l)" -ge "$THREADS" ] && break
+		kill -0 "$wpid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -INT "$wpid" 2>/dev/null || true
+	wait "$wpid" || true
+	note soak "$(sed -n 's/^WRKJSON //p' "$RAW/soak.txt" | tail -n 1 | grep . || echo null)"
+	note soak_rss_after "$(rss_json)"
+
+	# TechEmpower's synchronous_commit = off lets a crash lose the last
+	# commits, acknowledged or not; the durability check needs it on.
+	log "faults under load: restart -m fast, restart -m immediate, SIGKILL of a worker"
+	"$CLUSTER" psql "$PGDIR" -d postgres -c "ALTER SYSTEM SET synchronous_commit = on" \
+		-c "SELECT pg_reload_conf()" > /dev/null
+	sleep 1
+	rm -f "$TMP/ack.stop"
+	python3 "$BENCH/ackclient.py" "$WG_PORT" "$RAW/acked.txt" "$TMP/ack.stop" 600 > "$RAW/ackclient.json" 2> "$RAW/ackclient.err" &
+	apid=$!; PIDS+=("$apid")
+	wrk -t "$THREADS" -c 64 -d 600s --timeout 2 -s "$BENCH/wrk/report.lua" \
+		"http://127.0.0.1:$WG_PORT/db" > "$RAW/faults-load.txt" 2>&1 &
+	lpid=$!; PIDS+=("$lpid")
+	for fault in restart-fast restart-immediate kill-worker; do
+		sleep 3
+		t0=$(now_ms)
+		case $fault in
+		restart-fast) "$CLUSTER" stop "$PGDIR" fast; "$CLUSTER" start "$PGDIR" ;;
+		restart-immediate) "$CLUSTER" stop "$PGDIR" immediate; "$CLUSTER" start "$PGDIR" ;;
+		kill-worker)
+			victim=$(worker_pids | awk '{ print $1 }')
+			if [ -n "$victim" ]; then kill -KILL "$victim"; else log "no worker found to kill"; fi
+			sleep 0.2 ;;
+		esac
+		waited=$(wait_200 "http://127.0.0.1:$WG_PORT/db" 60) || true
+		if [ "$waited" -ge 0 ]; then ms=$(( $(now_ms) - t0 )); else ms=-1; fi
+		note "fault_$fault" "{\"resumed_ms\":$ms}"
+		log "  $fault: serving again after $ms ms"
+	done
+	sleep 2
+	touch "$TMP/ack.stop"
+	wait "$apid" || true
+	kill -INT "$lpid" 2>/dev/null || true
+	wait "$lpid" || true
+	note fault_load "$(sed -n 's/^WRKJSON //p' "$RAW/faults-load.txt" | tail -n 1 | grep . || echo null)"
+	acked=$(wc -l < "$RAW/acked.txt")
+	present=0
+	if [ "$acked" -gt 0 ]; then
+		cp "$RAW/acked.txt" "$TMP/acked.txt"; chmod 644 "$TMP/acked.txt"
+		present=$("$CLUSTER" psql "$PGDIR" -d hello_world -At \
+			-c "CREATE TEMP TABLE acked (id bigint)" \
+			-c "\\copy acked FROM '$TMP/acked.txt'" \
+			-c "SELECT count(*) FROM acked JOIN bench_ack USING (id)" | tail -n 1)
+	fi
+	note durability "{\"acknowledged\":$acked,\"present\":${present:-0},\"client\":$(cat "$RAW/ackclient.json" 2>/dev/null | grep . || echo null)}"
+fi
+
+# --- report -------------------------------------------------------------------
+log "writing the report"
+python3 "$BENCH/report.py" build "$OUT"
+mkdir -p "$BENCH/results/latest"
+cp "$OUT/report.md" "$OUT/chart.svg" "$OUT/results.json" "$BENCH/results/latest/"
+log "done: $OUT/report.md (copied to bench/results/latest/)"
