@@ -138,11 +138,12 @@ is($node->safe_psql('postgres', 'SELECT string_agg(n::text, \',\' ORDER BY n) FR
 # Bodies up to webgres.max_body_size; larger ones get 413.
 $node->append_conf('postgresql.conf', "webgres.max_body_size = 1000\n");
 $node->reload;
-sleep 1.5;
+my $deadline = time() + 20;
+do { $res = WebgresTest::request($port, 'POST', '/echo/a/b', body => 'x' x 5000) }
+  until $res->{status} == 413 || time() > $deadline;
+is($res->{status}, 413, 'body over webgres.max_body_size (after reload): 413');
 $res = WebgresTest::request($port, 'POST', '/echo/a/b', body => 'x' x 900);
 is($res->{status}, 200, 'body under the limit accepted');
-$res = WebgresTest::request($port, 'POST', '/echo/a/b', body => 'x' x 5000);
-is($res->{status}, 413, 'body over webgres.max_body_size: 413');
 
 # Keep-alive: several requests on one connection.
 my $s = WebgresTest::connect_to($port);
