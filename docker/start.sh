@@ -31,11 +31,13 @@ init_only=false
 log() { echo "webgres: $*" >&2; }
 
 # Per-start settings go to their own file, included last, so they win.
+# $1: the number of HTTP workers (0 while the database is being loaded, so
+# that nothing answers from a half-made hello_world).
 write_runtime_conf() {
 	{
 		echo "# written by docker/start.sh on every start"
 		echo "webgres.listen = '$listen'"
-		echo "webgres.workers = $workers"
+		echo "webgres.workers = $1"
 		echo "max_worker_processes = $((workers + 8))"
 		echo "listen_addresses = '$pg_listen'"
 	} | "$cluster" as-owner tee "$data/webgres.runtime.conf" >/dev/null
@@ -68,7 +70,7 @@ if [ ! -f "$data/PG_VERSION" ]; then
 	# Clients from outside the container (TFB's verifier reading the counts)
 	# log in with a password; the socket stays trust for the scripts.
 	echo "host all all all scram-sha-256" | "$cluster" as-owner tee -a "$data/pg_hba.conf" >/dev/null
-	write_runtime_conf
+	write_runtime_conf 0
 	"$cluster" start "$data"
 	PGHOST=$data/socket PGPORT=$pgport "$here/scripts/tfb-db.sh"
 	"$cluster" stop "$data"
@@ -76,7 +78,7 @@ if [ ! -f "$data/PG_VERSION" ]; then
 fi
 $init_only && exit 0
 
-write_runtime_conf
+write_runtime_conf "$workers"
 "$cluster" start "$data"
 pid=$(head -n 1 "$data/postmaster.pid")
 
