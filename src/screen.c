@@ -295,7 +295,7 @@ screen_request(const char *buf, size_t len, ScreenResult *res)
 	if (res->method_len == 0)
 		return fail(res, 400, "the request method is empty or not a token");
 	if (res->method_len > SCREEN_MAX_METHOD)
-		return fail(res, 501, "the request method is not implemented");
+		return fail(res, 501, "the request method is longer than any this server supports");
 	if (i >= len || buf[i] != ' ')
 		return fail(res, 400, "the request method is not a token");
 	i++;
@@ -321,7 +321,7 @@ screen_request(const char *buf, size_t len, ScreenResult *res)
 	i += 10;
 
 	if (res->method_len == 7 && memcmp(res->method, "CONNECT", 7) == 0)
-		return fail(res, 501, "CONNECT is not implemented");
+		return fail(res, 501, "CONNECT is not supported by an origin server");
 	if (!screen_target(res->target, res->target_len, res))
 		return false;
 
