@@ -22,7 +22,6 @@ typedef struct RequestData
 	MemoryContext cxt;			/* where fetched values live */
 	const char *path;			/* without the query string */
 	size_t		pathlen;
-	PathSegments segments;
 	PathCapture *caps;			/* the current route's captures */
 	int			ncaps;
 	ParamListInfo params;

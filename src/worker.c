@@ -207,26 +207,21 @@ method_matches(const Route *r, h2o_req_t *req, bool is_head)
  * first matching route is one and the route table was checked recently.
  */
 static bool
-serve_cached(h2o_req_t *req, char **body, size_t *bodylen)
+serve_cached(h2o_req_t *req, const PathSegments *segs, bool is_head,
+			 char **body, size_t *bodylen)
 {
 	RouteTable *routes = routes_peek();
-	PathSegments segs;
 	PathCapture caps[MAX_PATH_SEGMENTS + 1];
-	const char *path = req->path.base;
-	size_t		pathlen = (req->query_at == SIZE_MAX) ? req->path.len : req->query_at;
-	bool		is_head;
 
 	if (routes == NULL ||
-		GetCurrentTimestamp() - last_transaction_at > CONSTANT_ROUTE_RECHECK_MS * 1000 ||
-		!path_split(path, pathlen, &segs))
+		GetCurrentTimestamp() - last_transaction_at > CONSTANT_ROUTE_RECHECK_MS * 1000)
 		return false;
 
-	is_head = h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD"));
 	for (int i = 0; i < routes->nroutes; i++)
 	{
 		Route	   *r = &routes->routes[i];
 
-		if (pattern_match(&r->pattern, &segs, caps) < 0 || !method_matches(r, req, is_head))
+		if (pattern_match(&r->pattern, segs, caps) < 0 || !method_matches(r, req, is_head))
 			continue;
 		if (r->cached == NULL)
 			return false;
@@ -248,8 +243,11 @@ serve(h2o_req_t *req, char **body, size_t *bodylen)
 	const char *volatile label = NULL;
 	TimestampTz started;
 	bool		is_head = h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD"));
+	size_t		pathlen = (req->query_at == SIZE_MAX) ? req->path.len : req->query_at;
+	PathSegments segs;
+	bool		split = path_split(req->path.base, pathlen, &segs);
 
-	if (serve_cached(req, body, bodylen))
+	if (split && serve_cached(req, &segs, is_head, body, bodylen))
 		return;
 
 	SetCurrentStatementStartTimestamp();
@@ -272,7 +270,7 @@ serve(h2o_req_t *req, char **body, size_t *bodylen)
 
 		if (!routes->installed)
 			response_simple(req, 503, "Service Unavailable", body, bodylen);
-		else if (!path_split(rd.path, rd.pathlen, &rd.segments))
+		else if (!split)
 			response_simple(req, rd.pathlen > 0 && rd.path[0] == '/' ? 414 : 400,
 							rd.pathlen > 0 && rd.path[0] == '/' ? "URI Too Long" : "Bad Request",
 							body, bodylen);
@@ -289,7 +287,7 @@ serve(h2o_req_t *req, char **body, size_t *bodylen)
 			for (int i = 0; i < routes->nroutes && !answered; i++)
 			{
 				Route	   *r = &routes->routes[i];
-				int			ncaps = pattern_match(&r->pattern, &rd.segments, caps);
+				int			ncaps = pattern_match(&r->pattern, &segs, caps);
 
 				if (ncaps < 0)
 					continue;
@@ -312,7 +310,7 @@ serve(h2o_req_t *req, char **body, size_t *bodylen)
 			if (!answered)
 			{
 				const char *allow = (path_matched && !method_matched) ?
-					allowed_methods(routes, &rd.segments, caps) : NULL;
+					allowed_methods(routes, &segs, caps) : NULL;
 
 				if (allow != NULL && allow[0] != '\0')
 				{
