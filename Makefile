@@ -38,7 +38,10 @@ REGRESS = $(patsubst test/regress/sql/%.sql,%,$(sort $(wildcard test/regress/sql
 REGRESS_OPTS = --inputdir=test/regress --outputdir=test/regress
 
 PG_CONFIG ?= pg_config
-PG_CPPFLAGS = -DH2O_USE_LIBUV=0 -Isrc
+# -MMD -MP: each object also depends on the headers it includes (PGXS
+# tracks them only in server builds configured with --enable-depend), so
+# changing a struct in a header rebuilds every file that uses it.
+PG_CPPFLAGS = -DH2O_USE_LIBUV=0 -Isrc -MMD -MP
 # -Wextra minus unused parameters: callbacks have fixed signatures, and
 # Postgres' own headers trip it.
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter
@@ -58,7 +61,7 @@ endif
 # sanitized run installs the normal library again.
 BUILD_MODE = .build-mode
 $(shell echo 'SANITIZE=$(SANITIZE)' | cmp -s - $(BUILD_MODE) 2>/dev/null || echo 'SANITIZE=$(SANITIZE)' > $(BUILD_MODE))
-EXTRA_CLEAN = $(BUILD_MODE)
+EXTRA_CLEAN = $(BUILD_MODE) $(OBJS:.o=.d)
 
 # No JIT bitcode: handlers are SQL, and the build stays quick.
 override with_llvm = no
@@ -71,6 +74,7 @@ all install:
 else
 include $(PGXS)
 $(OBJS): $(BUILD_MODE)
+-include $(OBJS:.o=.d)
 endif
 
 .PHONY: deps test run bench fuzz
