@@ -19,6 +19,7 @@ OBJS = \
 	src/routes.o \
 	src/pattern.o \
 	src/handler.o \
+	src/simple_eval.o \
 	src/splice.o \
 	src/request.o \
 	src/response.o \

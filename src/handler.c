@@ -12,6 +12,7 @@
 
 #include "handler.h"
 #include "response.h"
+#include "simple_eval.h"
 
 /*
  * Handlers run as their route's owner, as a security-restricted operation:
@@ -74,6 +75,7 @@ prepare_route(Route *route)
 			route->read_only = false;
 	}
 	route->plan = plan;
+	memset(&route->simple, 0, sizeof(route->simple));
 	route->constant = route->read_only && plan_is_constant(plan);
 }
 
@@ -93,6 +95,8 @@ handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen)
 	int			rc;
 	ErrorContextCallback errcallback;
 	bool		found;
+	TupleDesc	desc = NULL;
+	HeapTuple	tuple = NULL;
 
 	errcallback.callback = route_error_context;
 	errcallback.arg = route;
@@ -105,21 +109,36 @@ handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen)
 	if (route->plan == NULL)
 		prepare_route(route);
 
-	/* A SELECT needs only its first row; anything else must run to completion. */
-	rc = SPI_execute_plan_with_paramlist(route->plan, rd->params,
-										 route->read_only && !rd->wrote,
-										 route->spliced.is_select ? 1 : 0);
-	if (!route->read_only)
-		rd->wrote = true;
-	if (rc < 0)
-		elog(ERROR, "could not run handler: %s", SPI_result_code_string(rc));
+	if (route->read_only && !rd->wrote &&
+		simple_eval_run(route->plan, &route->simple, rd->params, &desc, &tuple))
+	{
+		SetUserIdAndSecContext(save_userid, save_sec_context);
+		found = true;
+	}
+	else
+	{
+		/* A SELECT needs only its first row; anything else must run to completion. */
+		rc = SPI_execute_plan_with_paramlist(route->plan, rd->params,
+											 route->read_only && !rd->wrote,
+											 route->spliced.is_select ? 1 : 0);
+		if (!route->read_only)
+			rd->wrote = true;
+		if (rc < 0)
+			elog(ERROR, "could not run handler: %s", SPI_result_code_string(rc));
 
-	SetUserIdAndSecContext(save_userid, save_sec_context);
+		SetUserIdAndSecContext(save_userid, save_sec_context);
 
-	found = (SPI_processed > 0 && SPI_tuptable != NULL);
+		found = (SPI_processed > 0 && SPI_tuptable != NULL);
+		if (found)
+		{
+			desc = SPI_tuptable->tupdesc;
+			tuple = SPI_tuptable->vals[0];
+		}
+	}
+
 	if (found)
 	{
-		response_from_row(rd->req, SPI_tuptable->tupdesc, SPI_tuptable->vals[0], body, bodylen);
+		response_from_row(rd->req, desc, tuple, body, bodylen);
 		if (route->constant && route->cached == NULL)
 			route->cached = response_capture(rd->req, *body, *bodylen,
 											 GetMemoryChunkContext(route->handler));

@@ -13,6 +13,7 @@
 #include "executor/spi.h"
 
 #include "pattern.h"
+#include "simple_eval.h"
 #include "splice.h"
 
 typedef struct Route
@@ -29,6 +30,7 @@ typedef struct Route
 	bool		read_only;		/* plan only reads: SELECT without locks or writes */
 	bool		constant;		/* plan folds to one constant row */
 	struct CachedResponse *cached;	/* that row's response, once built */
+	SimpleEvalCache simple;		/* whether the plan is one row of expressions */
 	SplicedHandler spliced;
 } Route;
 
