@@ -46,8 +46,12 @@ $$;
 -- bulk reads are not) and return the updated rows as a JSON array.
 -- Rows are handled in id order so that two requests running at once lock
 -- them in the same order and cannot deadlock.
+-- plan_cache_mode: with the arrays' lengths known, a custom plan of the
+-- UPDATE always looks cheaper than the generic one, so plpgsql would plan it
+-- again on every call (a sixth of the time of /updates?queries=1).
 CREATE OR REPLACE FUNCTION update_worlds(wanted integer[]) RETURNS json
-LANGUAGE plpgsql VOLATILE STRICT AS $$
+LANGUAGE plpgsql VOLATILE STRICT
+SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
   wanted_id integer;
   current record;
@@ -55,7 +59,9 @@ DECLARE
   numbers integer[] := '{}';
   objects json[] := '{}';
 BEGIN
-  wanted := ARRAY(SELECT x FROM unnest(wanted) AS x ORDER BY x);
+  IF cardinality(wanted) > 1 THEN
+    wanted := ARRAY(SELECT x FROM unnest(wanted) AS x ORDER BY x);
+  END IF;
   FOREACH wanted_id IN ARRAY wanted LOOP
     SELECT id, randomnumber INTO current FROM world WHERE id = wanted_id;
     CONTINUE WHEN NOT FOUND;
