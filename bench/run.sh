@@ -160,7 +160,7 @@ CREATE FUNCTION bench_raise() RETURNS text LANGUAGE plpgsql AS
   $$BEGIN RAISE EXCEPTION 'bench: a handler that fails on purpose'; END$$;
 INSERT INTO webgres.routes (method, path, handler) VALUES
   -- volatile on purpose: webgres answers a handler that folds to constants
-  -- from memory; this one runs a transaction and the executor every time
+  -- from memory; this one runs a transaction every time
   ('GET', '/select1', $$SELECT 200 AS status, 'text/plain' AS content_type,
       CASE WHEN random() >= 0 THEN 'x' END AS body$$),
   ('GET', '/bench/raise', $$SELECT 200 AS status, bench_raise() AS body$$),
@@ -171,6 +171,20 @@ INSERT INTO webgres.routes (method, path, handler) VALUES
 SQL
 }
 [ "$WEBGRES" = 1 ] && bench_routes
+
+# handler_sql PATH: a pgbench script running the SQL of the TFB route at
+# PATH exactly as its handler has it: what a client that asks Postgres for
+# the finished response over a socket gets.  Empty without webgres.
+handler_sql() {
+	local f=$TMP/handler$(echo "$1" | tr -c 'A-Za-z0-9' '_').sql
+	: > "$f"
+	if [ "$WEBGRES" = 1 ]; then
+		"$CLUSTER" psql "$PGDIR" -d hello_world -At \
+			-c "SELECT handler || ';' FROM webgres.routes WHERE method = 'GET' AND path = '$1'" > "$f"
+	fi
+	echo "$f"
+}
+JSON_SQL=$(handler_sql /json); DB_SQL=$(handler_sql /db); FORTUNES_SQL=$(handler_sql /fortunes)
 
 if [ "$WEBGRES" = 1 ]; then
 	log "restarting to time a cold start (pg_ctl start to the first 200 on /plaintext)"
@@ -234,7 +248,7 @@ server_url() {
 # the processes whose CPU time a server's figures are charged with
 server_ticks() {
 	case $1 in
-	webgres|pgbench) tree_ticks "$(postmaster_pid)" ;;
+	webgres|pgbench|pgbench-sql) tree_ticks "$(postmaster_pid)" ;;
 	h2o) tree_ticks "$H2O_PID" ;;
 	node-pg) echo $(( $(tree_ticks "$NODE_PID") + $(tree_ticks "$(postmaster_pid)") )) ;;
 	esac
@@ -271,7 +285,7 @@ run_one() {
 	local out="$RAW/$tier.$server.$(echo "$path" | tr -c 'A-Za-z0-9=' '_').c$conns.p$pipe.r$rep.txt"
 	local t0 t1 w0 w1 result
 	t0=$(server_ticks "$server"); w0=$(now_ms)
-	if [ "$server" = pgbench ]; then
+	if [[ $server == pgbench* ]]; then
 		pgbench_cmd "$out" "$pgscript" "$conns" "$secs"
 	elif [ "$pipe" -gt 1 ]; then
 		wrk_cmd "$out" "$(server_url "$server")$path" "$accept" "$conns" "$secs" pipeline.lua "$pipe" || true
@@ -300,7 +314,9 @@ bench_case() {
 	for spec in "$@"; do
 		server=${spec%%:*}
 		[ "$server" = webgres ] && [ "$WEBGRES" != 1 ] && continue
-		if [ "$server" != pgbench ]; then
+		# pgbench-sql needs the handler's SQL, which only a webgres run has
+		[[ $server == pgbench-sql && ! -s ${spec#*:} ]] && continue
+		if [[ $server != pgbench* ]]; then
 			status=$(http_status "$(server_url "$server")$path" 5)
 			if [ "$status" != 200 ]; then
 				log "skip: $server $path answers $status"
@@ -368,9 +384,10 @@ done
 log "TechEmpower endpoints: $REPS repetition(s) of ${DURATION}s, connections $CONNS (queries: $QCONNS)"
 for c in $CONNS; do
 	bench_case tfb plaintext /plaintext "$ACCEPT_PLAIN" "$c" 1 webgres h2o node-pg
-	bench_case tfb json /json "$ACCEPT_JSON" "$c" 1 webgres h2o node-pg
-	bench_case tfb db /db "$ACCEPT_JSON" "$c" 1 webgres "pgbench:$BENCH/pgbench/db.sql" node-pg
-	bench_case tfb fortunes /fortunes "$ACCEPT_HTML" "$c" 1 webgres "pgbench:$BENCH/pgbench/fortunes.sql" node-pg
+	bench_case tfb json /json "$ACCEPT_JSON" "$c" 1 webgres h2o "pgbench-sql:$JSON_SQL" node-pg
+	bench_case tfb db /db "$ACCEPT_JSON" "$c" 1 webgres "pgbench:$BENCH/pgbench/db.sql" "pgbench-sql:$DB_SQL" node-pg
+	bench_case tfb fortunes /fortunes "$ACCEPT_HTML" "$c" 1 webgres "pgbench:$BENCH/pgbench/fortunes.sql" \
+		"pgbench-sql:$FORTUNES_SQL" node-pg
 	bench_case tfb plaintext-pipelined /plaintext "$ACCEPT_PLAIN" "$c" 16 webgres h2o node-pg
 done
 for q in 1 5 20; do
