@@ -27,6 +27,7 @@ OBJS = \
 	src/querystring.o \
 	src/formscan.o \
 	src/html.o \
+	src/sample.o \
 	src/functions.o \
 	src/stats.o \
 	src/cache.o

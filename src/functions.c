@@ -6,13 +6,16 @@
 
 #include "access/htup_details.h"
 #include "catalog/pg_authid.h"
+#include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/inval.h"
 #include "utils/jsonb.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
@@ -20,9 +23,11 @@
 #include "html.h"
 #include "pattern.h"
 #include "querystring.h"
+#include "sample.h"
 
 PG_FUNCTION_INFO_V1(webgres_html_escape);
 PG_FUNCTION_INFO_V1(webgres_int_param);
+PG_FUNCTION_INFO_V1(webgres_random_distinct_ints);
 PG_FUNCTION_INFO_V1(webgres_body_text);
 PG_FUNCTION_INFO_V1(webgres_body_json);
 PG_FUNCTION_INFO_V1(webgres_body_form);
@@ -92,6 +97,63 @@ webgres_int_param(PG_FUNCTION_ARGS)
 	if (v > hi)
 		v = hi;
 	PG_RETURN_INT32((int32) v);
+}
+
+/*
+ * random_distinct_ints(count, min, max): count distinct integers drawn
+ * uniformly at random from [min, max], in random order (src/sample.c).
+ */
+Datum
+webgres_random_distinct_ints(PG_FUNCTION_ARGS)
+{
+	int32		count = PG_GETARG_INT32(0);
+	int32		min = PG_GETARG_INT32(1);
+	int32		max = PG_GETARG_INT32(2);
+	int64		range;
+	Size		nbytes;
+	ArrayType  *result;
+
+	if (count < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("random_distinct_ints: count (%d) must not be negative", count),
+				 errhint("Ask for 0 or more values.")));
+	if (min > max)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("random_distinct_ints: min (%d) is greater than max (%d)", min, max),
+				 errhint("Give the bounds of the range in order: min <= max.")));
+	range = (int64) max - (int64) min + 1;
+	if (count > range)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("random_distinct_ints: count (%d) is greater than the number of integers in [%d, %d] (" INT64_FORMAT ")",
+						count, min, max, range),
+				 errhint("Ask for at most max - min + 1 values, or widen the range.")));
+	if ((Size) count > MaxArraySize)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("random_distinct_ints: count (%d) exceeds the maximum array size (%d)",
+						count, (int) MaxArraySize)));
+
+	if (count == 0)
+		PG_RETURN_ARRAYTYPE_P(construct_empty_array(INT4OID));
+
+	/*
+	 * A one-dimensional int4[] without nulls, filled in place: its data
+	 * starts right after the header (ARR_DATA_PTR says the same, but trips
+	 * -Wsign-compare).
+	 */
+	nbytes = ARR_OVERHEAD_NONULLS(1) + (Size) count * sizeof(int32);
+	result = (ArrayType *) palloc0(nbytes);
+	SET_VARSIZE(result, nbytes);
+	result->ndim = 1;
+	result->dataoffset = 0;
+	result->elemtype = INT4OID;
+	ARR_DIMS(result)[0] = count;
+	ARR_LBOUND(result)[0] = 1;
+	sample_distinct_int32((int32 *) ((char *) result + ARR_OVERHEAD_NONULLS(1)), count, min, max);
+	PG_RETURN_ARRAYTYPE_P(result);
 }
 
 Datum
