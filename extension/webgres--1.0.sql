@@ -62,13 +62,6 @@ CREATE FUNCTION webgres.int_param(value text, "default" integer, min integer, ma
 COMMENT ON FUNCTION webgres.int_param(text, integer, integer, integer) IS
   'Parses value as an integer clamped to [min, max]; default when value is NULL, empty or not an integer.';
 
-CREATE FUNCTION webgres.random_distinct_ints(count integer, min integer, max integer)
-	RETURNS integer[]
-	LANGUAGE c VOLATILE STRICT PARALLEL RESTRICTED
-	AS 'MODULE_PATHNAME', 'webgres_random_distinct_ints';
-COMMENT ON FUNCTION webgres.random_distinct_ints(integer, integer, integer) IS
-  'count distinct integers drawn uniformly at random from [min, max], in random order; O(count).';
-
 CREATE FUNCTION webgres.body_text(bytea) RETURNS text
 	LANGUAGE c IMMUTABLE STRICT PARALLEL SAFE
 	AS 'MODULE_PATHNAME', 'webgres_body_text';

@@ -44,6 +44,8 @@ SQL
 psql -d hello_world <<'SQL'
 CREATE EXTENSION IF NOT EXISTS pg_stat_statements;
 CREATE EXTENSION IF NOT EXISTS webgres;
+-- A database made by an earlier webgres gets what this one added.
+ALTER EXTENSION webgres UPDATE;
 ALTER DATABASE hello_world SET pg_stat_statements.track = 'all';
 -- benchmarkdbuser adds its own routes (row-level security keeps them apart).
 GRANT SELECT, INSERT, UPDATE, DELETE ON webgres.routes TO benchmarkdbuser;

@@ -1,0 +1,39 @@
+-- Versions: a new database gets the latest, and every older version
+-- updates to it.  Runs last: it drops and re-creates the extension.
+SET client_min_messages = warning;
+DROP EXTENSION IF EXISTS webgres CASCADE;
+
+CREATE EXTENSION webgres;
+SELECT extversion FROM pg_extension WHERE extname = 'webgres';
+SELECT version FROM pg_available_extension_versions WHERE name = 'webgres' ORDER BY version;
+
+-- 1.0 had no sampler; updating adds it, and what was there stays.
+DROP EXTENSION webgres;
+CREATE EXTENSION webgres VERSION '1.0';
+SELECT to_regprocedure('webgres.random_distinct_ints(integer, integer, integer)') IS NULL AS absent;
+INSERT INTO webgres.routes (method, path, handler) VALUES ('GET', '/kept', $$SELECT 'k' AS body$$);
+ALTER EXTENSION webgres UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'webgres';
+SELECT cardinality(webgres.random_distinct_ints(3, 1, 3)) AS drawn;
+SELECT path FROM webgres.routes;
+
+-- An updated database has exactly what a new one has.
+CREATE TEMP TABLE updated AS
+  SELECT pg_describe_object(classid, objid, objsubid) AS object
+  FROM pg_depend WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
+    AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'webgres');
+DROP EXTENSION webgres;
+CREATE EXTENSION webgres;
+SELECT object, 'only after update' AS side FROM (
+  SELECT object FROM updated
+  EXCEPT
+  SELECT pg_describe_object(classid, objid, objsubid)
+  FROM pg_depend WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
+    AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'webgres')) d
+UNION ALL
+SELECT object, 'only when new' FROM (
+  SELECT pg_describe_object(classid, objid, objsubid) AS object
+  FROM pg_depend WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
+    AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'webgres')
+  EXCEPT
+  SELECT object FROM updated) n;
