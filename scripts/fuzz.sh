@@ -10,6 +10,10 @@ set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-${FUZZ_SECONDS:-60}}
 shift || true
+# libFuzzer reads -max_total_time=0 as "no limit": refuse it rather than hang.
+case $seconds in
+	''|*[!0-9]*|0) echo "fuzz: SECONDS must be a whole number above 0, not '$seconds'" >&2; exit 2 ;;
+esac
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=(screen pattern form)
 

@@ -136,6 +136,9 @@ echo "== fuzz"
 if [ "${SANITIZE:-}" = address ]; then
 	echo "fuzz: skipped under SANITIZE=address (make test and make fuzz run the sanitized harnesses)"
 	fuzzers=""
+elif [ "${WEBGRES_FUZZ_SECONDS:-10}" = 0 ]; then
+	echo "fuzz: skipped (WEBGRES_FUZZ_SECONDS=0)"
+	fuzzers=""
 else
 	"$src/scripts/fuzz.sh" "${WEBGRES_FUZZ_SECONDS:-10}"
 	fuzzers=" and the fuzzers"

@@ -72,14 +72,18 @@ $$;
 
 -- TFB "fortunes": every row of Fortune, read by one statement with no
 -- ORDER BY, followed by the fortune TFB adds at request time (never saved).
--- Sorting and rendering are left to the caller.
-CREATE OR REPLACE FUNCTION fortunes(OUT id integer, OUT message text)
-RETURNS SETOF record
+-- Sorting and rendering are left to the caller. Returning the table's own
+-- row type, rather than OUT parameters, saves building a tuple descriptor
+-- from the function's signature on every call.
+DROP FUNCTION IF EXISTS fortunes();
+CREATE FUNCTION fortunes() RETURNS SETOF fortune
 LANGUAGE plpgsql STABLE AS $$
+DECLARE
+  extra fortune;
 BEGIN
-  RETURN QUERY SELECT f.id, f.message::text FROM fortune f;
-  id := 0;
-  message := 'Additional fortune added at request time.';
-  RETURN NEXT;
+  RETURN QUERY SELECT * FROM fortune;
+  extra.id := 0;
+  extra.message := 'Additional fortune added at request time.';
+  RETURN NEXT extra;
 END
 $$;
