@@ -5,7 +5,8 @@
 # Postgres will not run as root, and the checkout may sit where the
 # 'postgres' user cannot read it, so the tests run as that user from a
 # scratch copy.  WEBGRES_TAP=t/010_x.pl runs the named TAP files only;
-# WEBGRES_KEEP=1 keeps the scratch directory for inspection.
+# WEBGRES_KEEP=1 keeps the scratch directory for inspection;
+# WEBGRES_FUZZ_SECONDS sets how long each fuzzer runs (10; 0 skips them).
 set -euo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
