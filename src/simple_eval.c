@@ -49,9 +49,19 @@ plan_is_simple(CachedPlan *cplan)
 		top->resconstantqual != NULL)
 		return false;
 
+	/*
+	 * The range table keeps the entries of subqueries the planner pulled up
+	 * (the request relation is one); they are not scanned.  A relation entry
+	 * is left to the executor even then, since it checks its privileges (a
+	 * view folded to constants is still one).
+	 */
 	foreach(lc, stmt->rtable)
-		if (lfirst_node(RangeTblEntry, lc)->rtekind != RTE_RESULT)
+	{
+		RTEKind		kind = lfirst_node(RangeTblEntry, lc)->rtekind;
+
+		if (kind != RTE_RESULT && kind != RTE_SUBQUERY)
 			return false;
+	}
 	return true;
 }
 
@@ -68,6 +78,16 @@ simple_eval_run(SPIPlanPtr plan, SimpleEvalCache *cache, ParamListInfo params,
 	int			natts;
 	int			i = 0;
 	ListCell   *lc;
+
+	/*
+	 * A valid generic plan already found to be of another shape goes
+	 * straight to the executor, which revalidates it: no second plan-cache
+	 * lookup per request.  An invalidated or new plan is looked at again.
+	 */
+	if (cache->plan != NULL && !cache->simple && source->is_valid &&
+		source->gplan == cache->plan && source->gplan->is_valid &&
+		source->gplan->generation == cache->generation)
+		return false;
 
 	/* Revalidates, and replans if anything it depends on changed. */
 	cplan = SPI_plan_get_cached_plan(plan);

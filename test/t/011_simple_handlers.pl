@@ -1,18 +1,22 @@
 # Handlers that are one row of expressions (no FROM but the request) are
 # evaluated without the executor: they must still see the request, follow
-# changes to what they call, check privileges, time out, and go back to the
-# executor when a change gives them a plan of another shape.
+# changes to what they call, check privileges and time out, and handlers of
+# any other shape must still run in the executor.
 use strict;
 use warnings;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use WebgresTest;
 
+# pg_stat_statements sees what the executor runs: it tells the two paths apart.
 my $node = WebgresTest->new_node('simple', workers => 1,
-	conf => "webgres.handler_timeout = '500ms'\n");
+	conf => "webgres.handler_timeout = '500ms'\n"
+	  . "shared_preload_libraries = 'webgres,pg_stat_statements'\n"
+	  . "pg_stat_statements.track = all\n");
 my $port = $node->{webgres_port};
 
 $node->safe_psql('postgres', q{
+	CREATE EXTENSION pg_stat_statements;
 	CREATE ROLE app LOGIN;
 	GRANT SELECT, INSERT, UPDATE, DELETE ON webgres.routes TO app;
 	CREATE TABLE counts (n int);
@@ -24,6 +28,7 @@ $node->safe_psql('postgres', q{
 		AS $$SELECT t || '!'$$;
 	CREATE FUNCTION secret() RETURNS text VOLATILE LANGUAGE sql AS $$SELECT 'x'$$;
 	REVOKE EXECUTE ON FUNCTION secret() FROM PUBLIC;
+	CREATE VIEW hidden AS SELECT 'hidden'::text AS s;
 });
 
 sub app_route
@@ -39,7 +44,9 @@ app_route('/hi/:name', q{
 	FROM request});
 app_route('/suffix', q{SELECT suffix(request.query_string) AS body FROM request});
 app_route('/random', q{SELECT random()::text AS body});
+app_route('/count', q{SELECT count(*)::text AS body FROM counts});
 app_route('/secret', q{SELECT secret() AS body});
+app_route('/hidden', q{SELECT s AS body FROM hidden});
 app_route('/fail', q{SELECT (1 / (length(request.path) - 5))::text AS body FROM request});
 app_route('/sleep', q{SELECT pg_sleep(5)::text AS body});
 
@@ -56,21 +63,56 @@ $node->safe_psql('postgres', q{CREATE OR REPLACE FUNCTION greet(who text) RETURN
 	LANGUAGE plpgsql AS $$BEGIN RETURN 'hi ' || who; END$$});
 is(WebgresTest::http_get($port, '/hi/ann')->{body}, 'hi ann -', 'a replaced function is used at once');
 
-# An inlined function whose new body reads a table: the plan is no longer
-# one row of expressions, and the executor runs it.
-is(WebgresTest::http_get($port, '/suffix?a')->{body}, 'a!', 'inlined function');
+# pg_stat_statements counts what the executor runs: a handler that is one
+# row of expressions is not among it, one that reads a table is, and a
+# statement inside a function the expression calls is counted on its own.
+sub calls
+{
+	my ($like) = @_;
+	return $node->safe_psql('postgres',
+		qq{SELECT coalesce(sum(calls), 0) FROM pg_stat_statements WHERE query LIKE '$like'});
+}
+sub three_times
+{
+	my ($path, $like) = @_;
+	my $before = calls($like);
+	my @bodies = map { WebgresTest::http_get($port, $path)->{body} } 1 .. 3;
+	return (join(',', @bodies), calls($like) - $before);
+}
+my ($bodies, $runs) = three_times('/suffix?a', '%suffix(request.query_string)%');
+is($bodies, 'a!,a!,a!', 'inlined function');
+is($runs, 0, 'one row of expressions: the executor does not run the handler');
+($bodies, $runs) = three_times('/count', '%count(*)::text AS body FROM counts%');
+is($bodies, '3,3,3', 'a handler that reads a table');
+is($runs, 3, 'runs in the executor');
+
+# The function's new body reads a table: it is no longer inlined, and its
+# own statement runs (in its own executor) on every request.
 $node->safe_psql('postgres', q{CREATE OR REPLACE FUNCTION suffix(t text) RETURNS text IMMUTABLE
 	LANGUAGE sql AS $$SELECT t || (SELECT sum(n) FROM counts)::text$$});
-is(WebgresTest::http_get($port, '/suffix?a')->{body}, 'a6', 'after it reads a table');
+($bodies, $runs) = three_times('/suffix?a', '%sum(n) FROM counts%');
+is($bodies, 'a6,a6,a6', 'a replaced function that reads a table');
+is($runs, 3, 'its statement runs on every request');
+$node->safe_psql('postgres', q{INSERT INTO counts VALUES (4)});
+is(WebgresTest::http_get($port, '/suffix?a')->{body}, 'a10', 'and sees new rows');
 $node->safe_psql('postgres', q{CREATE OR REPLACE FUNCTION suffix(t text) RETURNS text IMMUTABLE
 	LANGUAGE sql AS $$SELECT t || '?'$$});
-is(WebgresTest::http_get($port, '/suffix?b')->{body}, 'b?', 'and back');
+($bodies, $runs) = three_times('/suffix?b', '%suffix(request.query_string)%');
+is($bodies, 'b?,b?,b?', 'and back to an inlined one');
+is($runs, 0, 'still without the executor');
 
 $res = WebgresTest::http_get($port, '/secret');
 is($res->{status}, 403, 'a function the owner may not execute: 403');
 like(slurp_file($node->logfile), qr/permission denied for function secret/, 'the log says why');
 $node->safe_psql('postgres', q{GRANT EXECUTE ON FUNCTION secret() TO app});
 is(WebgresTest::http_get($port, '/secret')->{body}, 'x', 'granted, it runs');
+
+# A view the planner folds to a constant still has its privileges checked.
+$res = WebgresTest::http_get($port, '/hidden');
+is($res->{status}, 403, 'a view the owner may not read, folded to a constant: 403');
+unlike($res->{body}, qr/hidden/, 'nothing of it is sent');
+$node->safe_psql('postgres', q{GRANT SELECT ON hidden TO app});
+is(WebgresTest::http_get($port, '/hidden')->{body}, 'hidden', 'granted, it is served');
 
 $res = WebgresTest::http_get($port, '/fail');
 is($res->{status}, 400, 'an error in the expression answers with its status');
