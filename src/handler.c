@@ -111,10 +111,7 @@ handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen)
 
 	if (route->read_only && !rd->wrote &&
 		simple_eval_run(route->plan, &route->simple, rd->params, &desc, &tuple))
-	{
-		SetUserIdAndSecContext(save_userid, save_sec_context);
 		found = true;
-	}
 	else
 	{
 		/* A SELECT needs only its first row; anything else must run to completion. */
@@ -126,8 +123,6 @@ handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen)
 		if (rc < 0)
 			elog(ERROR, "could not run handler: %s", SPI_result_code_string(rc));
 
-		SetUserIdAndSecContext(save_userid, save_sec_context);
-
 		found = (SPI_processed > 0 && SPI_tuptable != NULL);
 		if (found)
 		{
@@ -135,6 +130,7 @@ handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen)
 			tuple = SPI_tuptable->vals[0];
 		}
 	}
+	SetUserIdAndSecContext(save_userid, save_sec_context);
 
 	if (found)
 	{
