@@ -6,6 +6,7 @@
 
 #include "miscadmin.h"
 #include "nodes/plannodes.h"
+#include "optimizer/optimizer.h"
 #include "utils/resowner.h"
 #include "utils/memutils.h"
 #include "utils/plancache.h"
@@ -75,8 +76,38 @@ prepare_route(Route *route)
 			route->read_only = false;
 	}
 	route->plan = plan;
+	route->source = source;
+	route->shareable = false;
+	route->shareable_generation = -1;
 	memset(&route->simple, 0, sizeof(route->simple));
 	route->constant = route->read_only && plan_is_constant(plan);
+}
+
+/*
+ * Notes whether the handler, as currently planned, can share a read-only
+ * transaction with other requests: it must not write, and must call nothing
+ * volatile (a stable or immutable function cannot write).  Looked at again
+ * whenever the plan cache builds a new plan, which it does after anything the
+ * handler depends on (a function's volatility included) changes.
+ */
+static void
+note_shareable(Route *route)
+{
+	CachedPlanSource *source = route->source;
+
+	if (!source->is_valid || source->generation == route->shareable_generation)
+		return;
+	route->shareable = route->read_only &&
+		!contain_volatile_functions((Node *) source->query_list);
+	route->shareable_generation = source->generation;
+}
+
+bool
+handler_can_share(const Route *route)
+{
+	return route->plan != NULL && route->shareable &&
+		route->source->is_valid &&
+		route->source->generation == route->shareable_generation;
 }
 
 static void
@@ -131,6 +162,7 @@ handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen)
 		}
 	}
 	SetUserIdAndSecContext(save_userid, save_sec_context);
+	note_shareable(route);
 
 	if (found)
 	{

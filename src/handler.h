@@ -16,6 +16,13 @@
  */
 extern bool handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen);
 
+/*
+ * True if route's handler, as last run, neither writes nor calls a volatile
+ * function and its plan is still current, so that the request may share a
+ * read-only transaction with others.  Needs no transaction.
+ */
+extern bool handler_can_share(const Route *route);
+
 /* Prepares a handler as role owner to check it (for the routes trigger). */
 extern void handler_validate(const char *handler, Oid owner);
 

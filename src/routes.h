@@ -28,6 +28,9 @@ typedef struct Route
 	char	   *label;			/* "GET /users/:handle (route 3)", for messages */
 	SPIPlanPtr	plan;			/* prepared on first use */
 	bool		read_only;		/* plan only reads: SELECT without locks or writes */
+	struct CachedPlanSource *source;	/* the plan's one statement */
+	bool		shareable;		/* read_only and calls no volatile function ... */
+	int			shareable_generation;	/* ... as of this generation of source */
 	bool		constant;		/* plan folds to one constant row */
 	struct CachedResponse *cached;	/* that row's response, once built */
 	SimpleEvalCache simple;		/* whether the plan is one row of expressions */

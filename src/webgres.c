@@ -32,6 +32,7 @@ bool		webgres_expose_errors = false;
 int			webgres_request_timeout = 10000;
 int			webgres_header_timeout = 10000;
 int			webgres_body_timeout = 30000;
+bool		webgres_share_read_transactions = true;
 
 void		_PG_init(void);
 
@@ -160,6 +161,21 @@ define_settings(void)
 							PGC_SIGHUP,
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("webgres.share_read_transactions",
+							 "Lets requests that only read share a transaction.",
+							 "Requests a worker takes in one pass of its event loop whose "
+							 "handlers cannot write (a SELECT with no volatile function, "
+							 "locking clause or data-modifying WITH) run in one read-only "
+							 "transaction, committed before the worker waits again. Each "
+							 "still has its own snapshot, settings and timeout; now() is "
+							 "the shared transaction's start. Applies only when "
+							 "default_transaction_isolation is read committed.",
+							 &webgres_share_read_transactions,
+							 true,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("webgres");
 }

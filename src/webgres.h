@@ -17,6 +17,7 @@ extern bool webgres_expose_errors;
 extern int	webgres_request_timeout;
 extern int	webgres_header_timeout;
 extern int	webgres_body_timeout;
+extern bool webgres_share_read_transactions;
 
 /* Background worker entry points, looked up by name by the postmaster. */
 extern PGDLLEXPORT void webgres_supervisor_main(Datum main_arg);

@@ -62,6 +62,17 @@ static MemoryContext request_cxt;
  */
 #define CONSTANT_ROUTE_RECHECK_MS 100
 static TimestampTz last_transaction_at = 0;
+
+/*
+ * The transaction shared by the read-only requests of one pass of the event
+ * loop (webgres.share_read_transactions).  It is committed before the loop
+ * waits again, before a request that may write, and after this many
+ * requests, so that nothing is held for long.
+ */
+#define SHARED_XACT_MAX_REQUESTS 64
+static bool shared_xact_open = false;
+static int	shared_xact_requests = 0;
+
 static int	wakeup_pipe[2] = {-1, -1};
 static int	worker_index;
 
@@ -141,6 +152,7 @@ answer_error(h2o_req_t *req, const char *route_label, TimestampTz started,
 	edata = CopyErrorData();
 	FlushErrorState();
 	AbortCurrentTransaction();
+	shared_xact_open = false;
 	stats_count(STAT_HANDLER_ERRORS);
 	disable_timeout(STATEMENT_TIMEOUT, false);
 	QueryCancelPending = false;
@@ -233,6 +245,58 @@ serve_cached(h2o_req_t *req, const PathSegments *segs, bool is_head,
 }
 
 /*
+ * True if every route the request matches has a handler that can share a
+ * read-only transaction.  Uses the route table as last loaded, without a
+ * transaction; serve() checks again with the current one.
+ */
+static bool
+may_share_transaction(h2o_req_t *req, const PathSegments *segs, bool is_head)
+{
+	RouteTable *routes = routes_peek();
+	PathCapture caps[MAX_PATH_SEGMENTS + 1];
+	bool		matched = false;
+
+	if (routes == NULL || !webgres_share_read_transactions ||
+		DefaultXactIsoLevel != XACT_READ_COMMITTED)
+		return false;
+
+	for (int i = 0; i < routes->nroutes; i++)
+	{
+		Route	   *r = &routes->routes[i];
+
+		if (pattern_match(&r->pattern, segs, caps) < 0 || !method_matches(r, req, is_head))
+			continue;
+		if (!handler_can_share(r))
+			return false;
+		matched = true;
+	}
+	return matched;
+}
+
+/*
+ * Commits the shared transaction, if one is open.  A read-only transaction
+ * has nothing to lose, but should its commit fail the worker goes on.
+ */
+static void
+end_shared_transaction(void)
+{
+	if (!shared_xact_open)
+		return;
+	shared_xact_open = false;
+	PG_TRY();
+	{
+		CommitTransactionCommand();
+	}
+	PG_CATCH();
+	{
+		EmitErrorReport();
+		FlushErrorState();
+		AbortCurrentTransaction();
+	}
+	PG_END_TRY();
+}
+
+/*
  * Routes and answers one request.  Returns with the response ready to send
  * in req->res and *body.
  */
@@ -246,14 +310,22 @@ serve(h2o_req_t *req, char **body, size_t *bodylen)
 	size_t		pathlen = (req->query_at == SIZE_MAX) ? req->path.len : req->query_at;
 	PathSegments segs;
 	bool		split = path_split(req->path.base, pathlen, &segs);
+	bool		share;
+	volatile bool restart;
 
 	if (split && serve_cached(req, &segs, is_head, body, bodylen))
 		return;
+	share = split && may_share_transaction(req, &segs, is_head);
 
 	SetCurrentStatementStartTimestamp();
 	started = GetCurrentStatementStartTimestamp();
 	last_transaction_at = started;
 	request_init(&rd, req, request_cxt);
+
+again:
+	restart = false;
+	if (!share || shared_xact_requests >= SHARED_XACT_MAX_REQUESTS)
+		end_shared_transaction();
 
 	PG_TRY();
 	{
@@ -263,7 +335,18 @@ serve(h2o_req_t *req, char **body, size_t *bodylen)
 		bool		method_matched = false;
 		bool		answered = false;
 
-		StartTransactionCommand();
+		if (!shared_xact_open)
+		{
+			StartTransactionCommand();
+			if (share)
+			{
+				/* A handler that writes after all fails rather than share. */
+				XactReadOnly = true;
+				shared_xact_open = true;
+				shared_xact_requests = 0;
+			}
+		}
+		shared_xact_requests++;
 		PushActiveSnapshot(GetTransactionSnapshot());
 		routes = routes_current();
 		routes_forget_stale_responses(routes);
@@ -295,6 +378,12 @@ serve(h2o_req_t *req, char **body, size_t *bodylen)
 				if (!method_matches(r, req, is_head))
 					continue;
 				method_matched = true;
+				if (shared_xact_open && !handler_can_share(r))
+				{
+					/* The route or its plan changed since the request was looked at. */
+					restart = true;
+					break;
+				}
 				label = r->label;
 				pgstat_report_activity(STATE_RUNNING, r->label);
 				request_set_captures(&rd, caps, ncaps);
@@ -307,7 +396,7 @@ serve(h2o_req_t *req, char **body, size_t *bodylen)
 			/* Settings a handler changed with set_config() end with the request. */
 			AtEOXact_GUC(false, nguc);
 
-			if (!answered)
+			if (!answered && !restart)
 			{
 				const char *allow = (path_matched && !method_matched) ?
 					allowed_methods(routes, &segs, caps) : NULL;
@@ -323,7 +412,8 @@ serve(h2o_req_t *req, char **body, size_t *bodylen)
 			}
 		}
 		PopActiveSnapshot();
-		CommitTransactionCommand();
+		if (!shared_xact_open)
+			CommitTransactionCommand();
 	}
 	PG_CATCH();
 	{
@@ -331,6 +421,11 @@ serve(h2o_req_t *req, char **body, size_t *bodylen)
 	}
 	PG_END_TRY();
 
+	if (restart)
+	{
+		share = false;
+		goto again;
+	}
 	pgstat_report_activity(STATE_IDLE, NULL);
 }
 
@@ -461,6 +556,7 @@ webgres_worker_main(Datum main_arg)
 	{
 		/* The wait is bounded so that a lost postmaster is noticed. */
 		h2o_evloop_run(ctx.loop, 1000);
+		end_shared_transaction();
 
 		if (ProcDiePending)
 			break;

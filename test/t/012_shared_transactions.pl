@@ -1,0 +1,128 @@
+# Requests a worker takes in one pass of its event loop share a read-only
+# transaction when their handlers cannot write (webgres.share_read_transactions).
+# Sharing shows in now(), the transaction's start: requests that shared one
+# report the same instant.  Handlers that may write, or call anything
+# volatile, keep a transaction of their own, and an error in one request
+# ends the shared transaction without touching the others.
+use strict;
+use warnings;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use WebgresTest;
+
+my $node = WebgresTest->new_node('shared', workers => 1);
+my $port = $node->{webgres_port};
+
+$node->safe_psql('postgres', q{
+	CREATE TABLE counts (n int);
+	INSERT INTO counts VALUES (1), (2);
+	CREATE TABLE log (at timestamptz);
+	CREATE FUNCTION tag() RETURNS text STABLE LANGUAGE sql AS $$SELECT 'tag'$$;
+	CREATE FUNCTION write_log() RETURNS text VOLATILE LANGUAGE plpgsql
+		AS $$BEGIN INSERT INTO log VALUES (now()); RETURN 'logged'; END$$;
+	-- Mislabelled: stable, yet it writes through a volatile function.
+	CREATE FUNCTION sneaky() RETURNS text STABLE LANGUAGE plpgsql
+		AS $$BEGIN RETURN write_log(); END$$;
+});
+
+my %routes = (
+	'/hold'   => q{SELECT pg_sleep(0.5)::text AS body},
+	'/stamp'  => q{SELECT now()::text AS body},
+	'/count'  => q{SELECT now()::text AS body FROM counts WHERE n = 1},
+	'/tagged' => q{SELECT now()::text AS body WHERE tag() = 'tag'},
+	'/random' => q{SELECT now()::text AS body WHERE random() >= 0},
+	'/fail'   => q{SELECT now()::text AS body FROM request WHERE 1 / (request.query->>'d')::int = 1},
+	'/write'  => q{INSERT INTO log VALUES (now()) RETURNING now()::text AS body},
+	'/sneaky' => q{SELECT sneaky() AS body},
+);
+WebgresTest::add_route($node, 'GET', $_, $routes{$_}) for sort keys %routes;
+WebgresTest::wait_for_status($port, '/stamp', 200);
+
+# Sends one GET per path, each on its own connection, while the only worker
+# is busy with /hold, so that it takes them all in its next pass.  Returns
+# the responses in the order of @paths.
+sub together
+{
+	my @paths = @_;
+	my $hold = WebgresTest::connect_to($port);
+	print $hold "GET /hold HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+	sleep 0.15;
+	my @socks;
+	for my $p (@paths)
+	{
+		my $s = WebgresTest::connect_to($port);
+		print $s "GET $p HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+		push @socks, $s;
+	}
+	my ($held) = WebgresTest::read_responses($hold, 1, 10);
+	die "/hold did not answer" unless @$held && $held->[0]{status} == 200;
+	my @res;
+	for my $s (@socks)
+	{
+		my ($r) = WebgresTest::read_responses($s, 1, 10);
+		push @res, $r->[0] // { status => 0, body => '' };
+		close $s;
+	}
+	close $hold;
+	return @res;
+}
+
+sub distinct { my %seen = map { $_ => 1 } @_; return scalar keys %seen; }
+
+# Every handler runs once alone first: a route is known not to write only
+# after its plan has been made.
+WebgresTest::http_get($port, $_) for qw(/stamp /count /tagged /random /sneaky /fail?d=1);
+
+my @r = together('/stamp', '/count', '/tagged', '/stamp');
+is(join(',', map { $_->{status} } @r), '200,200,200,200', 'requests taken together are answered');
+is(distinct(map { $_->{body} } @r), 1,
+	'read-only handlers, with or without a table or a stable function, share one transaction');
+
+@r = together('/random', '/random', '/random');
+is(distinct(map { $_->{body} } @r), 3, 'a handler that calls a volatile function has its own');
+
+my $logged = $node->safe_psql('postgres', 'SELECT count(*) FROM log');
+@r = together('/stamp', '/write', '/stamp');
+is(join(',', map { $_->{status} } @r), '200,200,200', 'a writing handler among readers is answered');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM log'), $logged + 1, 'and its row is kept');
+isnt($r[1]{body}, $r[0]{body}, 'in a transaction of its own');
+
+@r = together('/stamp', '/fail?d=0', '/stamp', '/fail?d=1');
+is(join(',', map { $_->{status} } @r), '200,400,200,200',
+	'an error in one request answers only that request');
+is(WebgresTest::http_get($port, '/stamp')->{status}, 200, 'and the worker keeps serving');
+
+# A function the handler calls turns volatile: the plan is made again and
+# the handler no longer shares, from the first request after the change.
+$node->safe_psql('postgres', 'ALTER FUNCTION tag() VOLATILE');
+@r = together('/tagged', '/tagged', '/tagged');
+is(join(',', map { $_->{status} } @r), '200,200,200', 'a handler whose function turned volatile is answered');
+is(distinct(map { $_->{body} } @r), 3, 'each request in its own transaction');
+
+# A replaced handler is looked at afresh before it shares.
+$node->safe_psql('postgres', q{UPDATE webgres.routes SET handler =
+	'SELECT now()::text AS body WHERE random() >= 0' WHERE path = '/count'});
+WebgresTest::wait_for_status($port, '/count', 200);
+@r = together('/count', '/count', '/count');
+is(distinct(map { $_->{body} } @r), 3, 'a replaced handler that calls random() does not share');
+
+# A stable function that writes after all fails in the read-only shared
+# transaction rather than have its write undone by another request's error.
+# (Its first request after the route table was reloaded ran alone, and wrote.)
+is(WebgresTest::http_get($port, '/sneaky')->{body}, 'logged', 'a mislabelled function writes when run alone');
+$logged = $node->safe_psql('postgres', 'SELECT count(*) FROM log');
+my $res = WebgresTest::http_get($port, '/sneaky');
+is($res->{status}, 503, 'a write from a function declared stable is refused');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM log'), $logged, 'and nothing is written');
+
+# Off: every request has its own transaction.
+$node->safe_psql('postgres', q{ALTER SYSTEM SET webgres.share_read_transactions = off;
+	SELECT pg_reload_conf()});
+sleep 0.3;
+@r = together('/stamp', '/stamp', '/stamp');
+is(join(',', map { $_->{status} } @r), '200,200,200', 'with sharing off, requests are answered');
+is(distinct(map { $_->{body} } @r), 3, 'each in its own transaction');
+is(WebgresTest::http_get($port, '/sneaky')->{body}, 'logged', 'and the mislabelled function writes');
+
+$node->stop;
+done_testing();
