@@ -3,7 +3,10 @@
 # is missing. Quick when everything is present; safe to run again.
 set -euo pipefail
 
-packages=(postgresql-15 postgresql-contrib-15 postgresql-server-dev-15
+# postgresql-15 carries the contrib modules (pg_stat_statements): Debian's
+# postgresql-contrib-15 is only a name it provides, which dpkg never reports
+# as installed, so listing it would run apt-get on every call.
+packages=(postgresql-15 postgresql-server-dev-15
           libh2o-evloop-dev wrk libipc-run-perl gcc make pkg-config curl)
 [ "${WEBGRES_DEPS_EXTRA:-}" ] && packages+=(${WEBGRES_DEPS_EXTRA})
 
