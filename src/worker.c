@@ -73,6 +73,9 @@ static TimestampTz last_transaction_at = 0;
 static bool shared_xact_open = false;
 static int	shared_xact_requests = 0;
 
+/* A route was reported to pg_stat_activity since the worker last waited. */
+static bool activity_reported = false;
+
 static int	wakeup_pipe[2] = {-1, -1};
 static int	worker_index;
 
@@ -220,13 +223,12 @@ method_matches(const Route *r, h2o_req_t *req, bool is_head)
  */
 static bool
 serve_cached(h2o_req_t *req, const PathSegments *segs, bool is_head,
-			 char **body, size_t *bodylen)
+			 TimestampTz now, char **body, size_t *bodylen)
 {
 	RouteTable *routes = routes_peek();
 	PathCapture caps[MAX_PATH_SEGMENTS + 1];
 
-	if (routes == NULL ||
-		GetCurrentTimestamp() - last_transaction_at > CONSTANT_ROUTE_RECHECK_MS * 1000)
+	if (routes == NULL || now - last_transaction_at > CONSTANT_ROUTE_RECHECK_MS * 1000)
 		return false;
 
 	for (int i = 0; i < routes->nroutes; i++)
@@ -313,13 +315,15 @@ serve(h2o_req_t *req, char **body, size_t *bodylen)
 	bool		share;
 	volatile bool restart;
 
-	if (split && serve_cached(req, &segs, is_head, body, bodylen))
+	/* One clock reading serves both the cache check and the statement. */
+	SetCurrentStatementStartTimestamp();
+	started = GetCurrentStatementStartTimestamp();
+	if (split && serve_cached(req, &segs, is_head, started, body, bodylen))
 		return;
 	share = split && may_share_transaction(req, &segs, is_head);
 
-	SetCurrentStatementStartTimestamp();
-	started = GetCurrentStatementStartTimestamp();
 	last_transaction_at = started;
+	activity_reported = true;
 	request_init(&rd, req, request_cxt);
 
 again:
@@ -426,7 +430,6 @@ again:
 		share = false;
 		goto again;
 	}
-	pgstat_report_activity(STATE_IDLE, NULL);
 }
 
 static int
@@ -557,6 +560,12 @@ webgres_worker_main(Datum main_arg)
 		/* The wait is bounded so that a lost postmaster is noticed. */
 		h2o_evloop_run(ctx.loop, 1000);
 		end_shared_transaction();
+		if (activity_reported)
+		{
+			/* Reported once a pass: a worker that is not waiting is not idle. */
+			pgstat_report_activity(STATE_IDLE, NULL);
+			activity_reported = false;
+		}
 
 		if (ProcDiePending)
 			break;
