@@ -9,8 +9,9 @@
  * expressions, such a plan's target list is compiled and evaluated directly.
  * The result is the same row the executor would produce: the plan is still
  * taken from (and revalidated by) the plan cache on every request, its
- * functions are still checked for EXECUTE privilege when compiled, and it
- * runs on the request's snapshot, inside its transaction.  What it skips is
+ * functions are still checked for EXECUTE privilege when compiled (once a
+ * transaction, as PL/pgSQL does), and it runs on the request's snapshot,
+ * inside its transaction.  What it skips is
  * the executor hooks, so pg_stat_statements does not count these handlers.
  */
 #include "postgres.h"
@@ -18,6 +19,8 @@
 #include "access/htup_details.h"
 #include "executor/executor.h"
 #include "nodes/plannodes.h"
+#include "storage/proc.h"
+#include "utils/memutils.h"
 #include "utils/plancache.h"
 #include "utils/resowner.h"
 
@@ -100,6 +103,7 @@ simple_eval_run(SPIPlanPtr plan, SimpleEvalCache *cache, ParamListInfo params,
 		cache->plan = cplan;
 		cache->generation = cplan->generation;
 		cache->simple = plan_is_simple(cplan);
+		cache->compiled = NULL;
 	}
 	if (!cache->simple || source->resultDesc == NULL)
 	{
@@ -113,23 +117,37 @@ simple_eval_run(SPIPlanPtr plan, SimpleEvalCache *cache, ParamListInfo params,
 	values = palloc(sizeof(Datum) * natts);
 	nulls = palloc(sizeof(bool) * natts);
 
+	/*
+	 * Compiled in transaction memory, once per plan and transaction.  Params
+	 * are read through the expression context when evaluated, so the states
+	 * serve every request of the transaction.
+	 */
+	if (cache->compiled == NULL || cache->compiled_lxid != MyProc->lxid)
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(TopTransactionContext);
+		ExprState **compiled = palloc(sizeof(ExprState *) * natts);
+
+		foreach(lc, tlist)
+		{
+			TargetEntry *tle = lfirst_node(TargetEntry, lc);
+
+			if (tle->resjunk)
+				continue;
+			if (i >= natts)
+				elog(ERROR, "handler plan has more columns than its result");
+			compiled[i++] = ExecInitExprWithParams(tle->expr, params);
+		}
+		if (i != natts)
+			elog(ERROR, "handler plan has fewer columns than its result");
+		MemoryContextSwitchTo(oldcxt);
+		cache->compiled = compiled;
+		cache->compiled_lxid = MyProc->lxid;
+	}
+
 	econtext = CreateStandaloneExprContext();
 	econtext->ecxt_param_list_info = params;
-	foreach(lc, tlist)
-	{
-		TargetEntry *tle = lfirst_node(TargetEntry, lc);
-		ExprState  *state;
-
-		if (tle->resjunk)
-			continue;
-		if (i >= natts)
-			elog(ERROR, "handler plan has more columns than its result");
-		state = ExecInitExprWithParams(tle->expr, params);
-		values[i] = ExecEvalExprSwitchContext(state, econtext, &nulls[i]);
-		i++;
-	}
-	if (i != natts)
-		elog(ERROR, "handler plan has fewer columns than its result");
+	for (i = 0; i < natts; i++)
+		values[i] = ExecEvalExprSwitchContext(cache->compiled[i], econtext, &nulls[i]);
 
 	*tuple = heap_form_tuple(*desc, values, nulls);
 	FreeExprContext(econtext, true);

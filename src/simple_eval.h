@@ -11,12 +11,18 @@
 #include "executor/spi.h"
 #include "nodes/params.h"
 
-/* What was learnt of the plan last seen, so each plan is inspected once. */
+/*
+ * What was learnt of the plan last seen, so each plan is inspected once, and
+ * its compiled target list, kept for the rest of the transaction that
+ * compiled it (requests that share a transaction share it too).
+ */
 typedef struct SimpleEvalCache
 {
 	struct CachedPlan *plan;
 	int			generation;
 	bool		simple;
+	LocalTransactionId compiled_lxid;
+	struct ExprState **compiled;	/* one per result column */
 } SimpleEvalCache;
 
 /*

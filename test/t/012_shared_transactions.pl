@@ -28,6 +28,7 @@ $node->safe_psql('postgres', q{
 my %routes = (
 	'/hold'   => q{SELECT pg_sleep(0.5)::text AS body},
 	'/stamp'  => q{SELECT now()::text AS body},
+	'/echo'   => q{SELECT now()::text || ' ' || (request.query->>'x') AS body FROM request},
 	'/count'  => q{SELECT now()::text AS body FROM counts WHERE n = 1},
 	'/tagged' => q{SELECT now()::text AS body WHERE tag() = 'tag'},
 	'/random' => q{SELECT now()::text AS body WHERE random() >= 0},
@@ -71,12 +72,19 @@ sub distinct { my %seen = map { $_ => 1 } @_; return scalar keys %seen; }
 
 # Every handler runs once alone first: a route is known not to write only
 # after its plan has been made.
-WebgresTest::http_get($port, $_) for qw(/stamp /count /tagged /random /sneaky /fail?d=1);
+WebgresTest::http_get($port, $_) for qw(/stamp /echo?x=0 /count /tagged /random /sneaky /fail?d=1);
 
 my @r = together('/stamp', '/count', '/tagged', '/stamp');
 is(join(',', map { $_->{status} } @r), '200,200,200,200', 'requests taken together are answered');
 is(distinct(map { $_->{body} } @r), 1,
 	'read-only handlers, with or without a table or a stable function, share one transaction');
+
+# An expression handler is compiled once for the shared transaction, yet
+# reads each request's own values.
+@r = together('/echo?x=1', '/echo?x=2', '/echo?x=3');
+my @stamps = map { (split / /, $_->{body})[0] . ' ' . (split / /, $_->{body})[1] } @r;
+is(distinct(@stamps), 1, 'requests to one expression handler share a transaction');
+is(join(',', map { (split / /, $_->{body})[-1] } @r), '1,2,3', 'and each sees its own request');
 
 @r = together('/random', '/random', '/random');
 is(distinct(map { $_->{body} } @r), 3, 'a handler that calls a volatile function has its own');
