@@ -4,12 +4,20 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_language.h"
+#include "catalog/pg_proc.h"
 #include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
 #include "nodes/plannodes.h"
-#include "optimizer/optimizer.h"
 #include "utils/resowner.h"
 #include "utils/memutils.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
 #include "utils/plancache.h"
+#include "utils/syscache.h"
 
 #include "handler.h"
 #include "response.h"
@@ -83,12 +91,76 @@ prepare_route(Route *route)
 	route->constant = route->read_only && plan_is_constant(plan);
 }
 
+/* webgres.random_distinct_ints, which only draws numbers. */
+static bool
+is_own_sampler(Oid func_id)
+{
+	HeapTuple	tuple = SearchSysCache1(PROCOID, ObjectIdGetDatum(func_id));
+	bool		result = false;
+
+	if (HeapTupleIsValid(tuple))
+	{
+		Form_pg_proc proc = (Form_pg_proc) GETSTRUCT(tuple);
+
+		if (proc->prolang == ClanguageId &&
+			strcmp(NameStr(proc->proname), "random_distinct_ints") == 0 &&
+			proc->pronamespace == get_namespace_oid("webgres", true))
+		{
+			bool		isnull;
+			Datum		src = SysCacheGetAttr(PROCOID, tuple, Anum_pg_proc_prosrc, &isnull);
+
+			result = !isnull &&
+				strcmp(TextDatumGetCString(src), "webgres_random_distinct_ints") == 0;
+		}
+		ReleaseSysCache(tuple);
+	}
+	return result;
+}
+
+/*
+ * True for a volatile function that may touch the database.  The exceptions
+ * are volatile only because each call gives a new value (random numbers,
+ * the clock): they read and write nothing, so sharing a transaction changes
+ * nothing for them.
+ */
+static bool
+volatile_function_may_write(Oid func_id, void *context)
+{
+	if (func_volatile(func_id) != PROVOLATILE_VOLATILE)
+		return false;
+	switch (func_id)
+	{
+		case F_RANDOM:
+		case F_GEN_RANDOM_UUID:
+		case F_CLOCK_TIMESTAMP:
+		case F_TIMEOFDAY:
+			return false;
+		default:
+			return !is_own_sampler(func_id);
+	}
+}
+
+/* contain_volatile_functions(), less the exceptions above. */
+static bool
+may_write_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (check_functions_in_node(node, volatile_function_may_write, context) ||
+		IsA(node, NextValueExpr))
+		return true;
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, may_write_walker, context, 0);
+	return expression_tree_walker(node, may_write_walker, context);
+}
+
 /*
  * Notes whether the handler, as currently planned, can share a read-only
  * transaction with other requests: it must not write, and must call nothing
- * volatile (a stable or immutable function cannot write).  Looked at again
- * whenever the plan cache builds a new plan, which it does after anything the
- * handler depends on (a function's volatility included) changes.
+ * volatile that might (a stable or immutable function cannot write).  Looked
+ * at again whenever the plan cache builds a new plan, which it does after
+ * anything the handler depends on (a function's volatility included)
+ * changes.
  */
 static void
 note_shareable(Route *route)
@@ -98,7 +170,7 @@ note_shareable(Route *route)
 	if (!source->is_valid || source->generation == route->shareable_generation)
 		return;
 	route->shareable = route->read_only &&
-		!contain_volatile_functions((Node *) source->query_list);
+		!may_write_walker((Node *) source->query_list, NULL);
 	route->shareable_generation = source->generation;
 }
 

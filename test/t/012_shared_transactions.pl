@@ -18,6 +18,7 @@ $node->safe_psql('postgres', q{
 	INSERT INTO counts VALUES (1), (2);
 	CREATE TABLE log (at timestamptz);
 	CREATE FUNCTION tag() RETURNS text STABLE LANGUAGE sql AS $$SELECT 'tag'$$;
+	CREATE FUNCTION roll() RETURNS float8 VOLATILE LANGUAGE sql AS $$SELECT random()$$;
 	CREATE FUNCTION write_log() RETURNS text VOLATILE LANGUAGE plpgsql
 		AS $$BEGIN INSERT INTO log VALUES (now()); RETURN 'logged'; END$$;
 	-- Mislabelled: stable, yet it writes through a volatile function.
@@ -31,7 +32,11 @@ my %routes = (
 	'/echo'   => q{SELECT now()::text || ' ' || (request.query->>'x') AS body FROM request},
 	'/count'  => q{SELECT now()::text AS body FROM counts WHERE n = 1},
 	'/tagged' => q{SELECT now()::text AS body WHERE tag() = 'tag'},
-	'/random' => q{SELECT now()::text AS body WHERE random() >= 0},
+	'/random' => q{SELECT now()::text AS body
+	               WHERE random() >= 0 AND gen_random_uuid() IS NOT NULL
+	                 AND clock_timestamp() IS NOT NULL
+	                 AND webgres.random_distinct_ints(1, 1, 5) IS NOT NULL},
+	'/roll'   => q{SELECT now()::text AS body WHERE roll() >= 0},
 	'/fail'   => q{SELECT now()::text AS body FROM request WHERE 1 / (request.query->>'d')::int = 1},
 	'/write'  => q{INSERT INTO log VALUES (now()) RETURNING now()::text AS body},
 	'/sneaky' => q{SELECT sneaky() AS body},
@@ -72,7 +77,7 @@ sub distinct { my %seen = map { $_ => 1 } @_; return scalar keys %seen; }
 
 # Every handler runs once alone first: a route is known not to write only
 # after its plan has been made.
-WebgresTest::http_get($port, $_) for qw(/stamp /echo?x=0 /count /tagged /random /sneaky /fail?d=1);
+WebgresTest::http_get($port, $_) for qw(/stamp /echo?x=0 /count /tagged /random /roll /sneaky /fail?d=1);
 
 my @r = together('/stamp', '/count', '/tagged', '/stamp');
 is(join(',', map { $_->{status} } @r), '200,200,200,200', 'requests taken together are answered');
@@ -87,7 +92,11 @@ is(distinct(@stamps), 1, 'requests to one expression handler share a transaction
 is(join(',', map { (split / /, $_->{body})[-1] } @r), '1,2,3', 'and each sees its own request');
 
 @r = together('/random', '/random', '/random');
-is(distinct(map { $_->{body} } @r), 3, 'a handler that calls a volatile function has its own');
+is(distinct(map { $_->{body} } @r), 1,
+	'volatile functions that only draw numbers or read the clock do not stop sharing');
+
+@r = together('/roll', '/roll', '/roll');
+is(distinct(map { $_->{body} } @r), 3, 'a handler that calls any other volatile function has its own');
 
 my $logged = $node->safe_psql('postgres', 'SELECT count(*) FROM log');
 @r = together('/stamp', '/write', '/stamp');
@@ -109,10 +118,10 @@ is(distinct(map { $_->{body} } @r), 3, 'each request in its own transaction');
 
 # A replaced handler is looked at afresh before it shares.
 $node->safe_psql('postgres', q{UPDATE webgres.routes SET handler =
-	'SELECT now()::text AS body WHERE random() >= 0' WHERE path = '/count'});
+	'SELECT now()::text AS body WHERE roll() >= 0' WHERE path = '/count'});
 WebgresTest::wait_for_status($port, '/count', 200);
 @r = together('/count', '/count', '/count');
-is(distinct(map { $_->{body} } @r), 3, 'a replaced handler that calls random() does not share');
+is(distinct(map { $_->{body} } @r), 3, 'a replaced handler that calls a volatile function does not share');
 
 # A stable function that writes after all fails in the read-only shared
 # transaction rather than have its write undone by another request's error.
