@@ -31,11 +31,15 @@ FROM world
 WHERE id = (SELECT 1 + floor(random() * 10000)::integer)
 $sql$),
 
--- clamp(queries) random rows, each read by a statement of its own.
+-- clamp(queries) random rows, each read by a statement of its own. The ids
+-- are drawn by webgres.random_distinct_ints itself rather than through
+-- random_ids: a handler calling only it and stable functions shares its
+-- transaction with other reading requests (see the README).
 ('GET', '/queries', $sql$
 SELECT json_agg(get_world(id)) AS body
 FROM request,
-     unnest(random_ids(webgres.int_param(request.query->>'queries', 1, 1, 500))) AS id
+     unnest(webgres.random_distinct_ints(
+              webgres.int_param(request.query->>'queries', 1, 1, 500), 1, 10000)) AS id
 $sql$),
 
 -- The 12 fortunes plus one added at request time, sorted by message in
