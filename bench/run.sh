@@ -6,7 +6,7 @@
 #   QUICK=1 bench/run.sh         quick run (1 repetition, ~3 s a case, 64 connections)
 #   make bench [QUICK=1]         the same after `make all install`
 #
-# Settings (environment): QUICK, WORKERS (default nproc), REPS, DURATION (s a
+# Settings (environment): QUICK, WORKERS (default 2 x nproc), REPS, DURATION (s a
 # case), CONNS (levels for plaintext/json/db/fortunes), QCONNS (connections
 # for queries/updates/cached-queries), SOAK (1: soak and fault tier; default
 # on, off with QUICK), SOAK_REQUESTS, PROFILE (1: perf profile of the hot
@@ -25,7 +25,9 @@ CLUSTER=$ROOT/scripts/cluster.sh
 
 case "${QUICK:-}" in ''|0|no|false) QUICK=0 ;; *) QUICK=1 ;; esac
 export QUICK
-WORKERS=${WORKERS:-$(nproc)}
+# Two per core: on a machine the load generator shares, one per core leaves
+# the cores idle while both workers wait on their connections (see README).
+WORKERS=${WORKERS:-$(( 2 * $(nproc) ))}
 if [ "$QUICK" = 1 ]; then
 	REPS=${REPS:-1}; DURATION=${DURATION:-3}; CONNS=${CONNS:-64}; QCONNS=${QCONNS:-64}
 	SOAK=${SOAK:-0}; SOAK_REQUESTS=${SOAK_REQUESTS:-100000}; RSS_STEPS=${RSS_STEPS:-10000 100000}
@@ -130,6 +132,7 @@ log "cluster in $PGDIR (port $PGPORT), webgres on 127.0.0.1:$WG_PORT, $WORKERS w
 shared_preload_libraries = '$PRELOAD'
 webgres.listen = '127.0.0.1:$WG_PORT'
 webgres.workers = $WORKERS
+max_worker_processes = $(( WORKERS + 8 ))
 webgres.database = 'hello_world'
 # TechEmpower's database settings (REQUIREMENTS §3), scaled to a small machine
 max_connections = 600

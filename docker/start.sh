@@ -9,7 +9,7 @@
 # Settings (environment):
 #   WEBGRES_DATA       cluster directory      (default /var/lib/webgres/data)
 #   WEBGRES_LISTEN     HTTP address:port      (default 0.0.0.0:8080)
-#   WEBGRES_WORKERS    HTTP workers           (default: number of CPUs)
+#   WEBGRES_WORKERS    HTTP workers           (default: two per CPU)
 #   PGPORT             Postgres port          (default 5432)
 #   WEBGRES_PG_LISTEN  Postgres listen_addresses, e.g. '*' to let TFB's
 #                      verifier read pg_stat_statements (default: socket only)
@@ -22,7 +22,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 cluster=$here/scripts/cluster.sh
 data=${WEBGRES_DATA:-/var/lib/webgres/data}
 listen=${WEBGRES_LISTEN:-0.0.0.0:8080}
-workers=${WEBGRES_WORKERS:-$(nproc)}
+workers=${WEBGRES_WORKERS:-$(( 2 * $(nproc) ))}
 pgport=${PGPORT:-5432}
 pg_listen=${WEBGRES_PG_LISTEN:-}
 init_only=false

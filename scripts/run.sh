@@ -7,14 +7,14 @@
 #           socket in its data directory, and on 127.0.0.1
 #   WEBGRES_DATA  data directory (default /var/tmp/webgres-run-$PGPORT);
 #           kept between runs, so data and routes persist
-#   WORKERS webgres.workers (default: number of CPUs)
+#   WORKERS webgres.workers (default: two per CPU)
 set -euo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
 port=${PORT:-8080}
 pgport=${PGPORT:-5432}
 data=${WEBGRES_DATA:-/var/tmp/webgres-run-$pgport}
-workers=${WORKERS:-$(nproc)}
+workers=${WORKERS:-$(( 2 * $(nproc) ))}
 cluster=$src/scripts/cluster.sh
 
 if [ ! -f "$data/PG_VERSION" ]; then
