@@ -43,6 +43,20 @@ write_runtime_conf() {
 	} | "$cluster" as-owner tee "$data/webgres.runtime.conf" >/dev/null
 }
 
+# Installed before anything starts: the workers answer before pg_ctl's wait
+# for the start returns, and a signal that came then used to kill this
+# script and leave Postgres running.  Bash runs the trap once the command in
+# the foreground returns.
+stopping=false
+stop() {
+	$stopping && return
+	stopping=true
+	log "stopping"
+	"$cluster" stop "$data" fast || true
+	exit 0
+}
+trap stop TERM INT
+
 if [ ! -f "$data/PG_VERSION" ]; then
 	log "creating cluster in $data"
 	mkdir -p "$(dirname "$data")"
@@ -81,16 +95,6 @@ $init_only && exit 0
 write_runtime_conf "$workers"
 "$cluster" start "$data"
 pid=$(head -n 1 "$data/postmaster.pid")
-
-stopping=false
-stop() {
-	$stopping && return
-	stopping=true
-	log "stopping"
-	"$cluster" stop "$data" fast || true
-	exit 0
-}
-trap stop TERM INT
 
 log "serving http://$listen/ (database hello_world, $workers workers)"
 # Sleep in the background and wait for it, so a signal is handled at once.
