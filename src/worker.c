@@ -218,17 +218,25 @@ method_matches(const Route *r, h2o_req_t *req, bool is_head)
 }
 
 /*
- * Answers from the cached response of a constant route, if the request's
- * first matching route is one and the route table was checked recently.
+ * Looks at the routes the request matches in the table as last loaded,
+ * without a transaction.  Answers from the cached response of a constant
+ * route, if the first match is one and the table was checked recently, and
+ * returns true.  Otherwise sets *share to whether every match has a handler
+ * that can share a read-only transaction; serve() checks again with the
+ * current table.
  */
 static bool
-serve_cached(h2o_req_t *req, const PathSegments *segs, bool is_head,
-			 TimestampTz now, char **body, size_t *bodylen)
+look_up_without_transaction(h2o_req_t *req, const PathSegments *segs, bool is_head,
+							TimestampTz now, bool *share, char **body, size_t *bodylen)
 {
 	RouteTable *routes = routes_peek();
 	PathCapture caps[MAX_PATH_SEGMENTS + 1];
+	bool		first = true;
+	bool		may_share = webgres_share_read_transactions &&
+		DefaultXactIsoLevel == XACT_READ_COMMITTED;
 
-	if (routes == NULL || now - last_transaction_at > CONSTANT_ROUTE_RECHECK_MS * 1000)
+	*share = false;
+	if (routes == NULL)
 		return false;
 
 	for (int i = 0; i < routes->nroutes; i++)
@@ -237,42 +245,19 @@ serve_cached(h2o_req_t *req, const PathSegments *segs, bool is_head,
 
 		if (pattern_match(&r->pattern, segs, caps) < 0 || !method_matches(r, req, is_head))
 			continue;
-		if (r->cached == NULL)
+		if (first && r->cached != NULL &&
+			now - last_transaction_at <= CONSTANT_ROUTE_RECHECK_MS * 1000)
+		{
+			response_replay(req, r->cached, body, bodylen);
+			stats_count(STAT_FROM_MEMORY);
+			return true;
+		}
+		first = false;
+		if (!may_share || !handler_can_share(r))
 			return false;
-		response_replay(req, r->cached, body, bodylen);
-		stats_count(STAT_FROM_MEMORY);
-		return true;
+		*share = true;
 	}
 	return false;
-}
-
-/*
- * True if every route the request matches has a handler that can share a
- * read-only transaction.  Uses the route table as last loaded, without a
- * transaction; serve() checks again with the current one.
- */
-static bool
-may_share_transaction(h2o_req_t *req, const PathSegments *segs, bool is_head)
-{
-	RouteTable *routes = routes_peek();
-	PathCapture caps[MAX_PATH_SEGMENTS + 1];
-	bool		matched = false;
-
-	if (routes == NULL || !webgres_share_read_transactions ||
-		DefaultXactIsoLevel != XACT_READ_COMMITTED)
-		return false;
-
-	for (int i = 0; i < routes->nroutes; i++)
-	{
-		Route	   *r = &routes->routes[i];
-
-		if (pattern_match(&r->pattern, segs, caps) < 0 || !method_matches(r, req, is_head))
-			continue;
-		if (!handler_can_share(r))
-			return false;
-		matched = true;
-	}
-	return matched;
 }
 
 /*
@@ -312,15 +297,15 @@ serve(h2o_req_t *req, char **body, size_t *bodylen)
 	size_t		pathlen = (req->query_at == SIZE_MAX) ? req->path.len : req->query_at;
 	PathSegments segs;
 	bool		split = path_split(req->path.base, pathlen, &segs);
-	bool		share;
+	bool		share = false;
 	volatile bool restart;
 
 	/* One clock reading serves both the cache check and the statement. */
 	SetCurrentStatementStartTimestamp();
 	started = GetCurrentStatementStartTimestamp();
-	if (split && serve_cached(req, &segs, is_head, started, body, bodylen))
+	if (split && look_up_without_transaction(req, &segs, is_head, started, &share,
+											 body, bodylen))
 		return;
-	share = split && may_share_transaction(req, &segs, is_head);
 
 	last_transaction_at = started;
 	activity_reported = true;
