@@ -533,8 +533,12 @@ def report_md(meta, summary, ops, target_rows):
     L.append(md_table(["case", "server", "min req/s", "median", "max", "p50", "p90", "p99", "p99.9",
                        "sock err / non-2xx"], frows))
     L.append("")
-    L.append("Latency is per request as wrk measures it; pgbench latency is per transaction "
-             "from its -l log. With pipelining wrk gives no usable latency (†).")
+    L.append("Latency is per request as wrk measures it, from writing a request to reading its "
+             "response. pgbench latency is per transaction from its -l log, from sending the first "
+             "command to reading the last result: the time a client waits for its pgbench thread "
+             "to start its next transaction is not in it, so with many clients per thread its "
+             "percentiles run far below wrk's and are not comparable with them. With pipelining "
+             "wrk gives no usable latency (†).")
     L.append("")
 
     L.append("## Figures not reported")
@@ -605,14 +609,16 @@ def report_md(meta, summary, ops, target_rows):
                      % (fmt_count(fl["requests"]), fl["duration_us"] / 1e6, fe["connect"], fe["read"],
                         fe["write"], fe["timeout"], fe["status"]))
             L.append("")
-            L.append("These errors are expected: a restart closes every connection, so the requests in "
-                     "flight fail as read errors (the server closed the connection) or write errors; "
-                     "while Postgres is down or the workers are starting, wrk's reconnections are "
-                     "refused (connect errors); a request caught by the stop waits until wrk's "
-                     "2 s timeout (timeout errors); a killed worker drops its own connections alike. "
-                     "Error statuses (503 while the database shuts down or starts) may appear too. "
-                     "What matters is that serving resumes, and that no acknowledged write is lost "
-                     "(below).")
+            L.append("These errors are expected: every fault closes the load's connections. Requests "
+                     "in flight then fail as read errors (the server closed the connection). While "
+                     "nothing listens on the port, wrk reconnects at once and without pause; its "
+                     "connect is non-blocking, so a refused connection shows up as a write error on "
+                     "the first write: write errors count reconnection attempts during the downtime "
+                     "(hundreds of thousands a second), not requests. Timeout errors are requests "
+                     "caught by a stop that waited out wrk's 2 s timeout; connect errors, refusals "
+                     "reported by connect itself. Error statuses (503 while the database shuts down "
+                     "or starts) may appear too. What matters is that serving resumes (the table "
+                     "above) and that no acknowledged write is lost (below).")
             L.append("")
         dur = ops.get("durability")
         if isinstance(dur, dict):
