@@ -459,7 +459,9 @@ def report_md(meta, summary, ops, target_rows):
     for ep in ("plaintext", "json"):
         for e in find(summary, ep):
             if "h2o" in e["ratios"]:
-                orow.append(("%s vs bare h2o" % e["label"], "%.2f×" % e["ratios"]["h2o"],
+                doubt = e["ratio_doubts"].get("h2o")
+                orow.append(("%s vs bare h2o" % e["label"],
+                             "%.2f×" % e["ratios"]["h2o"] + (" ⚠ (%s)" % doubt if doubt else ""),
                              "%.1f%%" % ((1 - e["ratios"]["h2o"]) * 100)))
     s1 = find(summary, "select1")
     for e in s1:
