@@ -97,10 +97,11 @@ bench_packages=()
 command -v python3 >/dev/null || bench_packages+=(python3)
 command -v node >/dev/null || bench_packages+=(nodejs)
 command -v npm >/dev/null || bench_packages+=(npm)
+command -v pgrep >/dev/null || bench_packages+=(procps)   # worker and CPU accounting
 [ "$PROFILE" = 1 ] && ! command -v perf >/dev/null && bench_packages+=(linux-perf)
 WEBGRES_DEPS_EXTRA="${bench_packages[*]}" "$ROOT/scripts/deps.sh" ||
 	die "could not install what the bench needs (run as root, or install: ${bench_packages[*]:-see scripts/deps.sh})"
-for tool in wrk pgbench curl python3 node npm cc pg_config; do
+for tool in wrk pgbench curl python3 node npm cc pg_config pgrep; do
 	command -v "$tool" >/dev/null || die "$tool is not installed (scripts/deps.sh installs it, with nodejs and npm for the bench)"
 done
 [ -x "$TFB_DB" ] || die "$TFB_DB is missing: it sets up the TechEmpower database"
