@@ -58,7 +58,8 @@ def percentile(sorted_values, p):
 
 
 def pgbench_json(output_path, logdir):
-    text = open(output_path, errors="replace").read()
+    with open(output_path, errors="replace") as f:
+        text = f.read()
 
     def grab(pattern, cast=float, default=0):
         m = re.search(pattern, text, re.M)
@@ -738,7 +739,10 @@ def chart_svg(meta, summary):
 
 def build(outdir):
     raw = os.path.join(outdir, "raw")
-    meta = json.load(open(os.path.join(raw, "meta.json"))) if os.path.exists(os.path.join(raw, "meta.json")) else {}
+    meta = {}
+    if os.path.exists(os.path.join(raw, "meta.json")):
+        with open(os.path.join(raw, "meta.json")) as f:
+            meta = json.load(f)
     cases = load_jsonl(os.path.join(raw, "cases.jsonl"))
     ops = ops_dict(load_jsonl(os.path.join(raw, "ops.jsonl")))
     summary = aggregate(cases)

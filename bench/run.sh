@@ -105,6 +105,10 @@ for tool in wrk pgbench curl python3 node npm cc pg_config pgrep; do
 	command -v "$tool" >/dev/null || die "$tool is not installed (scripts/deps.sh installs it, with nodejs and npm for the bench)"
 done
 [ -x "$TFB_DB" ] || die "$TFB_DB is missing: it sets up the TechEmpower database"
+# an hour of measuring is worth nothing if the report would quote a figure it
+# must refuse: check that first (under a second)
+PYTHONDONTWRITEBYTECODE=1 python3 "$BENCH/test_report.py" >/dev/null 2>&1 ||
+	{ PYTHONDONTWRITEBYTECODE=1 python3 "$BENCH/test_report.py"; die "bench/test_report.py failed"; }
 
 PKGLIB=$(pg_config --pkglibdir)
 WEBGRES_SO=$PKGLIB/webgres.so
