@@ -117,7 +117,11 @@ if [ "$WEBGRES" = 1 ]; then
 	PRELOAD=webgres,pg_stat_statements
 else
 	log "WEBGRES=0: references only"
-	PRELOAD=pg_stat_statements; SOAK=0; PROFILE=0; RSS_STEPS=""
+	# scripts/tfb-db.sh creates the extension, which needs the library
+	# preloaded: where it is installed, preload it with no workers
+	PRELOAD=pg_stat_statements
+	[ -f "$WEBGRES_SO" ] && PRELOAD=webgres,pg_stat_statements
+	SOAK=0; PROFILE=0; RSS_STEPS=""
 fi
 
 # --- everything this run starts is stopped on exit --------------------------
@@ -160,7 +164,7 @@ log "cluster in $PGDIR (port $PGPORT), webgres on 127.0.0.1:$WG_PORT, $WORKERS w
 "$CLUSTER" init "$PGDIR" "$PGPORT" <<EOF
 shared_preload_libraries = '$PRELOAD'
 webgres.listen = '127.0.0.1:$WG_PORT'
-webgres.workers = $WORKERS
+webgres.workers = $([ "$WEBGRES" = 1 ] && echo "$WORKERS" || echo 0)
 max_worker_processes = $(( WORKERS + 8 ))
 webgres.database = 'hello_world'
 # TechEmpower's rules forbid sharing a transaction among requests: off, as
