@@ -26,6 +26,26 @@ COLOURS = {"webgres": "#336791", "h2o": "#e8a33d", "pgbench": "#6a9f58", "pgbenc
 REFERENCES = ["h2o", "pgbench", "pgbench-sql", "node-pg"]
 PCTS = ["p50", "p90", "p99", "p99.9"]
 DB_ENDPOINTS = ["db", "queries", "fortunes", "updates"]
+# pgbench logging 0 µs for more than this share of transactions means its
+# clock readings, not the transactions, were measured
+MAX_ZERO_LATENCY_SHARE = 0.01
+
+# Why such figures are wrong, said once under "Figures not reported".
+LATENCY_EXPLAINED = (
+    "wrk 4.1 corrects its histogram for coordinated omission after the run: for "
+    "every sample longer than twice the expected interval (run time divided by "
+    "the requests per connection) it adds samples at that length minus one, two, "
+    "... intervals. It does not lower the histogram's minimum for them, and its "
+    "percentile search starts at that minimum, so corrected samples below it are "
+    "counted but never found: a percentile whose rank falls among them reads 0. "
+    "With pipelining it is worse: wrk times one response in each batch, while the "
+    "expected interval counts every response, so most corrected samples land below "
+    "the minimum; wrk gives no usable latency for pipelined runs. pgbench 15 logs "
+    "0 µs for most transactions of a script that begins with an SQL command (35 to "
+    "70% of them at 16 to 256 clients on this machine; the same script behind a "
+    "meta-command logs none); "
+    "bench/run.sh starts every pgbench script with a `\\set` so that it reads the "
+    "clock at each start, and flags a run that still logged zeros.")
 
 
 # ---------------------------------------------------------------- pgbench --
@@ -38,7 +58,8 @@ def percentile(sorted_values, p):
 
 
 def pgbench_json(output_path, logdir):
-    text = open(output_path, errors="replace").read()
+    with open(output_path, errors="replace") as f:
+        text = f.read()
 
     def grab(pattern, cast=float, default=0):
         m = re.search(pattern, text, re.M)
@@ -56,6 +77,7 @@ def pgbench_json(output_path, logdir):
                 if len(parts) >= 3 and parts[2].isdigit():
                     times.append(int(parts[2]))
     times.sort()
+    zeros = sum(1 for t in times if t == 0)
     mean = statistics.fmean(times) if times else 0.0
     result = {
         "requests": processed,
@@ -71,6 +93,10 @@ def pgbench_json(output_path, logdir):
             "p90": percentile(times, 90), "p99": percentile(times, 99),
             "p99.9": percentile(times, 99.9),
         },
+        # a transaction cannot take 0 µs: report.py flags the run's latency
+        # when pgbench logged many (see bench/run.sh, pgbench_cmd)
+        "latency_samples": len(times),
+        "latency_zero": zeros,
     }
     if processed == 0:
         result = None
@@ -100,6 +126,31 @@ def case_label(key):
     return "%s c=%d" % (label, conns)
 
 
+def latency_problem(server, pipeline, result):
+    """Why the latency percentiles of one run cannot be right, or None."""
+    if pipeline > 1 and not server.startswith("pgbench"):
+        return "pipelined: wrk times one response per batch"
+    lat = result["latency_us"]
+    vals = [lat[p] for p in PCTS]
+    if result.get("latency_samples") and \
+            result.get("latency_zero", 0) > MAX_ZERO_LATENCY_SHARE * result["latency_samples"]:
+        return ("pgbench logged 0 µs for %.0f%% of its transactions"
+                % (100.0 * result["latency_zero"] / result["latency_samples"]))
+    if result["requests"] > 0 and min(vals) <= 0:
+        return "%s %s = 0 µs" % ("pgbench's log gave" if server.startswith("pgbench") else "wrk gave",
+                                 ", ".join(p for p in PCTS if lat[p] <= 0))
+    if any(a > b for a, b in zip(vals, vals[1:])):
+        return "percentiles out of order (%s)" % " > ".join(str(v) for v in vals)
+    return None
+
+
+def errors_of(d):
+    """'N socket errors, M non-2xx' for a server's figures, or None if clean."""
+    if "rps" not in d or (d["socket_errors_total"] == 0 and d["non_2xx"] == 0):
+        return None
+    return "%d socket errors, %d non-2xx" % (d["socket_errors_total"], d["non_2xx"])
+
+
 def aggregate(cases):
     """Groups the repetitions of each (case, server)."""
     groups, order = {}, []
@@ -125,6 +176,7 @@ def aggregate(cases):
             rps = [r["result"]["requests"] / (r["result"]["duration_us"] / 1e6)
                    if r["result"]["duration_us"] else 0.0 for r in runs]
             lat = {p: statistics.median(r["result"]["latency_us"][p] for r in runs) for p in PCTS}
+            problems = sorted(set(filter(None, (latency_problem(server, key[4], r["result"]) for r in runs))))
             errs = {k: sum(r["result"]["errors"][k] for r in runs)
                     for k in ("connect", "read", "write", "timeout")}
             cpu = sum(r.get("cpu_s", 0.0) for r in runs)
@@ -132,7 +184,6 @@ def aggregate(cases):
             entry["servers"][server] = {
                 "reps": len(runs),
                 "rps": {"min": min(rps), "median": statistics.median(rps), "max": max(rps)},
-                "latency_us": lat,
                 "socket_errors": errs,
                 "socket_errors_total": sum(errs.values()),
                 "non_2xx": sum(r["result"]["errors"]["status"] for r in runs),
@@ -140,12 +191,28 @@ def aggregate(cases):
                 "cpu_s": round(cpu, 2),
                 "requests_per_cpu_s": round(reqs / cpu) if cpu > 0 else None,
             }
+            # figures that cannot be right are kept apart, never reported
+            if problems:
+                entry["servers"][server]["latency_us_unreliable"] = lat
+                entry["servers"][server]["latency_problem"] = "; ".join(problems)
+            else:
+                entry["servers"][server]["latency_us"] = lat
         w = entry["servers"].get("webgres", {})
         entry["ratios"] = {}
+        # a ratio whose either side had socket errors or error statuses
+        # compares something other than served requests: marked, not counted
+        entry["ratio_doubts"] = {}
         for ref in REFERENCES:
             r = entry["servers"].get(ref, {})
             if "rps" in w and "rps" in r and r["rps"]["median"] > 0:
                 entry["ratios"][ref] = w["rps"]["median"] / r["rps"]["median"]
+                doubt = []
+                if errors_of(r):
+                    doubt.append("%s had %s" % (ref, errors_of(r)))
+                if errors_of(w):
+                    doubt.append("webgres had %s" % errors_of(w))
+                if doubt:
+                    entry["ratio_doubts"][ref] = "; ".join(doubt)
         summary.append(entry)
     return summary
 
@@ -175,15 +242,17 @@ def targets(summary, ops, meta):
     rows = []
 
     def ratio_target(name, entries, ref, floor):
-        vals = [(e["label"], e["ratios"].get(ref)) for e in entries]
-        have = [(l, v) for l, v in vals if v is not None]
+        vals = [(e["label"], e["ratios"].get(ref), e["ratio_doubts"].get(ref)) for e in entries]
+        have = [(l, v, d) for l, v, d in vals if v is not None]
         if not have:
             why = ["webgres %s" % e["servers"]["webgres"]["unavailable"] for e in entries
                    if "unavailable" in e["servers"].get("webgres", {})]
             rows.append((name, "; ".join(sorted(set(why))) or "no %s comparison in this run" % ref, None))
             return
-        ok = all(v >= floor for _, v in have)
-        rows.append((name, ", ".join("%s: %.2f×" % (l, v) for l, v in have), ok))
+        clean = [v for _, v, d in have if d is None]
+        ok = all(v >= floor for v in clean) if clean else None
+        rows.append((name, ", ".join("%s: %.2f×" % (l, v) + (" ⚠ not counted: %s" % d if d else "")
+                                     for l, v, d in have), ok))
 
     ratio_target("/plaintext ≥ 0.85× bare h2o", find(summary, "plaintext"), "h2o", 0.85)
     ratio_target("/plaintext pipelined ≥ 0.85× bare h2o", find(summary, "plaintext-pipelined", pipeline=16), "h2o", 0.85)
@@ -213,14 +282,18 @@ def targets(summary, ops, meta):
 
     db = find(summary, "db")
     if db:
-        top = max(db, key=lambda e: e["conns"])
+        at256 = [e for e in db if e["conns"] == 256]
+        top = at256[0] if at256 else max(db, key=lambda e: e["conns"])
         w = top["servers"].get("webgres", {})
-        if "latency_us" in w and w["latency_us"]["p50"] > 0:
+        note = "" if top["conns"] == 256 else " (256 not run; at %d)" % top["conns"]
+        if "latency_us" in w:
             r = w["latency_us"]["p99"] / w["latency_us"]["p50"]
-            note = "" if top["conns"] == 256 else " (256 not run; at %d)" % top["conns"]
             rows.append(("/db p99 ≤ 3× p50 at 256 connections%s" % note,
                          "p50 %s, p99 %s: %.1f×" % (fmt_us(w["latency_us"]["p50"]), fmt_us(w["latency_us"]["p99"]), r),
                          r <= 3.0))
+        elif "latency_problem" in w:
+            rows.append(("/db p99 ≤ 3× p50 at 256 connections%s" % note,
+                         "not measured: %s" % w["latency_problem"], None))
     errs = sum(s.get("socket_errors_total", 0) for e in summary for n, s in e["servers"].items() if n == "webgres")
     non2 = sum(s.get("non_2xx", 0) for e in summary for n, s in e["servers"].items() if n == "webgres")
     measured = [e for e in summary if "rps" in e["servers"].get("webgres", {})]
@@ -311,6 +384,22 @@ def report_md(meta, summary, ops, target_rows):
                 meta.get("kernel", "?"), meta.get("postgres", "?"), meta.get("libh2o", "?"),
                 meta.get("node", "?"), meta.get("wrk", "?"), meta.get("git", "?")))
     L.append("")
+    facts = []
+    if meta.get("command"):
+        facts.append("Command: `%s` (every setting as it was; `make bench` runs `bench/run.sh` after "
+                     "`make all install`)." % meta["command"])
+    if "elapsed_s" in ops:
+        facts.append("The run took %d min %02d s." % (ops["elapsed_s"] // 60, ops["elapsed_s"] % 60))
+    if "share_read_transactions" in meta:
+        facts.append("`webgres.share_read_transactions` was `%s`%s." % (
+            meta["share_read_transactions"],
+            "" if meta["share_read_transactions"] == "off"
+            else " (TechEmpower's rules forbid it: these figures are not TechEmpower-legal)"))
+    if str(meta.get("git", "")).endswith("-dirty"):
+        facts.append("**The tree had uncommitted changes**: no commit reproduces these figures.")
+    if facts:
+        L.append(" ".join(facts))
+        L.append("")
     L.append("Load generator, servers and Postgres share the same cores, so absolute figures "
              "say little; the ratios against references measured in the same run, with "
              "repetitions interleaved, are what this report is about (bench/README.md).")
@@ -342,16 +431,27 @@ def report_md(meta, summary, ops, target_rows):
                 cells.append("– (%s)" % r.get("unavailable", "?"))
             else:
                 ratio = e["ratios"].get(ref)
-                cells.append("%s → **%.2f×**" % (fmt_rps(r["rps"]["median"]), ratio) if ratio is not None
-                             else fmt_rps(r["rps"]["median"]))
+                doubt = e["ratio_doubts"].get(ref)
+                if ratio is None:
+                    cells.append(fmt_rps(r["rps"]["median"]))
+                elif doubt:
+                    cells.append("%s → %.2f× ⚠ (%s)" % (fmt_rps(r["rps"]["median"]), ratio, doubt))
+                else:
+                    cells.append("%s → **%.2f×**" % (fmt_rps(r["rps"]["median"]), ratio))
         if "latency_us" in w:
             cells.append("%s / %s" % (fmt_us(w["latency_us"]["p50"]), fmt_us(w["latency_us"]["p99"])))
-            cells.append("%d / %d" % (w["socket_errors_total"], w["non_2xx"]))
+        elif "latency_problem" in w:
+            cells.append("not measured †")
         else:
-            cells += ["", ""]
+            cells.append("")
+        cells.append("%d / %d" % (w["socket_errors_total"], w["non_2xx"]) if "rps" in w else "")
         rows.append(cells)
     L.append(md_table(["case", "webgres req/s (min–max)", "h2o_hello", "pgbench", "pgbench, handler's SQL", "node-pg",
                        "webgres p50 / p99", "webgres sock err / non-2xx"], rows))
+    L.append("")
+    L.append("A ratio marked ⚠ compares a server that had socket errors or error statuses "
+             "(≥ 400) in that case: it is shown, but no target counts it. † marks latency "
+             "figures that cannot be right, listed under [Figures not reported](#figures-not-reported).")
     L.append("")
 
     L.append("## Overhead tax")
@@ -360,7 +460,9 @@ def report_md(meta, summary, ops, target_rows):
     for ep in ("plaintext", "json"):
         for e in find(summary, ep):
             if "h2o" in e["ratios"]:
-                orow.append(("%s vs bare h2o" % e["label"], "%.2f×" % e["ratios"]["h2o"],
+                doubt = e["ratio_doubts"].get("h2o")
+                orow.append(("%s vs bare h2o" % e["label"],
+                             "%.2f×" % e["ratios"]["h2o"] + (" ⚠ (%s)" % doubt if doubt else ""),
                              "%.1f%%" % ((1 - e["ratios"]["h2o"]) * 100)))
     s1 = find(summary, "select1")
     for e in s1:
@@ -426,15 +528,35 @@ def report_md(meta, summary, ops, target_rows):
             if "rps" not in d:
                 frows.append((e["label"], s, "– (%s)" % d.get("unavailable"), "", "", "", "", "", "", ""))
                 continue
-            frows.append((e["label"], s, fmt_rps(d["rps"]["min"]), fmt_rps(d["rps"]["median"]), fmt_rps(d["rps"]["max"]),
-                          fmt_us(d["latency_us"]["p50"]), fmt_us(d["latency_us"]["p90"]),
-                          fmt_us(d["latency_us"]["p99"]), fmt_us(d["latency_us"]["p99.9"]),
-                          "%d / %d" % (d["socket_errors_total"], d["non_2xx"])))
+            lat = d.get("latency_us")
+            frows.append((e["label"], s, fmt_rps(d["rps"]["min"]), fmt_rps(d["rps"]["median"]), fmt_rps(d["rps"]["max"]))
+                         + (tuple(fmt_us(lat[p]) for p in PCTS) if lat else ("†", "†", "†", "†"))
+                         + ("%d / %d" % (d["socket_errors_total"], d["non_2xx"])
+                            + (" ⚠" if errors_of(d) else ""),))
     L.append(md_table(["case", "server", "min req/s", "median", "max", "p50", "p90", "p99", "p99.9",
                        "sock err / non-2xx"], frows))
     L.append("")
-    L.append("Latency is per request as wrk measures it (with pipelining, per response from the "
-             "time its batch was written); pgbench latency is per transaction from its -l log.")
+    L.append("Latency is per request as wrk measures it, from writing a request to reading its "
+             "response. pgbench latency is per transaction from its -l log, from sending the first "
+             "command to reading the last result: the time a client waits for its pgbench thread "
+             "to start its next transaction is not in it, so with many clients per thread its "
+             "percentiles run far below wrk's and are not comparable with them. With pipelining "
+             "wrk gives no usable latency (†).")
+    L.append("")
+
+    L.append("## Figures not reported")
+    L.append("")
+    bad = [(e["label"], s, d["latency_problem"], d["latency_us_unreliable"])
+           for e in summary for s, d in e["servers"].items() if "latency_problem" in d]
+    if bad:
+        L.append("Latency figures that cannot be right are left out of every table above "
+                 "and out of the targets; what the tool gave is here. " + LATENCY_EXPLAINED)
+        L.append("")
+        L.append(md_table(["case", "server", "why", "p50 / p90 / p99 / p99.9 as given"],
+                          [(l, s, why, " / ".join(fmt_us(raw[p]) for p in PCTS)) for l, s, why, raw in bad]))
+    else:
+        L.append("None: every latency figure passed the checks (no percentile of 0, percentiles "
+                 "in order, pgbench logging no 0 µs transactions).")
     L.append("")
 
     L.append("## Soak and faults")
@@ -442,13 +564,15 @@ def report_md(meta, summary, ops, target_rows):
     soak = ops.get("soak")
     if isinstance(soak, dict):
         se = soak["errors"]
+        why = latency_problem("webgres", 1, soak)
         L.append("%s requests through 256 connections in %.0f s: sent %s; statuses %s; socket errors "
-                 "connect %d, read %d, write %d, timeout %d; latency p50 %s, p99 %s."
+                 "connect %d, read %d, write %d, timeout %d; %s."
                  % (fmt_count(soak["requests"]), soak["duration_us"] / 1e6,
                     ", ".join("%s %d" % kv for kv in sorted(soak.get("sent", {}).items())),
                     ", ".join("%s: %d" % kv for kv in sorted(soak.get("statuses", {}).items())),
                     se["connect"], se["read"], se["write"], se["timeout"],
-                    fmt_us(soak["latency_us"]["p50"]), fmt_us(soak["latency_us"]["p99"])))
+                    "latency not reported (%s)" % why if why else
+                    "latency p50 %s, p99 %s" % (fmt_us(soak["latency_us"]["p50"]), fmt_us(soak["latency_us"]["p99"]))))
         sent = soak.get("sent", {})
         st = soak.get("statuses", {})
         L.append("")
@@ -478,6 +602,26 @@ def report_md(meta, summary, ops, target_rows):
             L.append("Faults under /db load (64 connections): time from the fault to the next 200.")
             L.append("")
             L.append(md_table(["fault", "serving again after"], frow))
+            L.append("")
+        fl = ops.get("fault_load")
+        if isinstance(fl, dict):
+            fe = fl["errors"]
+            L.append("The /db load through the three faults (wrk, 64 connections, `--timeout 2`): "
+                     "%s requests in %.0f s; socket errors connect %d, read %d, write %d, timeout %d; "
+                     "%d responses with status ≥ 400."
+                     % (fmt_count(fl["requests"]), fl["duration_us"] / 1e6, fe["connect"], fe["read"],
+                        fe["write"], fe["timeout"], fe["status"]))
+            L.append("")
+            L.append("These errors are expected: every fault closes the load's connections. Requests "
+                     "in flight then fail as read errors (the server closed the connection). While "
+                     "nothing listens on the port, wrk reconnects at once and without pause; its "
+                     "connect is non-blocking, so a refused connection shows up as a write error on "
+                     "the first write: write errors count reconnection attempts during the downtime "
+                     "(hundreds of thousands a second), not requests. Timeout errors are requests "
+                     "caught by a stop that waited out wrk's 2 s timeout; connect errors, refusals "
+                     "reported by connect itself. Error statuses (503 while the database shuts down "
+                     "or starts) may appear too. What matters is that serving resumes (the table "
+                     "above) and that no acknowledged write is lost (below).")
             L.append("")
         dur = ops.get("durability")
         if isinstance(dur, dict):
@@ -595,7 +739,10 @@ def chart_svg(meta, summary):
 
 def build(outdir):
     raw = os.path.join(outdir, "raw")
-    meta = json.load(open(os.path.join(raw, "meta.json"))) if os.path.exists(os.path.join(raw, "meta.json")) else {}
+    meta = {}
+    if os.path.exists(os.path.join(raw, "meta.json")):
+        with open(os.path.join(raw, "meta.json")) as f:
+            meta = json.load(f)
     cases = load_jsonl(os.path.join(raw, "cases.jsonl"))
     ops = ops_dict(load_jsonl(os.path.join(raw, "ops.jsonl")))
     summary = aggregate(cases)

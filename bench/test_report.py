@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""test_report.py: checks that report.py refuses the figures it must refuse.
+
+    python3 bench/test_report.py [-v]
+
+bench/run.sh runs it before measuring anything, so that an hour of bench is
+never spent on a report that would quote a wrong figure. It builds reports
+from made-up raw results in a temporary directory and reads them back:
+latency that cannot be right (pipelined wrk runs, percentiles of 0, pgbench
+logging 0 us transactions) is never reported, a ratio against a server that
+had errors is marked and not counted, and the fault tier's errors, a dirty
+tree and the command are stated. Python 3 standard library only.
+"""
+import json
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import report  # noqa: E402
+
+
+def wrk_result(rps, p50=500, p90=900, p99=2000, p999=4000, errors=None, status=0, **extra):
+    e = {"connect": 0, "read": 0, "write": 0, "timeout": 0, "status": status}
+    e.update(errors or {})
+    r = {"requests": int(rps * 3), "duration_us": 3000000, "bytes": 0, "errors": e,
+         "latency_us": {"min": 10, "mean": p50, "stdev": 1.0, "max": p999 * 2,
+                        "p50": p50, "p75": p90, "p90": p90, "p99": p99, "p99.9": p999}}
+    r.update(extra)
+    return r
+
+
+def case(endpoint, path, conns, pipeline, server, result):
+    return {"tier": "tfb", "endpoint": endpoint, "path": path, "conns": conns, "pipeline": pipeline,
+            "server": server, "rep": 1, "seconds": 3, "wall_ms": 3000, "cpu_s": 1.0, "result": result}
+
+
+class ReportTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="webgres-report-test.")
+        os.mkdir(os.path.join(self.dir, "raw"))
+        self.meta = {"stamp": "T", "quick": 1, "reps": 1, "duration_s": 3, "workers": 4,
+                     "conns": [256, 512], "qconns": 512, "git": "abc1234",
+                     "command": "QUICK='1' bench/run.sh", "share_read_transactions": "off"}
+        self.ops = [{"key": "elapsed_s", "value": 219}]
+        self.cases = []
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def build(self):
+        raw = os.path.join(self.dir, "raw")
+        with open(os.path.join(raw, "meta.json"), "w") as f:
+            json.dump(self.meta, f)
+        for name, rows in (("cases.jsonl", self.cases), ("ops.jsonl", self.ops)):
+            with open(os.path.join(raw, name), "w") as f:
+                for r in rows:
+                    f.write(json.dumps(r) + "\n")
+        report.build(self.dir)
+        with open(os.path.join(self.dir, "results.json")) as f:
+            results = json.load(f)
+        with open(os.path.join(self.dir, "report.md")) as f:
+            md = f.read()
+        return results, md
+
+    def server(self, results, label, server):
+        for c in results["cases"]:
+            if c["label"] == label:
+                return c["servers"][server]
+        self.fail("no case %s" % label)
+
+    def target(self, results, name):
+        for t in results["targets"]:
+            if t["target"].startswith(name):
+                return t
+        self.fail("no target %s" % name)
+
+    def test_pipelined_latency_is_not_reported(self):
+        self.cases += [case("plaintext-pipelined", "/plaintext", 256, 16, "webgres", wrk_result(4e5, p99=0, p999=0)),
+                       case("plaintext-pipelined", "/plaintext", 256, 16, "h2o", wrk_result(3.9e5))]
+        results, md = self.build()
+        for s in ("webgres", "h2o"):
+            d = self.server(results, "/plaintext (pipelined 16) c=256", s)
+            self.assertNotIn("latency_us", d)
+            self.assertIn("pipelined", d["latency_problem"])
+        self.assertNotIn("| 0 µs", md.split("## Figures not reported")[0])
+        self.assertIn("not measured †", md)
+
+    def test_zero_percentile_is_flagged(self):
+        self.cases += [case("json", "/json", 256, 1, "webgres", wrk_result(9e4)),
+                       case("json", "/json", 256, 1, "h2o", wrk_result(1e5, p50=0))]
+        results, md = self.build()
+        self.assertIn("latency_us", self.server(results, "/json c=256", "webgres"))
+        d = self.server(results, "/json c=256", "h2o")
+        self.assertNotIn("latency_us", d)
+        self.assertIn("p50", d["latency_problem"])
+        self.assertIn("| /json c=256 | h2o | wrk gave p50 = 0 µs |", md)
+
+    def test_pgbench_zero_latencies_are_flagged(self):
+        self.cases += [case("db", "/db", 256, 1, "webgres", wrk_result(9e4)),
+                       case("db", "/db", 256, 1, "pgbench",
+                            wrk_result(6e4, p50=30, latency_samples=1000, latency_zero=400)),
+                       case("db", "/db", 256, 1, "pgbench-sql",
+                            wrk_result(5e4, p50=600, latency_samples=1000, latency_zero=0))]
+        results, _ = self.build()
+        self.assertIn("40%", self.server(results, "/db c=256", "pgbench")["latency_problem"])
+        self.assertIn("latency_us", self.server(results, "/db c=256", "pgbench-sql"))
+
+    def test_ratio_against_failing_reference_is_not_counted(self):
+        self.cases += [case("db", "/db", 256, 1, "webgres", wrk_result(9e4)),
+                       case("db", "/db", 256, 1, "node-pg", wrk_result(1e4, errors={"read": 7})),
+                       case("db", "/db", 512, 1, "webgres", wrk_result(9e4)),
+                       case("db", "/db", 512, 1, "node-pg", wrk_result(4e4, status=3))]
+        results, md = self.build()
+        t = self.target(results, "/db ≥ 3× node-pg")
+        self.assertIsNone(t["met"], "a target judged only on marked ratios must read n/a")
+        self.assertIn("not counted: node-pg had 7 socket errors", t["measured"])
+        self.assertIn("node-pg had 0 socket errors, 3 non-2xx", t["measured"])
+        self.assertIn("⚠ (node-pg had 7 socket errors, 0 non-2xx)", md)
+        self.assertNotIn("**9.00×**", md)
+
+    def test_clean_ratios_still_decide(self):
+        self.cases += [case("db", "/db", 256, 1, "webgres", wrk_result(9e4)),
+                       case("db", "/db", 256, 1, "node-pg", wrk_result(1e4)),
+                       case("db", "/db", 512, 1, "webgres", wrk_result(9e4)),
+                       case("db", "/db", 512, 1, "node-pg", wrk_result(4.5e4, errors={"timeout": 1}))]
+        results, _ = self.build()
+        self.assertTrue(self.target(results, "/db ≥ 3× node-pg")["met"])
+
+    def test_p99_target_is_judged_at_256_connections(self):
+        self.cases += [case("db", "/db", 256, 1, "webgres", wrk_result(9e4, p50=1000, p90=2000, p99=2500)),
+                       case("db", "/db", 512, 1, "webgres", wrk_result(9e4, p50=1000, p90=2000, p99=9000))]
+        results, _ = self.build()
+        t = self.target(results, "/db p99 ≤ 3× p50 at 256 connections")
+        self.assertTrue(t["met"])
+        self.assertIn("2.5×", t["measured"])
+
+    def test_fault_load_errors_are_printed_and_explained(self):
+        self.meta["soak"] = 1
+        self.ops += [
+            {"key": "soak", "value": dict(wrk_result(5e4), sent={"/db": 10}, statuses={"200": 10})},
+            {"key": "fault_load", "value": wrk_result(2e4, errors={"read": 358, "write": 344086})},
+            {"key": "fault_restart-fast", "value": {"resumed_ms": 700}}]
+        _, md = self.build()
+        self.assertIn("read 358, write 344086", md)
+        self.assertIn("write errors count reconnection attempts", md)
+
+    def test_provenance_is_stated(self):
+        self.meta["git"] = "abc1234-dirty"
+        self.meta["share_read_transactions"] = "on"
+        _, md = self.build()
+        self.assertIn("Command: `QUICK='1' bench/run.sh`", md)
+        self.assertIn("The run took 3 min 39 s.", md)
+        self.assertIn("uncommitted changes", md)
+        self.assertIn("not TechEmpower-legal", md)
+
+
+if __name__ == "__main__":
+    unittest.main()
