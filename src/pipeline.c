@@ -104,23 +104,24 @@ answer_error(h2o_req_t *req, const char *route_label, TimestampTz started,
  * request's method; NULL if a route for any method matches.
  */
 static const char *
-allowed_methods(RouteTable *routes, PathSegments *segs, PathCapture *caps)
+allowed_methods(const RouteTable *routes, const PathSegments *segs, PathCapture *caps)
 {
 	StringInfoData allow;
 	bool		any = false;
+	RouteMatch	m;
+	Route	   *r;
+	int			ncaps;
 
 	initStringInfo(&allow);
-	for (int i = 0; i < routes->nroutes; i++)
+	routes_match_init(&m, routes, segs);
+	while ((r = routes_match_next(&m, &ncaps, caps)) != NULL)
 	{
-		Route	   *r = &routes->routes[i];
-
-		if (pattern_match(&r->pattern, segs, caps) < 0)
-			continue;
 		if (r->method == NULL)
 			any = true;
 		else if (strstr(allow.data, r->method) == NULL)
 			appendStringInfo(&allow, "%s%s", allow.len ? ", " : "", r->method);
 	}
+	routes_match_end(&m);
 	if (any)
 		return NULL;
 	if (strstr(allow.data, "GET") && !strstr(allow.data, "HEAD"))
@@ -159,30 +160,35 @@ look_up_without_transaction(h2o_req_t *req, const PathSegments *segs, bool is_he
 	bool		first = true;
 	bool		may_share = webgres_share_read_transactions &&
 		DefaultXactIsoLevel == XACT_READ_COMMITTED;
+	bool		answered = false;
+	RouteMatch	m;
+	Route	   *r;
+	int			ncaps;
 
 	*share = false;
 	if (routes == NULL)
 		return false;
 
-	for (int i = 0; i < routes->nroutes; i++)
+	routes_match_init(&m, routes, segs);
+	while ((r = routes_match_next(&m, &ncaps, caps)) != NULL)
 	{
-		Route	   *r = &routes->routes[i];
-
-		if (pattern_match(&r->pattern, segs, caps) < 0 || !method_matches(r, req, is_head))
+		if (!method_matches(r, req, is_head))
 			continue;
 		if (first && r->cached != NULL &&
 			now - last_transaction_at <= CONSTANT_ROUTE_RECHECK_MS * 1000)
 		{
 			response_replay(req, r->cached, body, bodylen);
 			stats_count(STAT_FROM_MEMORY);
-			return true;
+			answered = true;
+			break;
 		}
 		first = false;
 		if (!may_share || !handler_can_share(r))
-			return false;
+			break;
 		*share = true;
 	}
-	return false;
+	routes_match_end(&m);
+	return answered;
 }
 
 /*
@@ -245,6 +251,9 @@ again:
 	{
 		RouteTable *routes;
 		PathCapture *caps;
+		RouteMatch	m;
+		Route	   *r;
+		int			ncaps;
 		bool		path_matched = false;
 		bool		method_matched = false;
 		bool		answered = false;
@@ -281,13 +290,9 @@ again:
 			if (webgres_handler_timeout > 0)
 				enable_timeout_after(STATEMENT_TIMEOUT, webgres_handler_timeout);
 
-			for (int i = 0; i < routes->nroutes && !answered; i++)
+			routes_match_init(&m, routes, &segs);
+			while (!answered && (r = routes_match_next(&m, &ncaps, caps)) != NULL)
 			{
-				Route	   *r = &routes->routes[i];
-				int			ncaps = pattern_match(&r->pattern, &segs, caps);
-
-				if (ncaps < 0)
-					continue;
 				path_matched = true;
 				if (!method_matches(r, req, is_head))
 					continue;
@@ -303,6 +308,7 @@ again:
 				request_set_captures(&rd, caps, ncaps);
 				answered = handler_run(r, &rd, body, bodylen);
 			}
+			routes_match_end(&m);
 
 			if (webgres_handler_timeout > 0)
 				disable_timeout(STATEMENT_TIMEOUT, false);
