@@ -13,6 +13,7 @@
 #include "executor/spi.h"
 
 #include "pattern.h"
+#include "route_trie.h"
 #include "simple_eval.h"
 #include "splice.h"
 
@@ -43,6 +44,7 @@ typedef struct RouteTable
 	int			nroutes;
 	Route	   *routes;			/* in matching order */
 	int			max_captures;	/* most segments of any pattern */
+	RouteTrie  *trie;			/* the patterns, for matching */
 } RouteTable;
 
 /*
@@ -62,13 +64,18 @@ typedef struct RouteTable
  *
  * caps needs room for table->max_captures + 1 captures; each call
  * overwrites it with the captures of the route it returns.  The table must
- * not be reloaded during the walk.
+ * not be reloaded during the walk.  The cost of a walk does not grow with
+ * the number of routes: the table's trie yields the few routes whose
+ * pattern can match, which are then put in matching order.  Allocates in
+ * CurrentMemoryContext only when very many routes match; routes_match_end()
+ * frees it.
  */
 typedef struct RouteMatch
 {
 	const RouteTable *table;
 	const PathSegments *segs;
-	int			next;			/* index of the next route to try */
+	TrieCandidates candidates;	/* indexes into table->routes, ascending */
+	int			next;			/* the next candidate to return */
 } RouteMatch;
 
 extern void routes_match_init(RouteMatch *m, const RouteTable *table,
