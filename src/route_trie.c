@@ -11,6 +11,7 @@
  */
 #include "postgres.h"
 
+#include "percent.h"
 #include "route_trie.h"
 
 typedef struct TrieNode TrieNode;
