@@ -164,6 +164,7 @@ look_up_without_transaction(h2o_req_t *req, const PathSegments *segs, bool is_he
 	RouteMatch	m;
 	Route	   *r;
 	int			ncaps;
+	const CachedResponse *cached;
 
 	*share = false;
 	if (routes == NULL)
@@ -174,10 +175,10 @@ look_up_without_transaction(h2o_req_t *req, const PathSegments *segs, bool is_he
 	{
 		if (!method_matches(r, req, is_head))
 			continue;
-		if (first && r->cached != NULL &&
+		if (first && (cached = handler_cached_response(r)) != NULL &&
 			now - last_transaction_at <= CONSTANT_ROUTE_RECHECK_MS * 1000)
 		{
-			response_replay(req, r->cached, body, bodylen);
+			response_replay(req, cached, body, bodylen);
 			stats_count(STAT_FROM_MEMORY);
 			answered = true;
 			break;
@@ -272,7 +273,7 @@ again:
 		shared_xact_requests++;
 		PushActiveSnapshot(GetTransactionSnapshot());
 		routes = routes_current();
-		routes_forget_stale_responses(routes);
+		handler_forget_stale_responses();
 
 		if (!routes->installed)
 			response_simple(req, 503, "Service Unavailable", body, bodylen);
@@ -354,6 +355,7 @@ pipeline_init(void)
 	request_cxt = AllocSetContextCreate(TopMemoryContext, "webgres request",
 										ALLOCSET_DEFAULT_SIZES);
 	routes_init();
+	handler_init();
 }
 
 void

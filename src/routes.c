@@ -9,6 +9,7 @@
 #include "commands/dbcommands.h"
 #include "miscadmin.h"
 #include "catalog/pg_type.h"
+#include "executor/spi.h"
 #include "utils/builtins.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
@@ -23,6 +24,11 @@ static MemoryContext routes_cxt = NULL;
 static Oid	routes_relid = InvalidOid;
 static bool routes_stale = true;
 static bool warned_missing = false;
+
+/* Called before the table is replaced; see routes_on_replace(). */
+#define MAX_REPLACE_CALLBACKS 4
+static RoutesReplaceCallback replace_callbacks[MAX_REPLACE_CALLBACKS];
+static int	nreplace_callbacks = 0;
 
 static void
 routes_invalidate(Datum arg, Oid relid)
@@ -55,12 +61,20 @@ route_cmp(const void *a, const void *b)
 	return ra->id < rb->id ? -1 : (ra->id > rb->id ? 1 : 0);
 }
 
+void
+routes_on_replace(RoutesReplaceCallback callback)
+{
+	if (nreplace_callbacks >= MAX_REPLACE_CALLBACKS)
+		elog(ERROR, "too many route table callbacks");
+	replace_callbacks[nreplace_callbacks++] = callback;
+}
+
+/* Drops the table, after telling the modules that keep state per route. */
 static void
 free_table(void)
 {
-	for (int i = 0; i < table.nroutes; i++)
-		if (table.routes[i].plan != NULL)
-			SPI_freeplan(table.routes[i].plan);
+	for (int i = 0; i < nreplace_callbacks; i++)
+		replace_callbacks[i] ();
 	table.nroutes = 0;
 	table.routes = NULL;
 	table.max_captures = 0;
@@ -164,24 +178,6 @@ load_routes(void)
 		qsort(table.routes, table.nroutes, sizeof(Route), route_cmp);
 	build_trie();
 	routes_stale = false;
-}
-
-void
-routes_forget_stale_responses(RouteTable *routes)
-{
-	for (int i = 0; i < routes->nroutes; i++)
-	{
-		Route	   *r = &routes->routes[i];
-
-		if (r->cached != NULL && !SPI_plan_is_valid(r->plan))
-		{
-			/* Its memory goes with the table's; rebuilt on the next request. */
-			r->cached = NULL;
-			r->constant = false;
-			SPI_freeplan(r->plan);
-			r->plan = NULL;
-		}
-	}
 }
 
 /* Sorts a few route indexes in place: candidate sets are small. */

@@ -10,12 +10,8 @@
 #ifndef WEBGRES_ROUTES_H
 #define WEBGRES_ROUTES_H
 
-#include "executor/spi.h"
-
 #include "pattern.h"
 #include "route_trie.h"
-#include "simple_eval.h"
-#include "splice.h"
 
 typedef struct Route
 {
@@ -27,15 +23,7 @@ typedef struct Route
 	char	   *handler;
 	Oid			owner;
 	char	   *label;			/* "GET /users/:handle (route 3)", for messages */
-	SPIPlanPtr	plan;			/* prepared on first use */
-	bool		read_only;		/* plan only reads: SELECT without locks or writes */
-	struct CachedPlanSource *source;	/* the plan's one statement */
-	bool		shareable;		/* read_only and calls no volatile function ... */
-	int			shareable_generation;	/* ... as of this generation of source */
-	bool		constant;		/* plan folds to one constant row */
-	struct CachedResponse *cached;	/* that row's response, once built */
-	SimpleEvalCache simple;		/* whether the plan is one row of expressions */
-	SplicedHandler spliced;
+	struct HandlerState *handler_state; /* handler.c's; NULL until it runs */
 } Route;
 
 typedef struct RouteTable
@@ -96,7 +84,12 @@ extern RouteTable *routes_current(void);
  */
 extern RouteTable *routes_peek(void);
 
-/* Drops cached responses whose plan was invalidated.  Inside a transaction. */
-extern void routes_forget_stale_responses(RouteTable *routes);
+/*
+ * Registers a function to call just before the table is replaced (or
+ * dropped), while its routes are still valid: whatever a module keeps per
+ * route must go then.  Called inside a transaction.
+ */
+typedef void (*RoutesReplaceCallback) (void);
+extern void routes_on_replace(RoutesReplaceCallback callback);
 
 #endif
