@@ -12,12 +12,15 @@ OBJS = \
 	src/webgres.o \
 	src/supervisor.o \
 	src/worker.o \
+	src/pipeline.o \
 	src/http_guard.o \
 	src/screen.o \
 	src/timeouts.o \
 	src/listen.o \
 	src/routes.o \
 	src/pattern.o \
+	src/percent.o \
+	src/route_trie.o \
 	src/handler.o \
 	src/simple_eval.o \
 	src/splice.o \
