@@ -34,6 +34,7 @@
 #include <h2o.h>
 
 #include "errors.h"
+#include "h2_guard.h"
 #include "handler.h"
 #include "http_guard.h"
 #include "listen.h"
@@ -426,7 +427,10 @@ on_req(h2o_handler_t *self, h2o_req_t *req)
 	h2o_iovec_t buf;
 
 	if (http_guard_check(req, &body, &bodylen))
+	{
 		serve(req, &body, &bodylen);
+		h2_guard_answered(req, bodylen);
+	}
 	MemoryContextReset(request_cxt);
 	stats_count_response(req->res.status);
 
@@ -447,6 +451,7 @@ on_accept(h2o_socket_t *listener, const char *err)
 		if (err != NULL || (sock = h2o_evloop_socket_accept(listener)) == NULL)
 			return;
 		h2o_accept(&accept_ctx, sock);
+		h2_guard_accepted(sock);
 	}
 }
 
@@ -477,6 +482,7 @@ setup_h2o(void)
 
 	h2o_context_init(&ctx, h2o_evloop_create(), &config);
 	timeouts_start(&ctx);
+	h2_guard_init(&ctx);
 	accept_ctx.ctx = &ctx;
 	accept_ctx.hosts = config.hosts;
 }
