@@ -45,6 +45,8 @@ feed_chunked(H2Screen *s, const unsigned char *buf, size_t len, uint32_t seed,
 				h2_screen_answered(s, x & 0xffff);
 			if (x & 0x2000)
 				h2_screen_header_list(s, x & 0x1ffff);
+			if ((x & 0xc000) == 0xc000)
+				h2_screen_resync(s);
 			h2_screen_processed(s);
 			assert(s->nresets == 0);
 		}

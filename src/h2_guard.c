@@ -55,6 +55,7 @@ typedef struct H2Guard
 	H2Screen	screen;
 	size_t		seen;			/* bytes at the start of sock->input already fed */
 	bool		ending;			/* GOAWAY sent: the connection is being closed */
+	bool		resync;			/* h2o read without the screening: start afresh */
 } H2Guard;
 
 static h2o_context_t *guarded;
@@ -140,6 +141,13 @@ h2_read(h2o_socket_t *sock, const char *err)
 	{
 		http2_on_read(sock, err);
 		return;
+	}
+	if (g->resync)
+	{
+		/* h2o's input starts at a frame: feed it all again from there. */
+		h2_screen_resync(&g->screen);
+		g->seen = 0;
+		g->resync = false;
 	}
 	if (g->ending)
 	{
@@ -276,6 +284,21 @@ header_list_size(h2o_req_t *req)
 	return size;
 }
 
+/*
+ * Puts the screening back in front of h2o's read callback, should h2o have
+ * set it again.  libh2o 2.2.5 does not, but a later build might stop and
+ * restart reading (when its write buffer is full, say); every request
+ * passes through here.
+ */
+static void
+keep_screened(h2o_socket_t *sock, H2Guard *g)
+{
+	if (sock->_cb.read != http2_on_read)
+		return;
+	sock->_cb.read = h2_read;
+	g->resync = true;
+}
+
 bool
 h2_guard_check(h2o_req_t *req, char **body, size_t *bodylen)
 {
@@ -286,6 +309,7 @@ h2_guard_check(h2o_req_t *req, char **body, size_t *bodylen)
 
 	if (g == NULL)
 		return true;
+	keep_screened(sock, g);
 	stream = H2O_STRUCT_FROM_MEMBER(h2o_http2_stream_t, req, req);
 
 	/* h2o discards the answer when it reads the reset, next. */

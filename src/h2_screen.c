@@ -167,6 +167,14 @@ h2_screen_feed(H2Screen *s, const uint8_t *buf, size_t len)
 }
 
 void
+h2_screen_resync(H2Screen *s)
+{
+	s->hdr_have = 0;
+	s->payload_left = 0;
+	s->want_pad = false;
+}
+
+void
 h2_screen_processed(H2Screen *s)
 {
 	s->nresets = 0;

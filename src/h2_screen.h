@@ -129,6 +129,9 @@ extern void h2_screen_init(H2Screen *s, int max_resets);
  */
 extern H2Verdict h2_screen_feed(H2Screen *s, const uint8_t *buf, size_t len);
 
+/* The next byte fed starts a frame (bytes were read that were not fed). */
+extern void h2_screen_resync(H2Screen *s);
+
 /* h2o has processed every complete frame fed so far. */
 extern void h2_screen_processed(H2Screen *s);
 
