@@ -15,6 +15,8 @@ OBJS = \
 	src/pipeline.o \
 	src/http_guard.o \
 	src/screen.o \
+	src/h2_screen.o \
+	src/h2_guard.o \
 	src/timeouts.o \
 	src/listen.o \
 	src/routes.o \
@@ -46,7 +48,7 @@ PG_CONFIG ?= pg_config
 # -MMD -MP: each object also depends on the headers it includes (PGXS
 # tracks them only in server builds configured with --enable-depend), so
 # changing a struct in a header rebuilds every file that uses it.
-PG_CPPFLAGS = -DH2O_USE_LIBUV=0 -Isrc -MMD -MP
+PG_CPPFLAGS = -DH2O_USE_LIBUV=0 -Isrc -Isrc/h2o_compat -MMD -MP
 # -Wextra minus unused parameters: callbacks have fixed signatures, and
 # Postgres' own headers trip it.
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter

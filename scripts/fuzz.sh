@@ -15,7 +15,7 @@ case $seconds in
 	''|*[!0-9]*|0) echo "fuzz: SECONDS must be a whole number above 0, not '$seconds'" >&2; exit 2 ;;
 esac
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(screen pattern form)
+[ ${#targets[@]} -eq 0 ] && targets=(screen pattern form h2_screen)
 
 cc=${FUZZ_CC:-$(command -v clang || command -v clang-14 || true)}
 if [ -z "$cc" ]; then
@@ -38,6 +38,7 @@ flags=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefine
 "$cc" "${flags[@]}" "$src/fuzz/fuzz_pattern.c" "$src/src/pattern.c" "$src/src/percent.c" "$src/fuzz/shim/shim.c" -o "$bin/fuzz_pattern"
 "$cc" "${flags[@]}" "$src/fuzz/fuzz_form.c" "$src/src/formscan.c" "$src/src/percent.c" \
 	"$src/fuzz/shim/shim.c" -o "$bin/fuzz_form"
+"$cc" "${flags[@]}" "$src/fuzz/fuzz_h2_screen.c" "$src/src/h2_screen.c" -o "$bin/fuzz_h2_screen"
 
 status=0
 for t in "${targets[@]}"; do

@@ -14,6 +14,7 @@
 #define H2O_USE_LIBUV 0
 #include <h2o.h>
 
+#include "h2_guard.h"
 #include "http_guard.h"
 #include "response.h"
 #include "screen.h"
@@ -58,9 +59,9 @@ http_guard_check(h2o_req_t *req, char **body, size_t *bodylen)
 	h2o_socket_t *sock;
 	ScreenResult res;
 
-	/* HTTP/2 frames its own messages; nothing here is ambiguous. */
+	/* HTTP/2 frames its own messages; its screening is per connection. */
 	if (req->version >= 0x200)
-		return true;
+		return h2_guard_check(req, body, bodylen);
 
 	sock = req->conn->callbacks->get_socket ? req->conn->callbacks->get_socket(req->conn) : NULL;
 	if (sock == NULL || sock->input == NULL)

@@ -33,6 +33,8 @@ int			webgres_request_timeout = 10000;
 int			webgres_header_timeout = 10000;
 int			webgres_body_timeout = 30000;
 bool		webgres_share_read_transactions = true;
+bool		webgres_http2 = false;
+int			webgres_http2_max_resets = 100;
 
 void		_PG_init(void);
 
@@ -176,6 +178,30 @@ define_settings(void)
 							 PGC_SIGHUP,
 							 0,
 							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("webgres.http2",
+							 "Serves cleartext HTTP/2 (h2c) to clients that open with its preface.",
+							 "When off, a connection that starts with the HTTP/2 preface is "
+							 "answered 400 and closed. An HTTP/1.1 request asking to upgrade "
+							 "to h2c is always served as HTTP/1.1. Applies to new connections.",
+							 &webgres_http2,
+							 false,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.http2_max_resets",
+							"Stream resets an HTTP/2 connection may send before it is closed.",
+							"Each RST_STREAM from the client spends one; each request "
+							"answered on the connection earns half of one back, up to this "
+							"number. A connection that runs out is sent GOAWAY "
+							"(ENHANCE_YOUR_CALM) and closed. Applies to new connections.",
+							&webgres_http2_max_resets,
+							100,
+							1, 1000,
+							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("webgres");
 }

@@ -29,6 +29,7 @@
 #define H2O_USE_LIBUV 0
 #include <h2o.h>
 
+#include "h2_guard.h"
 #include "http_guard.h"
 #include "listen.h"
 #include "pipeline.h"
@@ -116,7 +117,10 @@ on_req(h2o_handler_t *self, h2o_req_t *req)
 	h2o_iovec_t buf;
 
 	if (http_guard_check(req, &body, &bodylen))
+	{
 		pipeline_serve(req, &body, &bodylen);
+		h2_guard_answered(req, bodylen);
+	}
 	stats_count_response(req->res.status);
 
 	buf = h2o_iovec_init(body, bodylen);
@@ -136,6 +140,7 @@ on_accept(h2o_socket_t *listener, const char *err)
 		if (err != NULL || (sock = h2o_evloop_socket_accept(listener)) == NULL)
 			return;
 		h2o_accept(&accept_ctx, sock);
+		h2_guard_accepted(sock);
 	}
 }
 
@@ -166,6 +171,7 @@ setup_h2o(void)
 
 	h2o_context_init(&ctx, h2o_evloop_create(), &config);
 	timeouts_start(&ctx);
+	h2_guard_init(&ctx);
 	accept_ctx.ctx = &ctx;
 	accept_ctx.hosts = config.hosts;
 }

@@ -6,7 +6,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use WebgresTest;
 
-my $node = WebgresTest->new_node('serving', workers => 2);
+my $node = WebgresTest->new_node('serving', workers => 2, conf => "webgres.http2 = on\n");
 my $port = $node->{webgres_port};
 
 $node->safe_psql('postgres', q{
@@ -162,7 +162,7 @@ my ($list) = WebgresTest::raw($port, $batch, n => 16);
 is(scalar(@$list), 16, '16 pipelined requests, 16 responses');
 is_deeply([ map { $_->{body} =~ /"a": "(\d+)"/ ? $1 : -1 } @$list ], [ 1 .. 16 ], 'answered in order');
 
-# Cleartext HTTP/2 goes through the same routes.
+# Cleartext HTTP/2 (webgres.http2, on for this node) goes through the same routes.
 SKIP:
 {
 	skip 'curl not installed', 2 unless system('curl --version >/dev/null 2>&1') == 0;
