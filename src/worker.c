@@ -417,22 +417,37 @@ again:
 	}
 }
 
+/*
+ * Sends the response every path has prepared.  A HEAD answer keeps the
+ * GET's status, headers and Content-Length but sends no content (RFC 9110
+ * 9.3.2): libh2o 2.2.5 sends whatever it is given, for HEAD too.
+ */
+static void
+send_response(h2o_req_t *req, char *body, size_t bodylen)
+{
+	static h2o_generator_t generator = {NULL, NULL};
+	h2o_iovec_t buf = h2o_iovec_init(body, bodylen);
+	bool		is_head = h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD"));
+
+	req->res.content_length = bodylen;
+	h2o_start_response(req, &generator);
+	if (is_head || bodylen == 0)
+		h2o_send(req, NULL, 0, H2O_SEND_STATE_FINAL);
+	else
+		h2o_send(req, &buf, 1, H2O_SEND_STATE_FINAL);
+}
+
 static int
 on_req(h2o_handler_t *self, h2o_req_t *req)
 {
-	static h2o_generator_t generator = {NULL, NULL};
 	char	   *body = NULL;
 	size_t		bodylen = 0;
-	h2o_iovec_t buf;
 
 	if (http_guard_check(req, &body, &bodylen))
 		serve(req, &body, &bodylen);
 	MemoryContextReset(request_cxt);
 	stats_count_response(req->res.status);
-
-	buf = h2o_iovec_init(body, bodylen);
-	h2o_start_response(req, &generator);
-	h2o_send(req, &buf, bodylen > 0 ? 1 : 0, H2O_SEND_STATE_FINAL);
+	send_response(req, body, bodylen);
 	return 0;
 }
 
