@@ -16,6 +16,7 @@ OBJS = \
 	src/screen.o \
 	src/timeouts.o \
 	src/listen.o \
+	src/capacity.o \
 	src/routes.o \
 	src/pattern.o \
 	src/handler.o \

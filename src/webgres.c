@@ -33,6 +33,7 @@ int			webgres_request_timeout = 10000;
 int			webgres_header_timeout = 10000;
 int			webgres_body_timeout = 30000;
 bool		webgres_share_read_transactions = true;
+int			webgres_max_connections_per_worker = 0;
 
 void		_PG_init(void);
 
@@ -176,6 +177,20 @@ define_settings(void)
 							 PGC_SIGHUP,
 							 0,
 							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.max_connections_per_worker",
+							"Most client connections each HTTP worker holds open at once.",
+							"At the limit the worker stops accepting: new connections "
+							"wait in the kernel's accept queue of the worker's listening "
+							"socket until one of its connections closes. 0 means as many "
+							"as the worker's open file limit leaves room for, after the "
+							"files PostgreSQL itself may keep open.",
+							&webgres_max_connections_per_worker,
+							0,
+							0, INT_MAX / 4,
+							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("webgres");
 }

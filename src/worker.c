@@ -33,6 +33,7 @@
 #define H2O_USE_LIBUV 0
 #include <h2o.h>
 
+#include "capacity.h"
 #include "errors.h"
 #include "handler.h"
 #include "http_guard.h"
@@ -454,15 +455,8 @@ on_req(h2o_handler_t *self, h2o_req_t *req)
 static void
 on_accept(h2o_socket_t *listener, const char *err)
 {
-	/* Take what is queued, a bounded batch at a time, to stay fair. */
-	for (int i = 0; i < 16; i++)
-	{
-		h2o_socket_t *sock;
-
-		if (err != NULL || (sock = h2o_evloop_socket_accept(listener)) == NULL)
-			return;
-		h2o_accept(&accept_ctx, sock);
-	}
+	if (err == NULL)
+		capacity_accept(listener);
 }
 
 /* ---- set-up and main loop ---- */
@@ -472,6 +466,7 @@ apply_settings(void)
 {
 	config.max_request_entity_size = (size_t) webgres_max_body_size;
 	config.http1.req_timeout = timeouts_backstop_ms();
+	capacity_configure();
 }
 
 static void
@@ -494,6 +489,7 @@ setup_h2o(void)
 	timeouts_start(&ctx);
 	accept_ctx.ctx = &ctx;
 	accept_ctx.hosts = config.hosts;
+	capacity_start(ctx.loop, &accept_ctx);
 }
 
 static void
@@ -512,7 +508,7 @@ open_listeners(void)
 		int			fd = listen_open(&addrs[i]);
 		h2o_socket_t *sock = h2o_evloop_socket_create(ctx.loop, fd, H2O_SOCKET_FLAG_DONT_READ);
 
-		h2o_socket_read_start(sock, on_accept);
+		capacity_add_listener(sock, on_accept);
 	}
 }
 
@@ -545,6 +541,7 @@ webgres_worker_main(Datum main_arg)
 	request_cxt = AllocSetContextCreate(TopMemoryContext, "webgres request",
 										ALLOCSET_DEFAULT_SIZES);
 	stats_attach(worker_index);
+	capacity_raise_file_limit(worker_index);
 	routes_init();
 	setup_h2o();
 	open_wakeup_pipe();
