@@ -54,6 +54,7 @@ static h2o_timeout_entry_t backoff_entry;
 static TimestampTz failure_logged_at;
 static int64 failures_unlogged;
 
+/* Raises the soft open file limit to the hard one and logs what the worker may hold. */
 void
 capacity_raise_file_limit(int worker_index)
 {
@@ -115,6 +116,7 @@ update_listening(void)
 	}
 }
 
+/* Sets the cap in force from the setting and the descriptor limit. */
 void
 capacity_configure(void)
 {
@@ -172,6 +174,7 @@ back_off(int failure)
 	failures_unlogged = 0;
 }
 
+/* Accepts a batch of queued connections, counting each until h2o closes it. */
 void
 capacity_accept(h2o_socket_t *listener)
 {
@@ -199,6 +202,7 @@ capacity_accept(h2o_socket_t *listener)
 	update_listening();
 }
 
+/* Remembers the loop and where accepted sockets go; arms nothing yet. */
 void
 capacity_start(h2o_loop_t *l, h2o_accept_ctx_t *actx)
 {
@@ -208,6 +212,7 @@ capacity_start(h2o_loop_t *l, h2o_accept_ctx_t *actx)
 	backoff_entry.cb = on_backoff_end;
 }
 
+/* Takes a listening socket under this module's control. */
 void
 capacity_add_listener(h2o_socket_t *listener, h2o_socket_cb on_accept)
 {
