@@ -19,6 +19,7 @@ OBJS = \
 	src/h2_guard.o \
 	src/timeouts.o \
 	src/listen.o \
+	src/capacity.o \
 	src/routes.o \
 	src/pattern.o \
 	src/percent.o \

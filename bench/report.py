@@ -46,6 +46,10 @@ LATENCY_EXPLAINED = (
     "meta-command logs none); "
     "bench/run.sh starts every pgbench script with a `\\set` so that it reads the "
     "clock at each start, and flags a run that still logged zeros.")
+CAPACITY_ENDPOINTS = ["plaintext-conns", "db-conns"]
+CAPACITY_BASE_CONNS = 256
+CAPACITY_TARGET = 0.7          # throughput at the most connections ÷ at 256
+TFB_PLAINTEXT_CONNS = 16384    # TechEmpower's highest plaintext level
 
 
 # ---------------------------------------------------------------- pgbench --
@@ -294,10 +298,19 @@ def targets(summary, ops, meta):
         elif "latency_problem" in w:
             rows.append(("/db p99 ≤ 3× p50 at 256 connections%s" % note,
                          "not measured: %s" % w["latency_problem"], None))
-    errs = sum(s.get("socket_errors_total", 0) for e in summary for n, s in e["servers"].items() if n == "webgres")
-    non2 = sum(s.get("non_2xx", 0) for e in summary for n, s in e["servers"].items() if n == "webgres")
-    measured = [e for e in summary if "rps" in e["servers"].get("webgres", {})]
-    rows.append(("zero socket errors and zero non-2xx (webgres, all cases)",
+    for ep in CAPACITY_ENDPOINTS:
+        r = capacity_ratio(summary, ep)
+        if r is not None:
+            top, ratio = r
+            rows.append(("%s: req/s at %s connections ≥ %.1f× at %d (medians)"
+                         % (ep.replace("-conns", ""), fmt_count(top), CAPACITY_TARGET, CAPACITY_BASE_CONNS),
+                         "%.2f×" % ratio, ratio >= CAPACITY_TARGET))
+    # The capacity tier reports its own socket errors (see its section).
+    tfb = [e for e in summary if e.get("tier") != "capacity"]
+    errs = sum(s.get("socket_errors_total", 0) for e in tfb for n, s in e["servers"].items() if n == "webgres")
+    non2 = sum(s.get("non_2xx", 0) for e in tfb for n, s in e["servers"].items() if n == "webgres")
+    measured = [e for e in tfb if "rps" in e["servers"].get("webgres", {})]
+    rows.append(("zero socket errors and zero non-2xx (webgres, all cases but the capacity tier)",
                  "%d socket errors, %d non-2xx over %d cases" % (errs, non2, len(measured)),
                  (errs == 0 and non2 == 0) if measured else None))
     soak = ops.get("soak")
@@ -324,6 +337,89 @@ def targets(summary, ops, meta):
                      "%d of %d" % (dur["present"], dur["acknowledged"]),
                      dur["acknowledged"] > 0 and dur["present"] == dur["acknowledged"]))
     return rows
+
+
+def capacity_ratio(summary, endpoint, server="webgres"):
+    """(most connections, its median req/s ÷ that at CAPACITY_BASE_CONNS), or None."""
+    runs = {e["conns"]: e["servers"][server]["rps"]["median"] for e in find(summary, endpoint)
+            if "rps" in e["servers"].get(server, {})}
+    if CAPACITY_BASE_CONNS not in runs or len(runs) < 2 or runs[CAPACITY_BASE_CONNS] <= 0:
+        return None
+    top = max(runs)
+    return top, runs[top] / runs[CAPACITY_BASE_CONNS]
+
+
+def capacity_md(summary, ops):
+    """The connection capacity tier: figures, limits, and what 16,384 would need."""
+    L = ["## Connection capacity", ""]
+    rows = []
+    for ep in CAPACITY_ENDPOINTS:
+        base = [e for e in find(summary, ep, conns=CAPACITY_BASE_CONNS) if "rps" in e["servers"].get("webgres", {})]
+        for e in find(summary, ep):
+            w = e["servers"].get("webgres", {})
+            if "rps" not in w:
+                rows.append((e["label"], "– (%s)" % w.get("unavailable", "not run"), "", "", "", ""))
+                continue
+            se = w["socket_errors"]
+            ratio = (w["rps"]["median"] / base[0]["servers"]["webgres"]["rps"]["median"]) if base else None
+            h = e["servers"].get("h2o", {})
+            hb = [b["servers"]["h2o"]["rps"]["median"] for b in base if "rps" in b["servers"].get("h2o", {})]
+            href = ("%s (%.2f×)" % (fmt_rps(h["rps"]["median"]), h["rps"]["median"] / hb[0])
+                    if "rps" in h and hb and hb[0] > 0 else "")
+            rows.append((e["label"], "%s (%s–%s)" % (fmt_rps(w["rps"]["median"]), fmt_rps(w["rps"]["min"]), fmt_rps(w["rps"]["max"])),
+                         "%s / %s" % (fmt_us(w["latency_us"]["p50"]), fmt_us(w["latency_us"]["p99"])),
+                         "%d / %d / %d / %d" % (se["connect"], se["read"], se["write"], se["timeout"]),
+                         "%.2f×" % ratio if ratio is not None else "", href))
+    if not rows:
+        L += ["Not run (CAPACITY=1 runs it; on by default in full runs, off with QUICK=1).", ""]
+        return L
+    L.append(md_table(["case", "webgres req/s, median (min–max)", "p50 / p99",
+                       "socket errors connect / read / write / timeout", "÷ at %d" % CAPACITY_BASE_CONNS,
+                       "bare h2o_hello req/s (÷ at %d)" % CAPACITY_BASE_CONNS], rows))
+    L.append("")
+    L.append("wrk, the workers and Postgres share the machine's cores; bare h2o_hello, measured "
+             "in the same run at the same levels, shows how much of any fall with more "
+             "connections is the load generator's and the kernel's rather than webgres'.")
+    L.append("")
+    lim = ops.get("capacity_limits") if isinstance(ops.get("capacity_limits"), dict) else {}
+    idle = ops.get("capacity_idle") if isinstance(ops.get("capacity_idle"), dict) else {}
+    if lim:
+        L.append("Limits in this run: net.core.somaxconn %s (the accept queue of each worker's "
+                 "listening socket: ss shows %s), tcp_max_syn_backlog %s, ephemeral ports %s, "
+                 "fs.file-max %s, fs.nr_open %s; open file limit of wrk %s (hard %s), of a worker %s; "
+                 "%s workers."
+                 % (lim.get("somaxconn"), lim.get("listen_backlog"), lim.get("tcp_max_syn_backlog"),
+                    lim.get("port_range"), lim.get("file_max"), lim.get("nr_open"), lim.get("bench_nofile_soft"),
+                    lim.get("bench_nofile_hard"), lim.get("worker_nofile_soft"), lim.get("workers")))
+        L.append("")
+    per_conn = idle.get("server_bytes_per_connection")
+    if idle:
+        L.append("Idle keep-alive connections (`bench/idleconns.py`: %s opened, one request each, "
+                 "then held): worker RSS grew by %s in all, **%s bytes per connection**; kernel socket "
+                 "buffers %s bytes and slab about %s bytes per connection, both ends together "
+                 "(slab is machine-wide, so approximate)."
+                 % (idle.get("connections"), fmt_kib(idle.get("rss_delta_kib", 0)), per_conn,
+                    idle.get("kernel_buffer_bytes_per_connection_both_ends"),
+                    idle.get("kernel_slab_bytes_per_connection_both_ends")))
+        L.append("")
+    n = TFB_PLAINTEXT_CONNS
+    workers = lim.get("workers") or 0
+    mem = ("%.0f MiB of worker memory at the measured %s bytes each" % (n * per_conn / 1048576.0, per_conn)
+           if per_conn else "worker memory per connection times %d" % n)
+    L.append("What %s connections (TechEmpower's plaintext level) need: the load generator %s "
+             "descriptors and as many ephemeral ports towards the one server address (the range "
+             "here holds %s); the server %s descriptors in all%s, each worker's soft limit above "
+             "its share plus what PostgreSQL keeps for files (the workers raise the soft limit "
+             "to the hard one themselves; the hard limit is LimitNOFILE for a systemd service); "
+             "net.core.somaxconn high enough for the connect burst (wrk opens every connection at "
+             "once: %s queued per worker); and %s."
+             % (fmt_count(n), fmt_count(n),
+                (lambda r: fmt_count(int(r[1]) - int(r[0]) + 1) if len(r) == 2 else "?")(
+                    str(lim.get("port_range", "")).split()),
+                fmt_count(n), (", about %s per worker with %d" % (fmt_count(-(-n // workers)), workers)) if workers else "",
+                (fmt_count(-(-n // workers)) if workers else "the share"), mem))
+    L.append("")
+    return L
 
 
 # ---------------------------------------------------------------- formatting --
@@ -582,6 +678,8 @@ def report_md(meta, summary, ops, target_rows):
         L.append("None: every latency figure passed the checks (no percentile of 0, percentiles "
                  "in order, pgbench logging no 0 µs transactions).")
     L.append("")
+
+    L += capacity_md(summary, ops)
 
     L.append("## Soak and faults")
     L.append("")

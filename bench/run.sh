@@ -15,6 +15,8 @@
 # (0: references only, to check the harness where webgres is not installed),
 # ONLY (an extended regex: run only the endpoints it matches, e.g. 'db|json'),
 # ROUTE_COUNTS (numbers of other routes for the route-table tier).
+# CAPACITY (1: connection capacity tier; default on, off with QUICK), CAP_CONNS
+# (its connection levels).
 #
 # Writes bench/results/<UTC timestamp>/{report.md,results.json,chart.svg,raw/}
 # and copies report.md and chart.svg to bench/results/latest/.
@@ -39,6 +41,8 @@ else
 fi
 PROFILE=${PROFILE:-0}
 ROUTE_COUNTS=${ROUTE_COUNTS:-1 1000 10000}
+CAPACITY=${CAPACITY:-$(( 1 - QUICK ))}
+CAP_CONNS=${CAP_CONNS:-256 1000 5000 10000}
 WEBGRES=${WEBGRES:-1}
 TFB_DB=${BENCH_TFB_DB:-$ROOT/scripts/tfb-db.sh}
 THREADS=2                      # wrk threads (and pgbench -j)
@@ -103,6 +107,10 @@ command -v pgrep >/dev/null || bench_packages+=(procps)   # worker and CPU accou
 [ "$PROFILE" = 1 ] && ! command -v perf >/dev/null && bench_packages+=(linux-perf)
 WEBGRES_DEPS_EXTRA="${bench_packages[*]}" "$ROOT/scripts/deps.sh" ||
 	die "could not install what the bench needs (run as root, or install: ${bench_packages[*]:-see scripts/deps.sh})"
+# wrk holds one descriptor per connection, and the shell's soft limit is
+# usually 1024: take the hard limit (the capacity tier needs 10,000+).
+ulimit -Sn "$(ulimit -Hn)" 2>/dev/null || true
+
 for tool in wrk pgbench curl python3 node npm cc pg_config pgrep; do
 	command -v "$tool" >/dev/null || die "$tool is not installed (scripts/deps.sh installs it, with nodejs and npm for the bench)"
 done
@@ -483,6 +491,33 @@ if [ "$WEBGRES" = 1 ] && { [ -z "${ONLY:-}" ] || [[ routes =~ ^($ONLY)$ ]]; }; t
 	other_routes 0 || true
 fi
 [ "$WEBGRES" = 1 ] && note rss_after_cases "$(rss_json)"
+
+# --- tier 7: connection capacity (CAPACITY=1) --------------------------------
+# Throughput and latency from 256 to 10,000 keep-alive connections, what an
+# idle connection costs, and the limits that bound the count.
+if [ "$CAPACITY" = 1 ] && [ "$WEBGRES" = 1 ]; then
+	log "connection capacity: $CAP_CONNS connections on /plaintext and /db (wrk open file limit $(ulimit -Sn))"
+	# Idle-connection memory first, while the workers' heaps are still small.
+	if [ -z "${ONLY:-}" ] || [[ plaintext-conns =~ ^($ONLY)$ ]]; then
+		wp=$(worker_pids)
+		idle=$(python3 "$BENCH/idleconns.py" "$WG_PORT" 5000 $wp 2> "$RAW/idleconns.err" || echo null)
+		note capacity_idle "${idle:-null}"
+		first_worker=$(echo $wp | awk '{ print $1 }')
+		note capacity_limits "$(printf '{"somaxconn":%s,"tcp_max_syn_backlog":%s,"port_range":"%s","file_max":%s,"nr_open":%s,"bench_nofile_soft":%s,"bench_nofile_hard":%s,"worker_nofile_soft":%s,"listen_backlog":%s,"workers":%d}' \
+			"$(cat /proc/sys/net/core/somaxconn)" "$(cat /proc/sys/net/ipv4/tcp_max_syn_backlog)" \
+			"$(tr -s '\t ' ' ' < /proc/sys/net/ipv4/ip_local_port_range)" "$(cat /proc/sys/fs/file-max)" \
+			"$(cat /proc/sys/fs/nr_open)" "$(ulimit -Sn)" "$(ulimit -Hn)" \
+			"$(awk '/^Max open files/ { print $4 }' "/proc/$first_worker/limits" 2>/dev/null | grep . || echo null)" \
+			"$(ss -ltnH "sport = :$WG_PORT" 2>/dev/null | awk 'NR == 1 { print $3 }' | grep . || echo null)" \
+			"$WORKERS")"
+		sleep 1
+	fi
+	# bare h2o on /plaintext: how much of the drop is the machine's, not webgres'
+	for c in $CAP_CONNS; do
+		bench_case capacity plaintext-conns /plaintext "$ACCEPT_PLAIN" "$c" 1 webgres h2o
+		bench_case capacity db-conns /db "$ACCEPT_JSON" "$c" 1 webgres
+	done
+fi
 
 # --- tier 4: where the time goes (PROFILE=1) --------------------------------
 if [ "$PROFILE" = 1 ]; then

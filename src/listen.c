@@ -10,6 +10,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -17,7 +18,11 @@
 
 #include "listen.h"
 
-#define LISTEN_BACKLOG 4096
+/*
+ * As long an accept queue as the kernel allows: Linux silently caps the
+ * backlog at net.core.somaxconn, so the administrator sets it there.
+ */
+#define LISTEN_BACKLOG INT_MAX
 
 static bool
 parse_one(const char *item, ListenAddress *out, char **error)

@@ -26,6 +26,7 @@ typedef struct WorkerStats
 	pg_atomic_uint32 pid;		/* 0: slot not in use */
 	TimestampTz started_at;
 	pg_atomic_uint64 counters[STAT_NCOUNTERS];
+	pg_atomic_uint32 connections;	/* open now: a gauge, not a counter */
 } WorkerStats;
 
 static WorkerStats *slots = NULL;
@@ -65,6 +66,7 @@ stats_startup(void)
 		for (int i = 0; i < STATS_SLOTS; i++)
 		{
 			pg_atomic_init_u32(&slots[i].pid, 0);
+			pg_atomic_init_u32(&slots[i].connections, 0);
 			for (int c = 0; c < STAT_NCOUNTERS; c++)
 				pg_atomic_init_u64(&slots[i].counters[c], 0);
 		}
@@ -97,6 +99,7 @@ stats_attach(int worker_index)
 	my_slot = &slots[worker_index];
 	for (int c = 0; c < STAT_NCOUNTERS; c++)
 		pg_atomic_write_u64(&my_slot->counters[c], 0);
+	pg_atomic_write_u32(&my_slot->connections, 0);
 	my_slot->started_at = GetCurrentTimestamp();
 	pg_write_barrier();
 	pg_atomic_write_u32(&my_slot->pid, (uint32) MyProcPid);
@@ -126,7 +129,18 @@ stats_count_response(int status)
 		stats_count(STAT_5XX);
 }
 
-/* webgres.worker_stats(): one row per running worker. */
+void
+stats_set_connections(int connections)
+{
+	if (my_slot != NULL)
+		pg_atomic_write_u32(&my_slot->connections, (uint32) connections);
+}
+
+/*
+ * webgres.worker_stats(): one row per running worker.  Extension versions
+ * before 1.2 declare no connections column: a tuple is formed from as many
+ * values as the declared row has, so theirs end before it.
+ */
 Datum
 webgres_worker_stats(PG_FUNCTION_ARGS)
 {
@@ -141,8 +155,8 @@ webgres_worker_stats(PG_FUNCTION_ARGS)
 	for (int i = 0; i < STATS_SLOTS; i++)
 	{
 		WorkerStats *s = &slots[i];
-		Datum		values[3 + STAT_NCOUNTERS];
-		bool		nulls[3 + STAT_NCOUNTERS] = {0};
+		Datum		values[3 + STAT_NCOUNTERS + 1];
+		bool		nulls[3 + STAT_NCOUNTERS + 1] = {0};
 		uint32		pid = pg_atomic_read_u32(&s->pid);
 
 		if (pid == 0)
@@ -153,6 +167,7 @@ webgres_worker_stats(PG_FUNCTION_ARGS)
 		values[2] = TimestampTzGetDatum(s->started_at);
 		for (int c = 0; c < STAT_NCOUNTERS; c++)
 			values[3 + c] = Int64GetDatum((int64) pg_atomic_read_u64(&s->counters[c]));
+		values[3 + STAT_NCOUNTERS] = Int32GetDatum((int32) pg_atomic_read_u32(&s->connections));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

@@ -30,4 +30,7 @@ extern void stats_count(StatsCounter counter);
 /* Counts a response by its status class. */
 extern void stats_count_response(int status);
 
+/* Publishes how many client connections this worker holds open. */
+extern void stats_set_connections(int connections);
+
 #endif

@@ -35,6 +35,7 @@ int			webgres_body_timeout = 30000;
 bool		webgres_share_read_transactions = true;
 bool		webgres_http2 = false;
 int			webgres_http2_max_resets = 100;
+int			webgres_max_connections_per_worker = 0;
 
 void		_PG_init(void);
 
@@ -199,6 +200,20 @@ define_settings(void)
 							&webgres_http2_max_resets,
 							100,
 							1, 1000,
+							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.max_connections_per_worker",
+							"Most client connections each HTTP worker holds open at once.",
+							"At the limit the worker stops accepting: new connections "
+							"wait in the kernel's accept queue of the worker's listening "
+							"socket until one of its connections closes. 0 means as many "
+							"as the worker's open file limit leaves room for, after the "
+							"files PostgreSQL itself may keep open.",
+							&webgres_max_connections_per_worker,
+							0,
+							0, INT_MAX / 4,
 							PGC_SIGHUP,
 							0,
 							NULL, NULL, NULL);

@@ -20,6 +20,7 @@ extern int	webgres_body_timeout;
 extern bool webgres_share_read_transactions;
 extern bool webgres_http2;
 extern int	webgres_http2_max_resets;
+extern int	webgres_max_connections_per_worker;
 
 /* Background worker entry points, looked up by name by the postmaster. */
 extern PGDLLEXPORT void webgres_supervisor_main(Datum main_arg);

@@ -29,6 +29,7 @@
 #define H2O_USE_LIBUV 0
 #include <h2o.h>
 
+#include "capacity.h"
 #include "h2_guard.h"
 #include "http_guard.h"
 #include "listen.h"
@@ -108,13 +109,31 @@ on_wakeup(h2o_socket_t *sock, const char *err)
 
 /* ---- serving ---- */
 
+/*
+ * Sends the response every path has prepared.  A HEAD answer keeps the
+ * GET's status, headers and Content-Length but sends no content (RFC 9110
+ * 9.3.2): libh2o 2.2.5 sends whatever it is given, for HEAD too.
+ */
+static void
+send_response(h2o_req_t *req, char *body, size_t bodylen)
+{
+	static h2o_generator_t generator = {NULL, NULL};
+	h2o_iovec_t buf = h2o_iovec_init(body, bodylen);
+	bool		is_head = h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD"));
+
+	req->res.content_length = bodylen;
+	h2o_start_response(req, &generator);
+	if (is_head || bodylen == 0)
+		h2o_send(req, NULL, 0, H2O_SEND_STATE_FINAL);
+	else
+		h2o_send(req, &buf, 1, H2O_SEND_STATE_FINAL);
+}
+
 static int
 on_req(h2o_handler_t *self, h2o_req_t *req)
 {
-	static h2o_generator_t generator = {NULL, NULL};
 	char	   *body = NULL;
 	size_t		bodylen = 0;
-	h2o_iovec_t buf;
 
 	if (http_guard_check(req, &body, &bodylen))
 	{
@@ -122,26 +141,15 @@ on_req(h2o_handler_t *self, h2o_req_t *req)
 		h2_guard_answered(req, bodylen);
 	}
 	stats_count_response(req->res.status);
-
-	buf = h2o_iovec_init(body, bodylen);
-	h2o_start_response(req, &generator);
-	h2o_send(req, &buf, bodylen > 0 ? 1 : 0, H2O_SEND_STATE_FINAL);
+	send_response(req, body, bodylen);
 	return 0;
 }
 
 static void
 on_accept(h2o_socket_t *listener, const char *err)
 {
-	/* Take what is queued, a bounded batch at a time, to stay fair. */
-	for (int i = 0; i < 16; i++)
-	{
-		h2o_socket_t *sock;
-
-		if (err != NULL || (sock = h2o_evloop_socket_accept(listener)) == NULL)
-			return;
-		h2o_accept(&accept_ctx, sock);
-		h2_guard_accepted(sock);
-	}
+	if (err == NULL)
+		capacity_accept(listener);
 }
 
 /* ---- set-up and main loop ---- */
@@ -151,6 +159,7 @@ apply_settings(void)
 {
 	config.max_request_entity_size = (size_t) webgres_max_body_size;
 	config.http1.req_timeout = timeouts_backstop_ms();
+	capacity_configure();
 }
 
 static void
@@ -174,6 +183,7 @@ setup_h2o(void)
 	h2_guard_init(&ctx);
 	accept_ctx.ctx = &ctx;
 	accept_ctx.hosts = config.hosts;
+	capacity_start(ctx.loop, &accept_ctx);
 }
 
 static void
@@ -192,7 +202,7 @@ open_listeners(void)
 		int			fd = listen_open(&addrs[i]);
 		h2o_socket_t *sock = h2o_evloop_socket_create(ctx.loop, fd, H2O_SOCKET_FLAG_DONT_READ);
 
-		h2o_socket_read_start(sock, on_accept);
+		capacity_add_listener(sock, on_accept);
 	}
 }
 
@@ -223,6 +233,7 @@ webgres_worker_main(Datum main_arg)
 	pgstat_report_appname(psprintf("webgres worker %d", worker_index));
 
 	stats_attach(worker_index);
+	capacity_raise_file_limit(worker_index);
 	pipeline_init();
 	setup_h2o();
 	open_wakeup_pipe();

@@ -1,0 +1,26 @@
+/*
+ * capacity.h
+ *		How many client connections a worker holds, and how it accepts them.
+ */
+#ifndef WEBGRES_CAPACITY_H
+#define WEBGRES_CAPACITY_H
+
+#define H2O_USE_LIBUV 0
+#include <h2o.h>
+
+/* Raises the soft open file limit to the hard one; call once, at start. */
+extern void capacity_raise_file_limit(int worker_index);
+
+/* Starts counting connections on the loop; call once, before listening. */
+extern void capacity_start(h2o_loop_t *loop, h2o_accept_ctx_t *accept_ctx);
+
+/* A listening socket to accept from, with the callback that accepts. */
+extern void capacity_add_listener(h2o_socket_t *listener, h2o_socket_cb on_accept);
+
+/* Accepts what a listener has queued, within the limits. */
+extern void capacity_accept(h2o_socket_t *listener);
+
+/* Applies webgres.max_connections_per_worker (at start and after a reload). */
+extern void capacity_configure(void);
+
+#endif
