@@ -11,7 +11,8 @@ use Test::More;
 use Time::HiRes qw(time);
 use WebgresTest;
 
-my $node = WebgresTest->new_node('head', workers => 1);
+# h2c is off by default (docs/http2.md); the HTTP/2 cases below need it.
+my $node = WebgresTest->new_node('head', workers => 1, conf => "webgres.http2 = on\n");
 my $port = $node->{webgres_port};
 
 WebgresTest::add_route($node, 'GET', '/h', q{
