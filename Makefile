@@ -12,6 +12,7 @@ OBJS = \
 	src/webgres.o \
 	src/supervisor.o \
 	src/worker.o \
+	src/pipeline.o \
 	src/http_guard.o \
 	src/screen.o \
 	src/timeouts.o \

@@ -381,6 +381,30 @@ def report_md(meta, summary, ops, target_rows):
                  "`/plaintext` is the price of running SQL at all.")
     L.append("")
 
+    rt = [e for e in find(summary, "routes") if "rps" in e["servers"].get("webgres", {})]
+    L.append("## Route-table size")
+    L.append("")
+    if rt:
+        base = rt[0]["servers"]["webgres"]["rps"]["median"]
+        rrow = []
+        for e in rt:
+            w = e["servers"]["webgres"]
+            others = e["path"].split("others=")[-1]
+            rrow.append(("/bench/constant beside %s other route%s, c=%d"
+                         % (others, "" if others == "1" else "s", e["conns"]),
+                         "%s (%s–%s)" % (fmt_rps(w["rps"]["median"]), fmt_rps(w["rps"]["min"]), fmt_rps(w["rps"]["max"])),
+                         "%.2f×" % (w["rps"]["median"] / base) if base else "–"))
+        L.append(md_table(["case", "webgres req/s (min–max)", "vs the first row"], rrow))
+        L.append("")
+        L.append("`/bench/constant` folds to one constant row and is answered from memory, so its "
+                 "throughput is the price of finding the route. The other routes are generated with "
+                 "a higher priority (`/bench/other/N/:id`, `/otherN`, `/:p/otherN`), so a router that "
+                 "tried routes in order would pass all of them first; the TechEmpower and bench "
+                 "routes are there too. Finding a route should not cost more as the table grows.")
+    else:
+        L.append("Not measured in this run.")
+    L.append("")
+
     L.append("## Operational")
     L.append("")
     orows = []

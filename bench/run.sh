@@ -13,7 +13,8 @@
 # path), RSS_STEPS (request counts for the RSS tier), BENCH_TFB_DB (script
 # that sets up the TechEmpower database; default scripts/tfb-db.sh), WEBGRES
 # (0: references only, to check the harness where webgres is not installed),
-# ONLY (an extended regex: run only the endpoints it matches, e.g. 'db|json').
+# ONLY (an extended regex: run only the endpoints it matches, e.g. 'db|json'),
+# ROUTE_COUNTS (numbers of other routes for the route-table tier).
 #
 # Writes bench/results/<UTC timestamp>/{report.md,results.json,chart.svg,raw/}
 # and copies report.md and chart.svg to bench/results/latest/.
@@ -36,6 +37,7 @@ else
 	SOAK=${SOAK:-1}; SOAK_REQUESTS=${SOAK_REQUESTS:-1000000}; RSS_STEPS=${RSS_STEPS:-100000 1000000}
 fi
 PROFILE=${PROFILE:-0}
+ROUTE_COUNTS=${ROUTE_COUNTS:-1 1000 10000}
 WEBGRES=${WEBGRES:-1}
 TFB_DB=${BENCH_TFB_DB:-$ROOT/scripts/tfb-db.sh}
 THREADS=2                      # wrk threads (and pgbench -j)
@@ -170,7 +172,11 @@ INSERT INTO webgres.routes (method, path, handler) VALUES
   ('GET', '/bench/sleep', $$SELECT 200 AS status, 'slept' AS body FROM pg_sleep(2)$$),
   ('GET', '/bench/ack/:id', $$INSERT INTO bench_ack (id)
       SELECT (params->>'id')::bigint FROM request
-      RETURNING 200 AS status, 'text/plain' AS content_type, id::text AS body$$);
+      RETURNING 200 AS status, 'text/plain' AS content_type, id::text AS body$$),
+  -- folds to one constant row: answered from memory, so its throughput is
+  -- the cost of finding the route (the route-table tier)
+  ('GET', '/bench/constant', $$SELECT 200 AS status, 'text/plain' AS content_type,
+      'constant' AS body$$);
 SQL
 }
 [ "$WEBGRES" = 1 ] && bench_routes
@@ -406,6 +412,33 @@ for n in 1 20 100; do
 done
 mid=$(echo $CONNS | awk '{ print $(int((NF + 1) / 2)) }')
 bench_case overhead select1 /select1 "$ACCEPT_PLAIN" "$mid" 1 webgres
+
+# --- tier 6: route-table size -----------------------------------------------
+# other_routes N: replaces the generated routes with N new ones.  They have a
+# higher priority than /bench/constant, so a router that tries routes in
+# order passes all of them first; three shapes (literal then parameter, one
+# literal, parameter then literal) so that none is trivially skipped.
+other_routes() {
+	"$CLUSTER" psql "$PGDIR" -d hello_world -q >> "$RAW/route-table.log" 2>&1 <<SQL
+SET client_min_messages = warning;
+DELETE FROM webgres.routes WHERE path LIKE '/bench/other/%' OR path LIKE '/other%' OR path LIKE '/:p/other%';
+INSERT INTO webgres.routes (method, path, priority, handler)
+SELECT 'GET', CASE i % 3 WHEN 0 THEN '/bench/other/' || i || '/:id'
+                         WHEN 1 THEN '/other' || i
+                         ELSE '/:p/other' || i END,
+       1, 'SELECT 200 AS status, ''other'' AS body'
+FROM generate_series(1, $1) AS i;
+SQL
+}
+if [ "$WEBGRES" = 1 ] && { [ -z "${ONLY:-}" ] || [[ routes =~ ^($ONLY)$ ]]; }; then
+	for n in $ROUTE_COUNTS; do
+		log "route table: /bench/constant beside $n other routes"
+		other_routes "$n" || die "could not add $n routes (see $RAW/route-table.log)"
+		# the query string only names the case: it takes no part in routing
+		bench_case routes routes "/bench/constant?others=$n" "$ACCEPT_PLAIN" "$mid" 1 webgres
+	done
+	other_routes 0 || true
+fi
 [ "$WEBGRES" = 1 ] && note rss_after_cases "$(rss_json)"
 
 # --- tier 4: where the time goes (PROFILE=1) --------------------------------

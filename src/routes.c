@@ -168,6 +168,34 @@ routes_forget_stale_responses(RouteTable *routes)
 	}
 }
 
+void
+routes_match_init(RouteMatch *m, const RouteTable *table, const PathSegments *segs)
+{
+	m->table = table;
+	m->segs = segs;
+	m->next = 0;
+}
+
+Route *
+routes_match_next(RouteMatch *m, int *ncaps, PathCapture *caps)
+{
+	while (m->next < m->table->nroutes)
+	{
+		Route	   *r = &m->table->routes[m->next++];
+
+		*ncaps = pattern_match(&r->pattern, m->segs, caps);
+		if (*ncaps >= 0)
+			return r;
+	}
+	return NULL;
+}
+
+void
+routes_match_end(RouteMatch *m)
+{
+	m->next = m->table->nroutes;
+}
+
 RouteTable *
 routes_peek(void)
 {

@@ -45,6 +45,37 @@ typedef struct RouteTable
 	int			max_captures;	/* most segments of any pattern */
 } RouteTable;
 
+/*
+ * Walks the routes whose pattern matches a path, in matching order: higher
+ * priority first, then the more specific pattern (pattern_compare), then a
+ * route for one method before a route for any method, then the lower id.
+ * Which methods a route takes is the caller's to check.
+ *
+ *	RouteMatch	m;
+ *	Route	   *r;
+ *	int			ncaps;
+ *
+ *	routes_match_init(&m, table, &segs);
+ *	while ((r = routes_match_next(&m, &ncaps, caps)) != NULL)
+ *		...
+ *	routes_match_end(&m);
+ *
+ * caps needs room for table->max_captures + 1 captures; each call
+ * overwrites it with the captures of the route it returns.  The table must
+ * not be reloaded during the walk.
+ */
+typedef struct RouteMatch
+{
+	const RouteTable *table;
+	const PathSegments *segs;
+	int			next;			/* index of the next route to try */
+} RouteMatch;
+
+extern void routes_match_init(RouteMatch *m, const RouteTable *table,
+							  const PathSegments *segs);
+extern Route *routes_match_next(RouteMatch *m, int *ncaps, PathCapture *caps);
+extern void routes_match_end(RouteMatch *m);
+
 /* Registers the invalidation callback; once per worker. */
 extern void routes_init(void);
 
