@@ -213,7 +213,7 @@ serve_connection(int fd, MemoryContext cxt)
 	}
 
 	memset(&run, 0, sizeof(run));
-	run.place = PIPELINE_IN_EXECUTOR;
+	run.place = PIPELINE_RUN_HERE;
 	run.head_at = meta.head_at;
 
 	current_fd = fd;

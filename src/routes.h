@@ -16,6 +16,14 @@
 #include "simple_eval.h"
 #include "splice.h"
 
+/* Where a route's handlers run (the mode column). */
+typedef enum RouteMode
+{
+	ROUTE_MODE_AUTO,			/* on the loop while fast, else on executors */
+	ROUTE_MODE_INLINE,			/* always on the event loop */
+	ROUTE_MODE_EXECUTOR			/* always on an executor */
+} RouteMode;
+
 typedef struct Route
 {
 	int64		id;
@@ -35,6 +43,10 @@ typedef struct Route
 	struct CachedResponse *cached;	/* that row's response, once built */
 	SimpleEvalCache simple;		/* whether the plan is one row of expressions */
 	SplicedHandler spliced;
+	RouteMode	mode;
+	int			max_concurrency;	/* 0: the default */
+	struct RouteLimits *limits; /* shared execution state, once looked up */
+	bool		limits_looked_up;
 } Route;
 
 typedef struct RouteTable

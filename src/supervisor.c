@@ -47,8 +47,8 @@ typedef struct Pool
 	WorkerSlot	slots[MAX_WORKERS];
 } Pool;
 
-static Pool workers = {"worker", "webgres_worker_main", &webgres_workers};
-static Pool executors = {"executor", "webgres_executor_main", &webgres_executors};
+static Pool workers = {"worker", "webgres_worker_main", &webgres_workers, {{0}}};
+static Pool executors = {"executor", "webgres_executor_main", &webgres_executors, {{0}}};
 
 static bool
 start_worker(Pool *pool, int index)

@@ -29,6 +29,7 @@
 #define H2O_USE_LIBUV 0
 #include <h2o.h>
 
+#include "handoff.h"
 #include "http_guard.h"
 #include "listen.h"
 #include "pipeline.h"
@@ -107,21 +108,43 @@ on_wakeup(h2o_socket_t *sock, const char *err)
 
 /* ---- serving ---- */
 
-static int
-on_req(h2o_handler_t *self, h2o_req_t *req)
+/*
+ * Sends a finished response: the one send point, for requests answered on
+ * the loop and for those an executor answered.
+ */
+static void
+send_response(h2o_req_t *req, char *body, size_t bodylen)
 {
 	static h2o_generator_t generator = {NULL, NULL};
-	char	   *body = NULL;
-	size_t		bodylen = 0;
 	h2o_iovec_t buf;
 
-	if (http_guard_check(req, &body, &bodylen))
-		pipeline_serve(req, &body, &bodylen);
 	stats_count_response(req->res.status);
-
 	buf = h2o_iovec_init(body, bodylen);
 	h2o_start_response(req, &generator);
 	h2o_send(req, &buf, bodylen > 0 ? 1 : 0, H2O_SEND_STATE_FINAL);
+}
+
+static int
+on_req(h2o_handler_t *self, h2o_req_t *req)
+{
+	char	   *body = NULL;
+	size_t		bodylen = 0;
+
+	if (http_guard_check(req, &body, &bodylen))
+	{
+		PipelineRun run;
+
+		run.place = handoff_enabled() ? PIPELINE_ON_LOOP : PIPELINE_RUN_HERE;
+		run.head_at = handoff_head_complete_at(req);
+		pipeline_run(req, &run, &body, &bodylen);
+		if (run.hand_off)
+		{
+			/* Answered through send_response() when the executor is done. */
+			handoff_start(req, run.route_id, run.max_concurrency, run.head_at, run.rerun);
+			return 0;
+		}
+	}
+	send_response(req, body, bodylen);
 	return 0;
 }
 
@@ -166,6 +189,7 @@ setup_h2o(void)
 
 	h2o_context_init(&ctx, h2o_evloop_create(), &config);
 	timeouts_start(&ctx);
+	handoff_init(ctx.loop, send_response);
 	accept_ctx.ctx = &ctx;
 	accept_ctx.hosts = config.hosts;
 }
