@@ -354,7 +354,8 @@ serve(h2o_req_t *req, PipelineRun *run, char **body, size_t *bodylen)
 	TimestampTz started;
 	TimestampTz deadline;
 	bool		on_loop = (run->place == PIPELINE_ON_LOOP);
-	Route	   *offload = NULL;
+	Route	   *early = NULL;
+	Route	   *volatile offload = NULL;
 	Route	   *volatile running = NULL;	/* under the inline budget */
 	bool		is_head = h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD"));
 	size_t		pathlen = (req->query_at == SIZE_MAX) ? req->path.len : req->query_at;
@@ -371,11 +372,11 @@ serve(h2o_req_t *req, PipelineRun *run, char **body, size_t *bodylen)
 		TimestampTzPlusMilliseconds(run->head_at != 0 ? run->head_at : started,
 									webgres_handler_timeout) : 0;
 	if (split && look_up_without_transaction(req, &segs, is_head, started, on_loop,
-											 &share, &offload, body, bodylen))
+											 &share, &early, body, bodylen))
 		return;
-	if (offload != NULL)
+	if (early != NULL)
 	{
-		set_hand_off(run, offload, false);
+		set_hand_off(run, early, false);
 		return;
 	}
 
@@ -504,6 +505,7 @@ again:
 	}
 	PG_CATCH();
 	{
+		offload = NULL;
 		if (running == NULL || !budget_fired || !give_up_on_loop(req, running, run))
 			answer_error(req, label, deadline, body, bodylen);
 	}

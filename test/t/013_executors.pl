@@ -40,7 +40,8 @@ route('GET', '/slow', q{SELECT pg_sleep(2)::text || 'slow' AS body FROM request}
 my $auto_id = route('GET', '/auto',
 	q{SELECT 'auto ' || pg_backend_pid() AS body FROM knob, pg_sleep(knob.secs)}, 'auto');
 route('GET', '/holdlock',
-	q{SELECT pg_sleep(2)::text AS body FROM items WHERE id = 1 FOR UPDATE}, 'executor', 1);
+	q{WITH l AS (UPDATE items SET n = n WHERE id = 1 RETURNING n) SELECT pg_sleep(2)::text AS body FROM l},
+	'executor', 1);
 route('GET', '/bump',
 	q{UPDATE items SET n = n + 1 WHERE id = 1 RETURNING n::text AS body}, 'auto');
 route('GET', '/one',
@@ -134,7 +135,8 @@ sub running_on_executors
 	$res = WebgresTest::request($port, 'POST', '/onlyget');
 	is($res->{status}, 405, 'wrong method: 405');
 	like($res->{headers}{allow} // '', qr/GET/, '... with Allow');
-	is(WebgresTest::http_get($port, '/boom')->{status}, 500, 'a failing handler on an executor: 500');
+	is(WebgresTest::http_get($port, '/boom')->{status}, 400,
+		'a failing handler on an executor: its SQLSTATE\'s status (22012: 400)');
 	is(WebgresTest::http_get($port, '/none')->{status}, 404, 'zero rows on an executor: 404');
 }
 
