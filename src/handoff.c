@@ -398,7 +398,8 @@ hung_up(int fd)
 
 /*
  * Drops the hand-offs whose client hung up (the executor then cancels the
- * handler) and those no executor answered in time.
+ * handler; a waiting one gives back its place) and those no executor
+ * answered in time.
  */
 static void
 on_client_timeout(h2o_timeout_entry_t *entry)
@@ -427,6 +428,17 @@ on_client_timeout(h2o_timeout_entry_t *entry)
 			dlist_push_tail(&late, &h->node);
 		}
 	}
+	/* A waiting request whose client left would hold a place it never uses. */
+	dlist_foreach_modify(iter, &queued)
+	{
+		Handoff    *h = dlist_container(Handoff, node, iter.cur);
+
+		if (h->req != NULL && hung_up(client_fd(h->req)))
+		{
+			dlist_delete(&h->node);
+			dlist_push_tail(&gone, &h->node);
+		}
+	}
 	/* Answering lets h2o find a closed connection and free it. */
 	while (!dlist_is_empty(&gone))
 		fail(dlist_container(Handoff, node, dlist_head_node(&gone)), 503,
@@ -434,7 +446,7 @@ on_client_timeout(h2o_timeout_entry_t *entry)
 	while (!dlist_is_empty(&late))
 		fail(dlist_container(Handoff, node, dlist_head_node(&late)), 504,
 			 "handler timed out", false);
-	if (!dlist_is_empty(&sent))
+	if (!dlist_is_empty(&sent) || !dlist_is_empty(&queued))
 		h2o_timeout_link(loop, &client_timeout, &client_entry);
 }
 
