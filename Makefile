@@ -13,6 +13,11 @@ OBJS = \
 	src/supervisor.o \
 	src/worker.o \
 	src/pipeline.o \
+	src/executor.o \
+	src/exec_socket.o \
+	src/handoff.o \
+	src/handoff_frame.o \
+	src/route_limits.o \
 	src/http_guard.o \
 	src/screen.o \
 	src/h2_screen.o \

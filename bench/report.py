@@ -859,6 +859,18 @@ def chart_svg(meta, summary):
 
 # ---------------------------------------------------------------- main --
 
+def mixed_md(raw):
+    """The mixed tier's section (bench/mixed.sh wrote its table), or nothing."""
+    table = os.path.join(raw, "mixed", "mixed.md")
+    if not os.path.exists(table):
+        return ""
+    return ("\n## Mixed tier: /db beside clients looping on a 1 s handler\n\n"
+            "bench/mixed.sh: make run's settings, /db at 64 connections alone and beside "
+            "2, 8 and 32 clients that each loop request -> response on a 1 s route. "
+            "Target, medians: /db p99 at most 2x alone, req/s at least 0.8x alone; "
+            "slow requests answered, not refused.\n\n" + open(table).read())
+
+
 def build(outdir):
     raw = os.path.join(outdir, "raw")
     meta = {}
@@ -880,6 +892,7 @@ def build(outdir):
         f.write("\n")
     with open(os.path.join(outdir, "report.md"), "w") as f:
         f.write(report_md(meta, summary, ops, target_rows))
+        f.write(mixed_md(raw))
     with open(os.path.join(outdir, "chart.svg"), "w") as f:
         f.write(chart_svg(meta, summary))
 

@@ -619,6 +619,14 @@ if [ "$SOAK" = 1 ]; then
 	note durability "{\"acknowledged\":$acked,\"present\":${present:-0},\"client\":$(cat "$RAW/ackclient.json" 2>/dev/null | grep . || echo null)}"
 fi
 
+# --- tier: mixed (slow handlers beside /db; bench/mixed.sh) -----------------
+# Its own cluster with make run's settings; in full runs, or when ONLY names it.
+if [ "$WEBGRES" = 1 ] && { { [ "$QUICK" = 0 ] && [ -z "${ONLY:-}" ]; } || [[ mixed =~ ^(${ONLY:-})$ ]]; }; then
+	log "mixed tier"
+	DURATION=$DURATION REPS=$REPS "$BENCH/mixed.sh" "$RAW/mixed" > "$RAW/mixed.log" 2>&1 \
+		|| log "mixed tier failed (see $RAW/mixed.log)"
+fi
+
 # --- report -------------------------------------------------------------------
 note elapsed_s "$(( $(date +%s) - RUN_T0 ))"
 log "writing the report"

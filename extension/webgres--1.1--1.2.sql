@@ -24,3 +24,26 @@ REVOKE ALL ON FUNCTION webgres.worker_stats() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION webgres.worker_stats() TO pg_monitor;
 REVOKE ALL ON webgres.workers FROM PUBLIC;
 GRANT SELECT ON webgres.workers TO pg_monitor;
+-- ==== execution model ====
+-- Where each route's handlers run, and how many of its requests may run at
+-- once on executors.
+
+ALTER TABLE webgres.routes
+	ADD COLUMN mode text NOT NULL DEFAULT 'auto'
+		CONSTRAINT routes_mode_check CHECK (mode IN ('auto', 'inline', 'executor')),
+	ADD COLUMN max_concurrency integer
+		CONSTRAINT routes_max_concurrency_check CHECK (max_concurrency > 0);
+
+COMMENT ON COLUMN webgres.routes.mode IS
+  'Where the handler runs: auto (on the event loop while it finishes within webgres.inline_budget, else on an executor), inline (always on the event loop) or executor (always on an executor).';
+COMMENT ON COLUMN webgres.routes.max_concurrency IS
+  'Most requests of this route running on executors at once, across all workers; NULL for half of webgres.executors (at least 1). More wait, up to webgres.max_queue, then get 503.';
+
+CREATE FUNCTION webgres.route_execution(
+	OUT route_id bigint, OUT slow boolean, OUT running integer, OUT queued integer)
+	RETURNS SETOF record
+	LANGUAGE c VOLATILE STRICT
+	AS 'MODULE_PATHNAME', 'webgres_route_execution';
+
+COMMENT ON FUNCTION webgres.route_execution() IS
+  'Per route that has run on executors: whether mode auto currently sends it there (slow), and how many of its requests run on executors and wait for one, across all workers.';

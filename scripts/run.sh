@@ -8,6 +8,7 @@
 #   WEBGRES_DATA  data directory (default /var/tmp/webgres-run-$PGPORT);
 #           kept between runs, so data and routes persist
 #   WORKERS webgres.workers (default: two per CPU)
+#   EXECUTORS webgres.executors (default 4; see docs/execution.md)
 set -euo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,6 +16,7 @@ port=${PORT:-8080}
 pgport=${PGPORT:-5432}
 data=${WEBGRES_DATA:-/var/tmp/webgres-run-$pgport}
 workers=${WORKERS:-$(( 2 * $(nproc) ))}
+executors=${EXECUTORS:-4}
 cluster=$src/scripts/cluster.sh
 
 if [ ! -f "$data/PG_VERSION" ]; then
@@ -39,13 +41,14 @@ track_activity_query_size = 2048
 webgres.listen = '127.0.0.1:$port'
 webgres.database = 'hello_world'
 webgres.workers = $1
+webgres.executors = $2
 max_worker_processes = $((workers + 8))
 max_connections = 200
 shared_buffers = 256MB
 synchronous_commit = off
 CONF
 }
-write_conf 0
+write_conf 0 0
 # cluster.sh init wrote the port line before the include; keep them agreeing.
 "$cluster" as-owner sed -i "s/^port = .*/port = $pgport/" "$data/postgresql.conf"
 
@@ -67,7 +70,7 @@ PGHOST=$data/socket PGPORT=$pgport "$src/scripts/tfb-db.sh"
 "$cluster" psql "$data" -d hello_world -c 'SET ROLE benchmarkdbuser' -f "$src/sql/examples/hello.sql"
 
 # webgres.workers follows a reload: start the pool now that its database is there.
-write_conf "$workers"
+write_conf "$workers" "$executors"
 "$cluster" as-owner pg_ctl -D "$data" reload >/dev/null
 
 # Wait for the first answer from the HTTP workers.

@@ -347,6 +347,16 @@ handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen)
 	return found;
 }
 
+TupleDesc
+handler_result_desc(const Route *route)
+{
+	HandlerState *state = route->handler_state;
+
+	if (state == NULL || state->source == NULL)
+		return NULL;
+	return state->source->resultDesc;
+}
+
 void
 handler_validate(const char *handler, Oid owner)
 {

@@ -42,6 +42,9 @@ extern const CachedResponse *handler_cached_response(const Route *route);
 /* Drops constant responses whose plan was invalidated.  Inside a transaction. */
 extern void handler_forget_stale_responses(void);
 
+/* The columns route's handler returns, once prepared here; NULL before. */
+extern TupleDesc handler_result_desc(const Route *route);
+
 /* Prepares a handler as role owner to check it (for the routes trigger). */
 extern void handler_validate(const char *handler, Oid owner);
 

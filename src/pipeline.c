@@ -14,9 +14,11 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "storage/latch.h"
 #include "tcop/tcopprot.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
+#include "utils/plancache.h"
 #include "utils/snapmgr.h"
 #include "utils/timeout.h"
 #include "utils/timestamp.h"
@@ -29,6 +31,7 @@
 #include "pipeline.h"
 #include "request.h"
 #include "response.h"
+#include "route_limits.h"
 #include "routes.h"
 #include "stats.h"
 #include "webgres.h"
@@ -58,11 +61,128 @@ static int	shared_xact_requests = 0;
 static bool activity_reported = false;
 
 /*
+ * webgres.inline_budget.  Arming a timeout per request would cost a timer
+ * system call or two each; instead a periodic watchdog runs while the loop
+ * is busy (started by the first handler of a pass that is under the budget,
+ * stopped before the loop waits) and cancels a handler whose run began
+ * longer ago than the budget.  So a run is cancelled between one and one
+ * and a half budgets after it began.  The flag tells that cancel from
+ * handler_timeout and from pg_cancel_backend().
+ */
+static TimeoutId budget_timeout;
+static bool budget_watchdog_on = false;
+static volatile TimestampTz budget_run_started = 0;	/* 0: none under budget */
+static volatile sig_atomic_t budget_fired = false;
+
+/* Timeout handler: cancel the handler that ran past the inline budget. */
+static void
+budget_check(void)
+{
+	TimestampTz began = budget_run_started;
+
+	if (began == 0 || budget_fired ||
+		GetCurrentTimestamp() < TimestampTzPlusMilliseconds(began, webgres_inline_budget))
+		return;
+	budget_fired = true;
+	QueryCancelPending = true;
+	InterruptPending = true;
+	SetLatch(MyLatch);
+}
+
+/* Puts a handler that starts now under the budget. */
+static void
+budget_start(TimestampTz began)
+{
+	budget_fired = false;
+	budget_run_started = began;
+	if (!budget_watchdog_on)
+	{
+		int			period = Max(1, webgres_inline_budget / 2);
+
+		enable_timeout_every(budget_timeout, TimestampTzPlusMilliseconds(began, period), period);
+		budget_watchdog_on = true;
+	}
+}
+
+/* The handler under the budget ended; returns whether the budget fired. */
+static bool
+budget_end(void)
+{
+	budget_run_started = 0;
+	return budget_fired;
+}
+
+/* Stops the watchdog; before the loop waits, and on errors. */
+static void
+budget_stop(void)
+{
+	budget_run_started = 0;
+	if (budget_watchdog_on)
+	{
+		disable_timeout(budget_timeout, false);
+		budget_watchdog_on = false;
+	}
+}
+
+/* The route's shared execution state, looked up once per table load. */
+static RouteLimits *
+limits_of(Route *r)
+{
+	if (!r->limits_looked_up)
+	{
+		r->limits = route_limits_get(r->id);
+		r->limits_looked_up = true;
+	}
+	return r->limits;
+}
+
+/*
+ * Whether the route answers with an event stream: its result has a
+ * channels column.  Such a response is held open by the worker that
+ * listens for its notifications, so it never leaves the event loop.  Known
+ * once this process has prepared the handler.
+ */
+static bool
+answers_event_stream(const Route *r)
+{
+	TupleDesc	desc = handler_result_desc(r);
+
+	if (desc == NULL)
+		return false;
+	for (int i = 0; i < desc->natts; i++)
+		if (strcmp(NameStr(TupleDescAttr(desc, i)->attname), "channels") == 0)
+			return true;
+	return false;
+}
+
+/* True if, on the event loop, route r's requests go to an executor. */
+static bool
+wants_executor(Route *r)
+{
+	if (r->mode == ROUTE_MODE_INLINE)
+		return false;
+	if (r->mode == ROUTE_MODE_AUTO && webgres_inline_budget > 0 &&
+		!route_limits_is_slow(limits_of(r)))
+		return false;
+	return !answers_event_stream(r);
+}
+
+/* Notes in run that route r sends the request to an executor. */
+static void
+set_hand_off(PipelineRun *run, const Route *r, bool rerun)
+{
+	run->hand_off = true;
+	run->rerun = rerun;
+	run->route_id = r->id;
+	run->max_concurrency = r->max_concurrency;
+}
+
+/*
  * Logs the error in full, rolls back, and turns it into a response.  Runs in
  * the error-recovery path, so it must not raise.
  */
 static void
-answer_error(h2o_req_t *req, const char *route_label, TimestampTz started,
+answer_error(h2o_req_t *req, const char *route_label, TimestampTz deadline,
 			 char **body, size_t *bodylen)
 {
 	ErrorData  *edata;
@@ -78,12 +198,13 @@ answer_error(h2o_req_t *req, const char *route_label, TimestampTz started,
 	shared_xact_open = false;
 	stats_count(STAT_HANDLER_ERRORS);
 	disable_timeout(STATEMENT_TIMEOUT, false);
+	budget_stop();
 	QueryCancelPending = false;
 
 	status = http_status_for_sqlstate(edata->sqlerrcode, &chosen);
 	if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED &&
-		(webgres_handler_timeout == 0 ||
-		 TimestampDifferenceMilliseconds(started, GetCurrentTimestamp()) + 5 < webgres_handler_timeout))
+		(deadline == 0 ||
+		 TimestampTzPlusMilliseconds(GetCurrentTimestamp(), 5) < deadline))
 		status = 503;			/* cancelled from outside, not by the timeout */
 
 	if (chosen || (status < 500 && status != 403) || webgres_expose_errors)
@@ -97,6 +218,39 @@ answer_error(h2o_req_t *req, const char *route_label, TimestampTz started,
 	req->res.headers = (h2o_headers_t) {NULL};
 	response_simple(req, status, message, body, bodylen);
 	(void) route_label;
+}
+
+/*
+ * The error-recovery path of a handler cancelled after webgres.inline_budget:
+ * rolls back (nothing was committed), marks the route slow for every
+ * worker, and asks for the request to be run again on an executor.  False
+ * for any other error, which answer_error answers as usual.
+ */
+static bool
+give_up_on_loop(h2o_req_t *req, Route *r, PipelineRun *run)
+{
+	ErrorData  *edata;
+
+	MemoryContextSwitchTo(request_cxt);
+	edata = CopyErrorData();
+	if (edata->sqlerrcode != ERRCODE_QUERY_CANCELED)
+		return false;
+	FlushErrorState();
+	AbortCurrentTransaction();
+	shared_xact_open = false;
+	disable_timeout(STATEMENT_TIMEOUT, false);
+	budget_stop();
+	QueryCancelPending = false;
+	budget_fired = false;
+
+	route_limits_mark_slow(limits_of(r));
+	req->res.headers = (h2o_headers_t) {NULL};
+	set_hand_off(run, r, true);
+	ereport(LOG,
+			(errmsg("webgres route %s ran longer than webgres.inline_budget (%d ms) on the event loop",
+					r->label, webgres_inline_budget),
+			 errdetail("It was rolled back; it runs on executors until its runs there are fast again.")));
+	return true;
 }
 
 /*
@@ -153,7 +307,8 @@ method_matches(const Route *r, h2o_req_t *req, bool is_head)
  */
 static bool
 look_up_without_transaction(h2o_req_t *req, const PathSegments *segs, bool is_head,
-							TimestampTz now, bool *share, char **body, size_t *bodylen)
+							TimestampTz now, bool on_loop, bool *share, Route **offload,
+							char **body, size_t *bodylen)
 {
 	RouteTable *routes = routes_peek();
 	PathCapture caps[MAX_PATH_SEGMENTS + 1];
@@ -161,12 +316,14 @@ look_up_without_transaction(h2o_req_t *req, const PathSegments *segs, bool is_he
 	bool		may_share = webgres_share_read_transactions &&
 		DefaultXactIsoLevel == XACT_READ_COMMITTED;
 	bool		answered = false;
+	bool		sharing = true;
 	RouteMatch	m;
 	Route	   *r;
 	int			ncaps;
 	const CachedResponse *cached;
 
 	*share = false;
+	*offload = NULL;
 	if (routes == NULL)
 		return false;
 
@@ -175,6 +332,12 @@ look_up_without_transaction(h2o_req_t *req, const PathSegments *segs, bool is_he
 	{
 		if (!method_matches(r, req, is_head))
 			continue;
+		/* A request runs wholly in one place: any route may send it off. */
+		if (on_loop && wants_executor(r))
+		{
+			*offload = r;
+			break;
+		}
 		if (first && (cached = handler_cached_response(r)) != NULL &&
 			now - last_transaction_at <= CONSTANT_ROUTE_RECHECK_MS * 1000)
 		{
@@ -184,11 +347,22 @@ look_up_without_transaction(h2o_req_t *req, const PathSegments *segs, bool is_he
 			break;
 		}
 		first = false;
-		if (!may_share || !handler_can_share(r))
-			break;
-		*share = true;
+		if (sharing)
+		{
+			if (may_share && handler_can_share(r))
+				*share = true;
+			else
+			{
+				/* Keep looking only for a route that sends the request off. */
+				sharing = false;
+				if (!on_loop)
+					break;
+			}
+		}
 	}
 	routes_match_end(&m);
+	if (*offload != NULL)
+		*share = false;
 	return answered;
 }
 
@@ -220,11 +394,16 @@ end_shared_transaction(void)
  * in req->res and *body.
  */
 static void
-serve(h2o_req_t *req, char **body, size_t *bodylen)
+serve(h2o_req_t *req, PipelineRun *run, char **body, size_t *bodylen)
 {
 	RequestData rd;
 	const char *volatile label = NULL;
 	TimestampTz started;
+	TimestampTz deadline;
+	bool		on_loop = (run->place == PIPELINE_ON_LOOP);
+	Route	   *early = NULL;
+	Route	   *volatile offload = NULL;
+	Route	   *volatile running = NULL;	/* under the inline budget */
 	bool		is_head = h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD"));
 	size_t		pathlen = (req->query_at == SIZE_MAX) ? req->path.len : req->query_at;
 	PathSegments segs;
@@ -235,9 +414,18 @@ serve(h2o_req_t *req, char **body, size_t *bodylen)
 	/* One clock reading serves both the cache check and the statement. */
 	SetCurrentStatementStartTimestamp();
 	started = GetCurrentStatementStartTimestamp();
-	if (split && look_up_without_transaction(req, &segs, is_head, started, &share,
-											 body, bodylen))
+	/* handler_timeout counts from the complete request head, queueing included. */
+	deadline = webgres_handler_timeout > 0 ?
+		TimestampTzPlusMilliseconds(run->head_at != 0 ? run->head_at : started,
+									webgres_handler_timeout) : 0;
+	if (split && look_up_without_transaction(req, &segs, is_head, started, on_loop,
+											 &share, &early, body, bodylen))
 		return;
+	if (early != NULL)
+	{
+		set_hand_off(run, early, false);
+		return;
+	}
 
 	last_transaction_at = started;
 	activity_reported = true;
@@ -288,8 +476,8 @@ again:
 			caps = palloc(sizeof(PathCapture) * (routes->max_captures + 1));
 			if (SPI_connect() != SPI_OK_CONNECT)
 				elog(ERROR, "SPI_connect failed");
-			if (webgres_handler_timeout > 0)
-				enable_timeout_after(STATEMENT_TIMEOUT, webgres_handler_timeout);
+			if (deadline != 0)
+				enable_timeout_at(STATEMENT_TIMEOUT, deadline);
 
 			routes_match_init(&m, routes, &segs);
 			while (!answered && (r = routes_match_next(&m, &ncaps, caps)) != NULL)
@@ -298,6 +486,11 @@ again:
 				if (!method_matches(r, req, is_head))
 					continue;
 				method_matched = true;
+				if (on_loop && wants_executor(r))
+				{
+					offload = r;
+					break;
+				}
 				if (shared_xact_open && !handler_can_share(r))
 				{
 					/* The route or its plan changed since the request was looked at. */
@@ -307,7 +500,19 @@ again:
 				label = r->label;
 				pgstat_report_activity(STATE_RUNNING, r->label);
 				request_set_captures(&rd, caps, ncaps);
+				if (on_loop && r->mode == ROUTE_MODE_AUTO)
+				{
+					running = r;
+					budget_start(started);
+				}
 				answered = handler_run(r, &rd, body, bodylen);
+				if (running != NULL)
+				{
+					/* It finished as the budget ran out: nothing to cancel. */
+					if (budget_end())
+						QueryCancelPending = false;
+					running = NULL;
+				}
 			}
 			routes_match_end(&m);
 
@@ -317,7 +522,7 @@ again:
 			/* Settings a handler changed with set_config() end with the request. */
 			AtEOXact_GUC(false, nguc);
 
-			if (!answered && !restart)
+			if (!answered && !restart && offload == NULL)
 			{
 				const char *allow = (path_matched && !method_matched) ?
 					allowed_methods(routes, &segs, caps) : NULL;
@@ -334,13 +539,24 @@ again:
 		}
 		PopActiveSnapshot();
 		if (!shared_xact_open)
-			CommitTransactionCommand();
+		{
+			/* A request that goes elsewhere leaves nothing done here. */
+			if (offload != NULL)
+				AbortCurrentTransaction();
+			else
+				CommitTransactionCommand();
+		}
 	}
 	PG_CATCH();
 	{
-		answer_error(req, label, started, body, bodylen);
+		offload = NULL;
+		if (running == NULL || !budget_fired || !give_up_on_loop(req, running, run))
+			answer_error(req, label, deadline, body, bodylen);
 	}
 	PG_END_TRY();
+
+	if (offload != NULL)
+		set_hand_off(run, offload, false);
 
 	if (restart)
 	{
@@ -356,18 +572,34 @@ pipeline_init(void)
 										ALLOCSET_DEFAULT_SIZES);
 	routes_init();
 	handler_init();
+	budget_timeout = RegisterTimeout(USER_TIMEOUT, budget_check);
+}
+
+void
+pipeline_run(h2o_req_t *req, PipelineRun *run, char **body, size_t *bodylen)
+{
+	run->hand_off = false;
+	run->rerun = false;
+	run->route_id = 0;
+	run->max_concurrency = 0;
+	serve(req, run, body, bodylen);
+	MemoryContextReset(request_cxt);
 }
 
 void
 pipeline_serve(h2o_req_t *req, char **body, size_t *bodylen)
 {
-	serve(req, body, bodylen);
-	MemoryContextReset(request_cxt);
+	PipelineRun run;
+
+	memset(&run, 0, sizeof(run));
+	run.place = PIPELINE_RUN_HERE;
+	pipeline_run(req, &run, body, bodylen);
 }
 
 void
 pipeline_before_wait(void)
 {
+	budget_stop();
 	end_shared_transaction();
 	if (activity_reported)
 	{

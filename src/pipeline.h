@@ -43,13 +43,46 @@
 
 #include <stddef.h>
 
+#include "datatype/timestamp.h"
+
 struct st_h2o_req_t;
+
+/*
+ * Where pipeline_run() is called from.  On the event loop it may decline to
+ * run a request and say so (hand_off): when a matching route is in mode
+ * executor, or in mode auto and marked slow, or when a handler of a route in
+ * mode auto ran past webgres.inline_budget and was cancelled and rolled
+ * back.  Elsewhere (an executor, or a worker with no executors) it runs
+ * everything.
+ */
+typedef enum PipelinePlace
+{
+	PIPELINE_ON_LOOP,
+	PIPELINE_RUN_HERE
+} PipelinePlace;
+
+typedef struct PipelineRun
+{
+	PipelinePlace place;		/* in */
+	TimestampTz head_at;		/* in: handler_timeout counts from here; 0: now */
+	bool		hand_off;		/* out: not answered, run it on an executor */
+	bool		rerun;			/* out: ... although it started on the loop */
+	int64		route_id;		/* out: the route that sent it off the loop */
+	int			max_concurrency;	/* out: that route's cap; 0: the default */
+} PipelineRun;
 
 /* Sets up the pipeline's memory and route table; once per process. */
 extern void pipeline_init(void);
 
-/* Routes and answers req (see the contract above). */
+/* Routes and answers req (see the contract above), all in this process. */
 extern void pipeline_serve(struct st_h2o_req_t *req, char **body, size_t *bodylen);
+
+/*
+ * pipeline_serve() with a place and a start for handler_timeout; when
+ * run->hand_off comes back set, nothing was answered or committed.
+ */
+extern void pipeline_run(struct st_h2o_req_t *req, PipelineRun *run,
+						 char **body, size_t *bodylen);
 
 /*
  * Called before the process waits for more requests: commits the read-only

@@ -102,6 +102,7 @@ load_routes(void)
 {
 	Oid			nsp;
 	int			rc;
+	bool		has_modes;
 	MemoryContext oldcxt;
 
 	free_table();
@@ -127,7 +128,12 @@ load_routes(void)
 
 	if ((rc = SPI_connect()) != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed: %s", SPI_result_code_string(rc));
-	rc = SPI_execute("SELECT id, method, path, priority, handler, owner::oid "
+	/* A database not yet updated to 1.2 has no mode columns: all auto. */
+	has_modes = get_attnum(routes_relid, "mode") != InvalidAttrNumber;
+	rc = SPI_execute(has_modes ?
+					 "SELECT id, method, path, priority, handler, owner::oid, "
+					 "mode, max_concurrency FROM webgres.routes" :
+					 "SELECT id, method, path, priority, handler, owner::oid "
 					 "FROM webgres.routes", true, 0);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "could not read webgres.routes: %s", SPI_result_code_string(rc));
@@ -148,6 +154,18 @@ load_routes(void)
 		r->priority = DatumGetInt32(SPI_getbinval(tup, desc, 4, &isnull));
 		r->handler = SPI_getvalue(tup, desc, 5);
 		r->owner = DatumGetObjectId(SPI_getbinval(tup, desc, 6, &isnull));
+		r->mode = ROUTE_MODE_AUTO;
+		if (has_modes)
+		{
+			char	   *mode = SPI_getvalue(tup, desc, 7);
+			Datum		cap = SPI_getbinval(tup, desc, 8, &isnull);
+
+			if (mode != NULL && strcmp(mode, "inline") == 0)
+				r->mode = ROUTE_MODE_INLINE;
+			else if (mode != NULL && strcmp(mode, "executor") == 0)
+				r->mode = ROUTE_MODE_EXECUTOR;
+			r->max_concurrency = isnull ? 0 : DatumGetInt32(cap);
+		}
 		r->label = psprintf("%s %s (route %lld)", r->method ? r->method : "*", r->path,
 							(long long) r->id);
 

@@ -13,6 +13,14 @@
 #include "pattern.h"
 #include "route_trie.h"
 
+/* Where a route's handlers run (the mode column). */
+typedef enum RouteMode
+{
+	ROUTE_MODE_AUTO,			/* on the loop while fast, else on executors */
+	ROUTE_MODE_INLINE,			/* always on the event loop */
+	ROUTE_MODE_EXECUTOR			/* always on an executor */
+} RouteMode;
+
 typedef struct Route
 {
 	int64		id;
@@ -24,6 +32,10 @@ typedef struct Route
 	Oid			owner;
 	char	   *label;			/* "GET /users/:handle (route 3)", for messages */
 	struct HandlerState *handler_state; /* handler.c's; NULL until it runs */
+	RouteMode	mode;
+	int			max_concurrency;	/* 0: the default */
+	struct RouteLimits *limits; /* shared execution state, once looked up */
+	bool		limits_looked_up;
 } Route;
 
 typedef struct RouteTable

@@ -1,14 +1,14 @@
 /*
  * supervisor.c
- *		Keeps webgres.workers HTTP workers running.
+ *		Keeps webgres.workers HTTP workers and webgres.executors executors running.
  *
- * The supervisor is a static background worker; the HTTP workers are dynamic
- * ones it registers with itself as the notify process, so its latch is set
- * whenever one starts or stops.  It restarts a worker that exits (with a
- * growing delay while it keeps failing early, so a bad setting does not spin)
- * and resizes the pool when webgres.workers changes on reload.  After a crash
- * restart of the cluster the postmaster starts the supervisor again and it
- * starts a fresh pool.
+ * The supervisor is a static background worker; the HTTP workers and the
+ * executors are dynamic ones it registers with itself as the notify
+ * process, so its latch is set whenever one starts or stops.  It restarts a
+ * process that exits (with a growing delay while it keeps failing early, so
+ * a bad setting does not spin) and resizes each pool when its setting
+ * changes on reload.  After a crash restart of the cluster the postmaster
+ * starts the supervisor again and it starts fresh pools.
  */
 #include "postgres.h"
 
@@ -38,13 +38,23 @@ typedef struct WorkerSlot
 	bool		warned_no_slot;
 } WorkerSlot;
 
-static WorkerSlot slots[MAX_WORKERS];
+/* A pool of identical processes kept at the size of a setting. */
+typedef struct Pool
+{
+	const char *kind;			/* "worker", "executor": names and messages */
+	const char *function;		/* entry point in the library */
+	int		   *size;			/* the setting */
+	WorkerSlot	slots[MAX_WORKERS];
+} Pool;
+
+static Pool workers = {"worker", "webgres_worker_main", &webgres_workers, {{0}}};
+static Pool executors = {"executor", "webgres_executor_main", &webgres_executors, {{0}}};
 
 static bool
-start_worker(int index)
+start_worker(Pool *pool, int index)
 {
 	BackgroundWorker worker;
-	WorkerSlot *slot = &slots[index];
+	WorkerSlot *slot = &pool->slots[index];
 
 	memset(&worker, 0, sizeof(worker));
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
@@ -53,9 +63,9 @@ start_worker(int index)
 	worker.bgw_notify_pid = MyProcPid;
 	worker.bgw_main_arg = Int32GetDatum(index);
 	snprintf(worker.bgw_library_name, BGW_MAXLEN, "webgres");
-	snprintf(worker.bgw_function_name, BGW_MAXLEN, "webgres_worker_main");
-	snprintf(worker.bgw_name, BGW_MAXLEN, "webgres worker %d", index);
-	snprintf(worker.bgw_type, BGW_MAXLEN, "webgres worker");
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, "%s", pool->function);
+	snprintf(worker.bgw_name, BGW_MAXLEN, "webgres %s %d", pool->kind, index);
+	snprintf(worker.bgw_type, BGW_MAXLEN, "webgres %s", pool->kind);
 
 	if (!RegisterDynamicBackgroundWorker(&worker, &slot->handle))
 	{
@@ -63,8 +73,9 @@ start_worker(int index)
 		if (!slot->warned_no_slot)
 			ereport(WARNING,
 					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-					 errmsg("could not start webgres worker %d: no background worker slot is free", index),
-					 errhint("Raise max_worker_processes (currently %d) to at least webgres.workers + 1 plus what other extensions and parallel queries use, then restart PostgreSQL.",
+					 errmsg("could not start webgres %s %d: no background worker slot is free",
+							pool->kind, index),
+					 errhint("Raise max_worker_processes (currently %d) to at least webgres.workers + webgres.executors + 1 plus what other extensions and parallel queries use, then restart PostgreSQL.",
 							 max_worker_processes)));
 		slot->warned_no_slot = true;
 		return false;
@@ -75,12 +86,12 @@ start_worker(int index)
 }
 
 /*
- * Brings the pool to webgres.workers: starts missing or exited workers whose
+ * Brings the pool to its setting: starts missing or exited processes whose
  * back-off has passed, stops surplus ones.  Returns the time in ms until the
  * next pending restart, or -1 if none is pending.
  */
 static long
-reconcile(void)
+reconcile(Pool *pool)
 {
 	TimestampTz now = GetCurrentTimestamp();
 	long		next_ms = -1;
@@ -88,7 +99,7 @@ reconcile(void)
 
 	for (i = 0; i < MAX_WORKERS; i++)
 	{
-		WorkerSlot *slot = &slots[i];
+		WorkerSlot *slot = &pool->slots[i];
 		pid_t		pid;
 
 		if (slot->handle != NULL &&
@@ -98,7 +109,7 @@ reconcile(void)
 
 			pfree(slot->handle);
 			slot->handle = NULL;
-			if (i < webgres_workers)
+			if (i < *pool->size)
 			{
 				if (ran_ms >= HEALTHY_RUN_MS)
 					slot->delay_ms = RESTART_DELAY_MIN_MS;
@@ -107,12 +118,12 @@ reconcile(void)
 										 RESTART_DELAY_MAX_MS);
 				slot->restart_at = TimestampTzPlusMilliseconds(now, slot->delay_ms);
 				ereport(LOG,
-						(errmsg("webgres worker %d exited after %ld ms; restarting it in %d ms",
-								i, ran_ms, slot->delay_ms)));
+						(errmsg("webgres %s %d exited after %ld ms; restarting it in %d ms",
+								pool->kind, i, ran_ms, slot->delay_ms)));
 			}
 		}
 
-		if (i >= webgres_workers)
+		if (i >= *pool->size)
 		{
 			if (slot->handle != NULL)
 			{
@@ -129,7 +140,7 @@ reconcile(void)
 		{
 			if (slot->restart_at <= now)
 			{
-				if (!start_worker(i))
+				if (!start_worker(pool, i))
 				{
 					slot->restart_at = TimestampTzPlusMilliseconds(now, 1000);
 					next_ms = (next_ms < 0) ? 1000 : Min(next_ms, 1000);
@@ -144,6 +155,26 @@ reconcile(void)
 		}
 	}
 	return next_ms;
+}
+
+/* The sooner of two delays as reconcile returns them (-1: none). */
+static long
+sooner(long a, long b)
+{
+	if (a < 0)
+		return b;
+	if (b < 0)
+		return a;
+	return Min(a, b);
+}
+
+/* Stops every process of the pool. */
+static void
+stop_pool(Pool *pool)
+{
+	for (int i = 0; i < MAX_WORKERS; i++)
+		if (pool->slots[i].handle != NULL)
+			TerminateBackgroundWorker(pool->slots[i].handle);
 }
 
 /*
@@ -169,8 +200,8 @@ webgres_supervisor_main(Datum main_arg)
 	BackgroundWorkerUnblockSignals();
 
 	ereport(LOG,
-			(errmsg("webgres supervisor started: %d worker(s) serving database \"%s\" on %s",
-					webgres_workers, webgres_database, webgres_listen)));
+			(errmsg("webgres supervisor started: %d worker(s) and %d executor(s) serving database \"%s\" on %s",
+					webgres_workers, webgres_executors, webgres_database, webgres_listen)));
 
 	while (!ShutdownRequestPending)
 	{
@@ -179,15 +210,20 @@ webgres_supervisor_main(Datum main_arg)
 		if (ConfigReloadPending)
 		{
 			int			before = webgres_workers;
+			int			before_executors = webgres_executors;
 
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 			if (webgres_workers != before)
 				ereport(LOG,
 						(errmsg("webgres.workers changed from %d to %d", before, webgres_workers)));
+			if (webgres_executors != before_executors)
+				ereport(LOG,
+						(errmsg("webgres.executors changed from %d to %d",
+								before_executors, webgres_executors)));
 		}
 
-		timeout_ms = reconcile();
+		timeout_ms = sooner(reconcile(&workers), reconcile(&executors));
 		(void) WaitLatch(MyLatch,
 						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 timeout_ms < 0 ? 10000L : timeout_ms,
@@ -200,8 +236,7 @@ webgres_supervisor_main(Datum main_arg)
 	 * stopping them here too keeps "webgres.workers = 0 then restart of the
 	 * supervisor alone" from leaving orphans.
 	 */
-	for (int i = 0; i < MAX_WORKERS; i++)
-		if (slots[i].handle != NULL)
-			TerminateBackgroundWorker(slots[i].handle);
+	stop_pool(&workers);
+	stop_pool(&executors);
 	proc_exit(0);
 }

@@ -17,7 +17,9 @@
 #include "postmaster/bgworker.h"
 #include "utils/guc.h"
 
+#include "exec_socket.h"
 #include "listen.h"
+#include "route_limits.h"
 #include "stats.h"
 #include "webgres.h"
 
@@ -36,6 +38,9 @@ bool		webgres_share_read_transactions = true;
 bool		webgres_http2 = false;
 int			webgres_http2_max_resets = 100;
 int			webgres_max_connections_per_worker = 0;
+int			webgres_executors = 2;
+int			webgres_inline_budget = 10;
+int			webgres_max_queue = 64;
 
 void		_PG_init(void);
 
@@ -204,6 +209,20 @@ define_settings(void)
 							0,
 							NULL, NULL, NULL);
 
+	DefineCustomIntVariable("webgres.executors",
+							"Number of executor processes that run handlers off the event loop.",
+							"Executors are database backends that run the requests the HTTP "
+							"workers hand to them: requests of routes in mode executor, and "
+							"of routes in mode auto once a run took longer than "
+							"webgres.inline_budget. 0 runs every handler on the event loop. "
+							"Changes take effect on reload.",
+							&webgres_executors,
+							2,
+							0, 256,
+							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
+
 	DefineCustomIntVariable("webgres.max_connections_per_worker",
 							"Most client connections each HTTP worker holds open at once.",
 							"At the limit the worker stops accepting: new connections "
@@ -214,6 +233,31 @@ define_settings(void)
 							&webgres_max_connections_per_worker,
 							0,
 							0, INT_MAX / 4,
+							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.inline_budget",
+							"Longest time a handler of a route in mode auto runs on the event loop.",
+							"A run that takes longer is cancelled and rolled back, the route "
+							"is marked slow for every worker, and the request is handed to an "
+							"executor, where it runs again. 0 hands every request of an auto "
+							"route to an executor. Has no effect when webgres.executors is 0.",
+							&webgres_inline_budget,
+							10,
+							0, 60000,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.max_queue",
+							"Most requests of one route that may wait for an executor.",
+							"A request of a route that already runs max_concurrency requests "
+							"waits in a queue; when that queue holds this many requests, it "
+							"is answered 503 with Retry-After at once.",
+							&webgres_max_queue,
+							64,
+							0, 100000,
 							PGC_SIGHUP,
 							0,
 							NULL, NULL, NULL);
@@ -246,6 +290,8 @@ _PG_init(void)
 	if (process_shared_preload_libraries_in_progress)
 	{
 		stats_shmem_request();
+		route_limits_shmem_request();
+		exec_socket_create();
 		register_supervisor();
 	}
 }

@@ -21,10 +21,14 @@ extern bool webgres_share_read_transactions;
 extern bool webgres_http2;
 extern int	webgres_http2_max_resets;
 extern int	webgres_max_connections_per_worker;
+extern int	webgres_executors;
+extern int	webgres_inline_budget;
+extern int	webgres_max_queue;
 
 /* Background worker entry points, looked up by name by the postmaster. */
 extern PGDLLEXPORT void webgres_supervisor_main(Datum main_arg);
 extern PGDLLEXPORT void webgres_worker_main(Datum main_arg);
+extern PGDLLEXPORT void webgres_executor_main(Datum main_arg);
 
 /* The product name, as it goes into the Server header and process titles. */
 #define WEBGRES_SERVER_NAME "webgres"

@@ -31,6 +31,7 @@
 
 #include "capacity.h"
 #include "h2_guard.h"
+#include "handoff.h"
 #include "http_guard.h"
 #include "listen.h"
 #include "pipeline.h"
@@ -110,7 +111,8 @@ on_wakeup(h2o_socket_t *sock, const char *err)
 /* ---- serving ---- */
 
 /*
- * Sends the response every path has prepared.  A HEAD answer keeps the
+ * Sends a finished response: the one send point, for requests answered on
+ * the loop and for those an executor answered.  A HEAD answer keeps the
  * GET's status, headers and Content-Length but sends no content (RFC 9110
  * 9.3.2): libh2o 2.2.5 sends whatever it is given, for HEAD too.
  */
@@ -121,6 +123,8 @@ send_response(h2o_req_t *req, char *body, size_t bodylen)
 	h2o_iovec_t buf = h2o_iovec_init(body, bodylen);
 	bool		is_head = h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD"));
 
+	stats_count_response(req->res.status);
+	h2_guard_answered(req, bodylen);
 	req->res.content_length = bodylen;
 	h2o_start_response(req, &generator);
 	if (is_head || bodylen == 0)
@@ -137,10 +141,18 @@ on_req(h2o_handler_t *self, h2o_req_t *req)
 
 	if (http_guard_check(req, &body, &bodylen))
 	{
-		pipeline_serve(req, &body, &bodylen);
-		h2_guard_answered(req, bodylen);
+		PipelineRun run;
+
+		run.place = handoff_enabled() ? PIPELINE_ON_LOOP : PIPELINE_RUN_HERE;
+		run.head_at = handoff_head_complete_at(req);
+		pipeline_run(req, &run, &body, &bodylen);
+		if (run.hand_off)
+		{
+			/* Answered through send_response() when the executor is done. */
+			handoff_start(req, run.route_id, run.max_concurrency, run.head_at, run.rerun);
+			return 0;
+		}
 	}
-	stats_count_response(req->res.status);
 	send_response(req, body, bodylen);
 	return 0;
 }
@@ -181,6 +193,7 @@ setup_h2o(void)
 	h2o_context_init(&ctx, h2o_evloop_create(), &config);
 	timeouts_start(&ctx);
 	h2_guard_init(&ctx);
+	handoff_init(ctx.loop, send_response);
 	accept_ctx.ctx = &ctx;
 	accept_ctx.hosts = config.hosts;
 	capacity_start(ctx.loop, &accept_ctx);

@@ -42,6 +42,8 @@ my %routes = (
 	'/sneaky' => q{SELECT sneaky() AS body},
 );
 WebgresTest::add_route($node, 'GET', $_, $routes{$_}) for sort keys %routes;
+# /hold must keep the only worker busy: never moved to an executor.
+$node->safe_psql('postgres', "UPDATE webgres.routes SET mode = 'inline' WHERE path = '/hold'");
 WebgresTest::wait_for_status($port, '/stamp', 200);
 
 # Sends one GET per path, each on its own connection, while the only worker

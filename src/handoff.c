@@ -1,0 +1,513 @@
+/*
+ * handoff.c
+ *		The HTTP worker's side of running a request on an executor.
+ *
+ * A handed-off request is a Handoff.  It waits in the worker's queue until
+ * its route admits one more running request (route_limits.c counts across
+ * workers), then gets its own connection to the executors' socket: the
+ * request goes out as one frame, written by h2o as the socket takes it, and
+ * the response comes back as frames read by h2o's event loop, so nothing
+ * here ever blocks.  Waiting requests are looked at again whenever one of
+ * this worker's hand-offs ends and every QUEUE_RETRY_MS.
+ *
+ * The h2o request and the Handoff can each end first.  h2o frees a request
+ * whose client went away (an HTTP/2 stream reset, a closed connection)
+ * together with its memory pool; a small object in that pool points back
+ * to the Handoff and its dispose callback ends the hand-off.  An HTTP/1
+ * connection is not read while its request is served, so a client that
+ * hangs up is noticed by looking at its socket (POLLRDHUP) every
+ * CLIENT_CHECK_MS, as Postgres' client_connection_check_interval does.
+ */
+#include "postgres.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include "lib/ilist.h"
+#include "lib/stringinfo.h"
+#include "storage/ipc.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#define H2O_USE_LIBUV 0
+#include <h2o.h>
+#include <h2o/socket/evloop.h>
+
+#include "errors.h"
+#include "exec_socket.h"
+#include "handoff.h"
+#include "handoff_frame.h"
+#include "response.h"
+#include "route_limits.h"
+#include "stats.h"
+#include "webgres.h"
+
+/* How often requests waiting for their route's cap try again. */
+#define QUEUE_RETRY_MS 5
+/* How often the clients of handed-off HTTP/1 requests are checked. */
+#define CLIENT_CHECK_MS 100
+/*
+ * How long past its handler_timeout a request sent to the executors may go
+ * unanswered: the executor answers 504 itself at the deadline, so this only
+ * fires when no executor took the request (none running, all stuck).
+ */
+#define SENT_GRACE_MS 1000
+/* What a 503 for a full queue tells the client to wait, in seconds. */
+#define RETRY_AFTER_SECONDS "1"
+
+typedef enum HandoffState
+{
+	HANDOFF_QUEUED,				/* waiting for the route's cap */
+	HANDOFF_SENT				/* on its way to, or at, an executor */
+} HandoffState;
+
+typedef struct HandoffLink HandoffLink;
+
+typedef struct Handoff
+{
+	dlist_node	node;			/* in queued or sent */
+	HandoffState state;
+	h2o_req_t  *req;			/* NULL once h2o freed the request */
+	HandoffLink *link;			/* in req's pool */
+	h2o_socket_t *sock;			/* the executor connection, once sent */
+	RouteLimits *limits;
+	int			cap;
+	TimestampTz deadline;		/* handler_timeout from head_at; 0: none */
+	HandoffMeta meta;
+	StringInfoData frame;		/* the request, until written */
+	bool		head_seen;
+	char	   *body;			/* the response body, in req's pool */
+	size_t		bodylen;
+	size_t		bodycap;
+} Handoff;
+
+/* Lives in the request's pool: its dispose tells the Handoff the request is gone. */
+struct HandoffLink
+{
+	Handoff    *handoff;
+};
+
+/* The leading fields of lib/common/socket/evloop.c.h's socket (2.2.5). */
+typedef struct EvloopSocketHead
+{
+	h2o_socket_t super;
+	int			fd;
+} EvloopSocketHead;
+
+static h2o_evloop_t *loop = NULL;
+static HandoffSendFn send_response = NULL;
+static dlist_head queued = DLIST_STATIC_INIT(queued);
+static dlist_head sent = DLIST_STATIC_INIT(sent);
+static h2o_timeout_t queue_timeout;
+static h2o_timeout_entry_t queue_entry;
+static h2o_timeout_t client_timeout;
+static h2o_timeout_entry_t client_entry;
+
+static void admit_queued(void);
+
+TimestampTz
+handoff_head_complete_at(h2o_req_t *req)
+{
+	const struct timeval *tv = h2o_timeval_is_null(&req->timestamps.request_body_begin_at) ?
+		&req->processed_at.at : &req->timestamps.request_body_begin_at;
+
+	if (tv->tv_sec == 0)
+		return GetCurrentTimestamp();
+	return (TimestampTz) (tv->tv_sec -
+						  ((POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY)) *
+		USECS_PER_SEC + tv->tv_usec;
+}
+
+bool
+handoff_enabled(void)
+{
+	return loop != NULL && webgres_executors > 0 && exec_socket_listener() >= 0;
+}
+
+/* Gives back the route's count and the socket; forgets the request. */
+static void
+release(Handoff *h)
+{
+	if (h->state == HANDOFF_QUEUED)
+		route_limits_leave_queue(h->limits);
+	else
+		route_limits_end_run(h->limits);
+	dlist_delete(&h->node);
+	if (h->sock != NULL)
+	{
+		h->sock->data = NULL;
+		h2o_socket_close(h->sock);
+		h->sock = NULL;
+	}
+	if (h->link != NULL)
+		h->link->handoff = NULL;
+	if (h->frame.data != NULL)
+		pfree(h->frame.data);
+	pfree(h);
+}
+
+/* Answers the request with a plain-text error, if it is still there. */
+static void
+answer_simple(h2o_req_t *req, int status, const char *message, bool retry_after)
+{
+	char	   *body;
+	size_t		bodylen;
+
+	req->res.headers = (h2o_headers_t) {NULL};
+	response_simple(req, status, message, &body, &bodylen);
+	if (retry_after)
+		h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_RETRY_AFTER, NULL,
+					   H2O_STRLIT(RETRY_AFTER_SECONDS));
+	send_response(req, body, bodylen);
+}
+
+/* Ends a hand-off with an error response; then admits what waits. */
+static void
+fail(Handoff *h, int status, const char *message, bool retry_after)
+{
+	h2o_req_t  *req = h->req;
+	bool		was_running = (h->state == HANDOFF_SENT);
+
+	release(h);
+	if (req != NULL)
+		answer_simple(req, status, message, retry_after);
+	if (was_running)
+		admit_queued();
+}
+
+/* The request's pool is being freed: the client is gone. */
+static void
+on_request_disposed(void *p)
+{
+	HandoffLink *link = p;
+	Handoff    *h = link->handoff;
+
+	if (h == NULL)
+		return;
+	h->link = NULL;
+	h->req = NULL;
+	fail(h, 0, NULL, false);
+}
+
+/* Takes one frame from the executor; false if it was malformed. */
+static bool
+take_frame(Handoff *h, char type, const char *payload, uint32 len, bool *done)
+{
+	h2o_req_t  *req = h->req;
+
+	*done = false;
+	switch (type)
+	{
+		case FRAME_HEAD:
+			if (h->head_seen || !frame_get_head(payload, len, req))
+				return false;
+			req->res.reason = http_reason(req->res.status);
+			h->head_seen = true;
+			if (req->res.content_length != SIZE_MAX)
+			{
+				h->bodycap = req->res.content_length;
+				h->body = h2o_mem_alloc_pool(&req->pool, Max(h->bodycap, 1));
+			}
+			return true;
+		case FRAME_BODY:
+			if (!h->head_seen || h->bodylen + len > h->bodycap)
+				return false;
+			memcpy(h->body + h->bodylen, payload, len);
+			h->bodylen += len;
+			return true;
+		case FRAME_END:
+			if (!h->head_seen || h->bodylen != h->bodycap)
+				return false;
+			*done = true;
+			return true;
+		default:
+			return false;
+	}
+}
+
+/* Reads what the executor sent; answers the request at END. */
+static void
+on_executor_read(h2o_socket_t *sock, const char *err)
+{
+	Handoff    *h = sock->data;
+
+	if (h == NULL)
+		return;
+	if (err != NULL)
+	{
+		ereport(LOG,
+				(errmsg("webgres executor connection closed before the response was complete")));
+		fail(h, 503, "Service Unavailable", true);
+		return;
+	}
+	while (sock->input->size >= FRAME_HEADER_SIZE)
+	{
+		uint32		len;
+		char		type;
+		bool		done;
+
+		frame_get_header(sock->input->bytes, &len, &type);
+		if (len > FRAME_MAX_PAYLOAD ||
+			(type == FRAME_BODY && h->head_seen && h->bodylen + len > h->bodycap))
+		{
+			fail(h, 502, "Bad Gateway", false);
+			return;
+		}
+		if (sock->input->size < FRAME_HEADER_SIZE + (size_t) len)
+			break;
+		if (!take_frame(h, type, sock->input->bytes + FRAME_HEADER_SIZE, len, &done))
+		{
+			ereport(WARNING,
+					(errcode(ERRCODE_PROTOCOL_VIOLATION),
+					 errmsg("webgres executor sent a malformed response")));
+			fail(h, 502, "Bad Gateway", false);
+			return;
+		}
+		h2o_buffer_consume(&sock->input, FRAME_HEADER_SIZE + len);
+		if (done)
+		{
+			h2o_req_t  *req = h->req;
+			char	   *body = h->body;
+			size_t		bodylen = h->bodylen;
+
+			release(h);
+			send_response(req, body, bodylen);
+			admit_queued();
+			return;
+		}
+	}
+}
+
+/* The request frame is written: free it and wait for the answer. */
+static void
+on_request_written(h2o_socket_t *sock, const char *err)
+{
+	Handoff    *h = sock->data;
+
+	if (h == NULL)
+		return;
+	pfree(h->frame.data);
+	h->frame.data = NULL;
+	if (err != NULL)
+		fail(h, 503, "Service Unavailable", true);
+}
+
+/* Starts checking clients, if it is not already. */
+static void
+watch_clients(void)
+{
+	if (!h2o_timeout_is_linked(&client_entry))
+		h2o_timeout_link(loop, &client_timeout, &client_entry);
+}
+
+/* Connects to the executors and writes the request; h is admitted. */
+static void
+send_to_executor(Handoff *h)
+{
+	int			fd = exec_socket_connect();
+	h2o_iovec_t buf;
+
+	h->state = HANDOFF_SENT;
+	dlist_push_tail(&sent, &h->node);
+	if (fd < 0)
+	{
+		/* EAGAIN: the queue of requests waiting for an executor is full. */
+		ereport(LOG,
+				(errcode_for_socket_access(),
+				 errmsg("could not hand a request to a webgres executor: %m")));
+		fail(h, 503, "Service Unavailable", true);
+		return;
+	}
+	h->sock = h2o_evloop_socket_create(loop, fd, 0);
+	h->sock->data = h;
+
+	h->frame.data = NULL;
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(TopMemoryContext);
+
+		initStringInfo(&h->frame);
+		MemoryContextSwitchTo(oldcxt);
+	}
+	frame_put_request(&h->frame, h->req, &h->meta);
+	buf = h2o_iovec_init(h->frame.data, h->frame.len);
+	h2o_socket_write(h->sock, &buf, 1, on_request_written);
+	h2o_socket_read_start(h->sock, on_executor_read);
+	watch_clients();
+}
+
+/* Sends what waits and may run now, in order; answers what waited too long. */
+static void
+admit_queued(void)
+{
+	TimestampTz now = 0;
+	dlist_mutable_iter iter;
+
+	dlist_foreach_modify(iter, &queued)
+	{
+		Handoff    *h = dlist_container(Handoff, node, iter.cur);
+
+		if (h->deadline != 0)
+		{
+			if (now == 0)
+				now = GetCurrentTimestamp();
+			if (now >= h->deadline)
+			{
+				fail(h, 504, webgres_expose_errors ? "handler timed out while queued" :
+					 "handler timed out", false);
+				continue;
+			}
+		}
+		if (route_limits_try_run(h->limits, h->cap))
+		{
+			route_limits_leave_queue(h->limits);
+			dlist_delete(&h->node);
+			send_to_executor(h);
+		}
+	}
+	if (!dlist_is_empty(&queued) && !h2o_timeout_is_linked(&queue_entry))
+		h2o_timeout_link(loop, &queue_timeout, &queue_entry);
+}
+
+static void
+on_queue_timeout(h2o_timeout_entry_t *entry)
+{
+	admit_queued();
+}
+
+/* The client's socket of an HTTP/1 request, or -1. */
+static int
+client_fd(h2o_req_t *req)
+{
+	h2o_socket_t *sock;
+
+	if (req->conn == NULL || req->conn->callbacks->get_socket == NULL)
+		return -1;
+	sock = req->conn->callbacks->get_socket(req->conn);
+	return sock != NULL ? ((EvloopSocketHead *) sock)->fd : -1;
+}
+
+/* True if the peer of fd has hung up. */
+static bool
+hung_up(int fd)
+{
+	struct pollfd pfd = {fd, POLLRDHUP, 0};
+
+	return fd >= 0 && poll(&pfd, 1, 0) > 0 &&
+		(pfd.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
+
+/*
+ * Drops the hand-offs whose client hung up (the executor then cancels the
+ * handler; a waiting one gives back its place) and those no executor
+ * answered in time.
+ */
+static void
+on_client_timeout(h2o_timeout_entry_t *entry)
+{
+	dlist_mutable_iter iter;
+	dlist_head	gone;
+	dlist_head	late;
+	TimestampTz now = GetCurrentTimestamp();
+
+	/* Set aside first: answering may run h2o callbacks that change the lists. */
+	dlist_init(&gone);
+	dlist_init(&late);
+	dlist_foreach_modify(iter, &sent)
+	{
+		Handoff    *h = dlist_container(Handoff, node, iter.cur);
+
+		if (h->req != NULL && hung_up(client_fd(h->req)))
+		{
+			dlist_delete(&h->node);
+			dlist_push_tail(&gone, &h->node);
+		}
+		else if (h->deadline != 0 &&
+				 now >= TimestampTzPlusMilliseconds(h->deadline, SENT_GRACE_MS))
+		{
+			dlist_delete(&h->node);
+			dlist_push_tail(&late, &h->node);
+		}
+	}
+	/* A waiting request whose client left would hold a place it never uses. */
+	dlist_foreach_modify(iter, &queued)
+	{
+		Handoff    *h = dlist_container(Handoff, node, iter.cur);
+
+		if (h->req != NULL && hung_up(client_fd(h->req)))
+		{
+			dlist_delete(&h->node);
+			dlist_push_tail(&gone, &h->node);
+		}
+	}
+	/* Answering lets h2o find a closed connection and free it. */
+	while (!dlist_is_empty(&gone))
+		fail(dlist_container(Handoff, node, dlist_head_node(&gone)), 503,
+			 "Service Unavailable", false);
+	while (!dlist_is_empty(&late))
+		fail(dlist_container(Handoff, node, dlist_head_node(&late)), 504,
+			 "handler timed out", false);
+	if (!dlist_is_empty(&sent) || !dlist_is_empty(&queued))
+		h2o_timeout_link(loop, &client_timeout, &client_entry);
+}
+
+void
+handoff_start(h2o_req_t *req, int64 route_id, int max_concurrency,
+			  TimestampTz head_at, bool rerun)
+{
+	Handoff    *h = MemoryContextAllocZero(TopMemoryContext, sizeof(Handoff));
+
+	h->req = req;
+	h->link = h2o_mem_alloc_shared(&req->pool, sizeof(HandoffLink), on_request_disposed);
+	h->link->handoff = h;
+	h->limits = route_limits_get(route_id);
+	h->cap = max_concurrency > 0 ? max_concurrency : route_limits_default_cap();
+	h->meta.head_at = head_at;
+	h->meta.route_id = route_id;
+	h->meta.rerun = rerun;
+	h->deadline = webgres_handler_timeout > 0 ?
+		TimestampTzPlusMilliseconds(head_at, webgres_handler_timeout) : 0;
+
+	if (route_limits_try_run(h->limits, h->cap))
+	{
+		send_to_executor(h);
+		return;
+	}
+	if (!route_limits_try_queue(h->limits, webgres_max_queue))
+	{
+		h->link->handoff = NULL;
+		pfree(h);
+		answer_simple(req, 503, "Service Unavailable", true);
+		return;
+	}
+	h->state = HANDOFF_QUEUED;
+	dlist_push_tail(&queued, &h->node);
+	if (!h2o_timeout_is_linked(&queue_entry))
+		h2o_timeout_link(loop, &queue_timeout, &queue_entry);
+	watch_clients();
+}
+
+/* At exit: gives back the shared counts this worker holds. */
+static void
+release_all(int code, Datum arg)
+{
+	dlist_mutable_iter iter;
+
+	dlist_foreach_modify(iter, &queued)
+		route_limits_leave_queue(dlist_container(Handoff, node, iter.cur)->limits);
+	dlist_foreach_modify(iter, &sent)
+		route_limits_end_run(dlist_container(Handoff, node, iter.cur)->limits);
+	dlist_init(&queued);
+	dlist_init(&sent);
+}
+
+void
+handoff_init(h2o_evloop_t *evloop, HandoffSendFn send)
+{
+	loop = evloop;
+	send_response = send;
+	h2o_timeout_init(loop, &queue_timeout, QUEUE_RETRY_MS);
+	queue_entry.cb = on_queue_timeout;
+	h2o_timeout_init(loop, &client_timeout, CLIENT_CHECK_MS);
+	client_entry.cb = on_client_timeout;
+	on_shmem_exit(release_all, (Datum) 0);
+}

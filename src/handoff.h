@@ -1,0 +1,46 @@
+/*
+ * handoff.h
+ *		The HTTP worker's side of running a request on an executor.
+ *
+ * handoff_start() takes a request the pipeline decided not to run on the
+ * event loop.  The request then waits for its route's concurrency cap (in
+ * this worker, its place counted for every worker in shared memory), goes
+ * to an executor over a Unix socket, and is answered through the worker's
+ * send function when the executor's response arrives.  Meanwhile the event
+ * loop goes on serving every other connection.  A request that cannot wait
+ * (the route's queue is full, no executor socket) is answered 503 with
+ * Retry-After at once; one whose handler_timeout runs out while it waits
+ * is answered 504.  If the client goes away, the executor's connection is
+ * closed, and the executor cancels the handler.
+ */
+#ifndef WEBGRES_HANDOFF_H
+#define WEBGRES_HANDOFF_H
+
+#include "datatype/timestamp.h"
+
+struct st_h2o_req_t;
+struct st_h2o_evloop_t;
+
+/* Sends a finished response; the worker's one send point. */
+typedef void (*HandoffSendFn) (struct st_h2o_req_t *req, char *body, size_t bodylen);
+
+/* Once per worker, after its event loop exists. */
+extern void handoff_init(struct st_h2o_evloop_t *loop, HandoffSendFn send);
+
+/* True if requests can be handed off: executors are configured and reachable. */
+extern bool handoff_enabled(void);
+
+/*
+ * Hands req to an executor.  route_id is the route whose mode or slowness
+ * sent it (its cap applies: max_concurrency, or NULL (< 1) for the
+ * default), head_at is when its head was complete, and rerun says that it
+ * already ran on the loop and was cancelled after webgres.inline_budget.
+ * req is answered later, or at once when it cannot wait.
+ */
+extern void handoff_start(struct st_h2o_req_t *req, int64 route_id, int max_concurrency,
+						  TimestampTz head_at, bool rerun);
+
+/* The moment a request's head was complete, from h2o's timestamps. */
+extern TimestampTz handoff_head_complete_at(struct st_h2o_req_t *req);
+
+#endif

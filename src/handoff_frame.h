@@ -1,0 +1,70 @@
+/*
+ * handoff_frame.h
+ *		The messages between an HTTP worker and an executor.
+ *
+ * Every message is a frame: a 4-byte big-endian payload length, a 1-byte
+ * type, then the payload.  A connection carries one request:
+ *
+ *	 worker -> executor		REQUEST
+ *	 executor -> worker		HEAD, BODY*, END
+ *
+ * HEAD holds the status and headers and the content length, or
+ * FRAME_LENGTH_UNKNOWN for a body whose size is not known in advance; each
+ * BODY frame holds a piece of the body; END closes the response.  A
+ * response produced in one piece is one BODY frame; a streamed one is many,
+ * written as they are produced, and the socket's buffers give backpressure.
+ */
+#ifndef WEBGRES_HANDOFF_FRAME_H
+#define WEBGRES_HANDOFF_FRAME_H
+
+#include "datatype/timestamp.h"
+#include "lib/stringinfo.h"
+
+struct st_h2o_req_t;
+
+#define FRAME_HEADER_SIZE 5
+/* The largest payload either side accepts. */
+#define FRAME_MAX_PAYLOAD (MaxAllocSize - FRAME_HEADER_SIZE)
+#define FRAME_LENGTH_UNKNOWN UINT64CONST(0xFFFFFFFFFFFFFFFF)
+
+typedef enum FrameType
+{
+	FRAME_REQUEST = 'Q',
+	FRAME_HEAD = 'H',
+	FRAME_BODY = 'B',
+	FRAME_END = 'E'
+} FrameType;
+
+/* What a request frame carries besides the HTTP request itself. */
+typedef struct HandoffMeta
+{
+	TimestampTz head_at;		/* when the request's head was complete */
+	int64		route_id;		/* the route that sent it off the loop */
+	bool		rerun;			/* it ran on the loop first and was cancelled */
+} HandoffMeta;
+
+/* Appends a REQUEST frame for req to buf. */
+extern void frame_put_request(StringInfo buf, struct st_h2o_req_t *req, const HandoffMeta *meta);
+
+/*
+ * Fills a zeroed h2o request, whose pool is initialised, from a REQUEST
+ * payload; strings are copied into the pool.  False if the payload is
+ * malformed.
+ */
+extern bool frame_get_request(const char *data, size_t len, struct st_h2o_req_t *req,
+							  HandoffMeta *meta);
+
+/* Appends HEAD, one BODY (if bodylen > 0) and END frames for req->res. */
+extern void frame_put_response(StringInfo buf, struct st_h2o_req_t *req,
+							   const char *body, size_t bodylen);
+
+/*
+ * Sets req->res status, headers and content length from a HEAD payload,
+ * copying into req's pool.  False if the payload is malformed.
+ */
+extern bool frame_get_head(const char *data, size_t len, struct st_h2o_req_t *req);
+
+/* Reads a frame header: payload length and type. */
+extern void frame_get_header(const char *data, uint32 *len, char *type);
+
+#endif
