@@ -74,3 +74,11 @@ SELECT json_agg(webgres.cache_get(
 FROM request,
      unnest(random_ids(webgres.int_param(request.query->>'count', 1, 1, 500))) AS id
 $sql$);
+
+-- Always on the event loop (docs/execution.md): these handlers are fast by
+-- construction, and TechEmpower counts their statements exactly. In mode
+-- auto a run that overran webgres.inline_budget on a loaded machine would be
+-- cancelled and run again on an executor, whose own cache starts cold.
+UPDATE webgres.routes SET mode = 'inline'
+WHERE path IN ('/plaintext', '/json', '/db', '/queries', '/fortunes',
+               '/updates', '/cached-queries');
