@@ -12,9 +12,11 @@
  * resets before h2o runs their requests, and a connection that overspends
  * a budget is ended before h2o sees the chunk.
  *
- * h2o's HTTP/2 connection sets its read callback only when it starts
- * (h2o_http2_accept) and after an Upgrade (never, here): not after it
- * stops and resumes reading, which it does not do.  It starts inside h2o's
+ * h2o's HTTP/2 connection sets its read callback when it starts
+ * (h2o_http2_accept), after an Upgrade (never, here), and, in Debian's
+ * build with the 2019 fixes, when it resumes reading after more than
+ * 512 kB of output had made it stop; keep_screened() puts the screening
+ * back at the next request.  It starts inside h2o's
  * HTTP/1 code, which on seeing the prior-knowledge preface hands the
  * socket over and parses whatever followed the preface at once.  So h2o's
  * own switch to HTTP/2 is kept off (http1.upgrade_to_http2 = 0), and
@@ -286,9 +288,10 @@ header_list_size(h2o_req_t *req)
 
 /*
  * Puts the screening back in front of h2o's read callback, should h2o have
- * set it again.  libh2o 2.2.5 does not, but a later build might stop and
- * restart reading (when its write buffer is full, say); every request
- * passes through here.
+ * set it again: Debian's libh2o stops reading while its output buffer is
+ * over H2O_HTTP2_DEFAULT_OUTBUF_SOFT_MAX_SIZE and restarts it, with its
+ * own callback, from its (static) write completion.  Every request passes
+ * through here.
  */
 static void
 keep_screened(h2o_socket_t *sock, H2Guard *g)
