@@ -113,6 +113,8 @@ answers_event_stream(const Route *r)
 static bool
 wants_executor(Route *r)
 {
+	if (r->mode == ROUTE_MODE_STREAM)
+		return true;
 	if (r->mode == ROUTE_MODE_INLINE)
 		return false;
 	if (r->mode == ROUTE_MODE_AUTO && webgres_inline_budget > 0 &&
@@ -460,7 +462,18 @@ again:
 					enable_timeout_at(budget_timeout,
 									  TimestampTzPlusMilliseconds(started, webgres_inline_budget));
 				}
-				answered = handler_run(r, &rd, body, bodylen);
+				if (r->mode == ROUTE_MODE_STREAM)
+				{
+					/* A stream answers even with no rows: an empty document. */
+					handler_stream(r, &rd, run->sink, is_head,
+								   webgres_stream_timeout > 0 ?
+								   TimestampTzPlusMilliseconds(run->head_at != 0 ? run->head_at : started,
+															   webgres_stream_timeout) : 0,
+								   body, bodylen);
+					answered = true;
+				}
+				else
+					answered = handler_run(r, &rd, body, bodylen);
 				if (running != NULL)
 				{
 					disable_timeout(budget_timeout, false);
@@ -472,8 +485,8 @@ again:
 			}
 			routes_match_end(&m);
 
-			if (webgres_handler_timeout > 0)
-				disable_timeout(STATEMENT_TIMEOUT, false);
+			/* Armed by handler_timeout, or by a stream for its whole length. */
+			disable_timeout(STATEMENT_TIMEOUT, false);
 			SPI_finish();
 			/* Settings a handler changed with set_config() end with the request. */
 			AtEOXact_GUC(false, nguc);
@@ -506,6 +519,7 @@ again:
 	PG_CATCH();
 	{
 		offload = NULL;
+		run->failed = true;
 		if (running == NULL || !budget_fired || !give_up_on_loop(req, running, run))
 			answer_error(req, label, deadline, body, bodylen);
 	}
@@ -537,6 +551,7 @@ pipeline_run(h2o_req_t *req, PipelineRun *run, char **body, size_t *bodylen)
 	run->rerun = false;
 	run->route_id = 0;
 	run->max_concurrency = 0;
+	run->failed = false;
 	serve(req, run, body, bodylen);
 	MemoryContextReset(request_cxt);
 }

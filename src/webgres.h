@@ -21,6 +21,7 @@ extern bool webgres_share_read_transactions;
 extern int	webgres_executors;
 extern int	webgres_inline_budget;
 extern int	webgres_max_queue;
+extern int	webgres_stream_timeout;
 
 /* Background worker entry points, looked up by name by the postmaster. */
 extern PGDLLEXPORT void webgres_supervisor_main(Datum main_arg);
