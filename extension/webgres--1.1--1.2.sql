@@ -34,7 +34,7 @@ COMMENT ON FUNCTION webgres.route_execution() IS
 ALTER TABLE webgres.routes
 	ADD COLUMN stream_headers jsonb
 		CONSTRAINT routes_stream_headers_check
-		CHECK (jsonb_typeof(stream_headers) = 'object' AND mode = 'stream');
+		CHECK (stream_headers IS NULL OR (jsonb_typeof(stream_headers) = 'object' AND mode = 'stream'));
 
 COMMENT ON COLUMN webgres.routes.stream_headers IS
   'For a route in mode stream: extra response headers, as a JSON object of names to strings (for example {"content-disposition": "attachment; filename=users.csv"}); NULL for none.';
