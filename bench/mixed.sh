@@ -82,7 +82,10 @@ drain() {
 	for _ in $(seq 1 300); do
 		left=$("$CLUSTER" psql "$PGDIR" -d hello_world -At -c \
 			"SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'GET /bench/slow%' AND state = 'active'" 2>/dev/null || echo 0)
-		[ "$left" = 0 ] && return 0
+		# requests still waiting for an executor (a build without executors has none)
+		waiting=$("$CLUSTER" psql "$PGDIR" -d hello_world -At -c \
+			"SELECT coalesce(sum(running + queued), 0) FROM webgres.route_execution()" 2>/dev/null || echo 0)
+		[ "$left" = 0 ] && [ "$waiting" = 0 ] && return 0
 		sleep 0.2
 	done
 }

@@ -56,6 +56,12 @@
 #define QUEUE_RETRY_MS 5
 /* How often the clients of handed-off HTTP/1 requests are checked. */
 #define CLIENT_CHECK_MS 100
+/*
+ * How long past its handler_timeout a request sent to the executors may go
+ * unanswered: the executor answers 504 itself at the deadline, so this only
+ * fires when no executor took the request (none running, all stuck).
+ */
+#define SENT_GRACE_MS 1000
 /* What a 503 for a full queue tells the client to wait, in seconds. */
 #define RETRY_AFTER_SECONDS "1"
 
@@ -536,30 +542,64 @@ hung_up(int fd)
 		(pfd.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
 }
 
-/* Drops the hand-offs whose client hung up; the executor then cancels. */
+/*
+ * Drops the hand-offs whose client hung up (the executor then cancels the
+ * handler; a waiting one gives back its place) and those no executor
+ * answered in time.  A response whose head came is answered: a stream is
+ * bounded by the executor (webgres.stream_timeout), not here.
+ */
 static void
 on_client_timeout(h2o_timeout_entry_t *entry)
 {
 	dlist_mutable_iter iter;
-	bool		any = false;
+	dlist_head	gone;
+	dlist_head	late;
+	TimestampTz now = GetCurrentTimestamp();
 
+	/* Set aside first: answering may run h2o callbacks that change the lists. */
+	dlist_init(&gone);
+	dlist_init(&late);
 	dlist_foreach_modify(iter, &sent)
 	{
 		Handoff    *h = dlist_container(Handoff, node, iter.cur);
 
 		if (h->req != NULL && hung_up(client_fd(h->req)))
 		{
-			/* Answering lets h2o find the connection closed and free it. */
-			if (h->streaming)
-				cut_stream(h, "the client went away");
-			else
-				fail(h, 503, "Service Unavailable", false);
-			any = true;
+			dlist_delete(&h->node);
+			dlist_push_tail(&gone, &h->node);
+		}
+		else if (!h->head_seen && h->deadline != 0 &&
+				 now >= TimestampTzPlusMilliseconds(h->deadline, SENT_GRACE_MS))
+		{
+			dlist_delete(&h->node);
+			dlist_push_tail(&late, &h->node);
 		}
 	}
-	if (any)
-		admit_queued();
-	if (!dlist_is_empty(&sent))
+	/* A waiting request whose client left would hold a place it never uses. */
+	dlist_foreach_modify(iter, &queued)
+	{
+		Handoff    *h = dlist_container(Handoff, node, iter.cur);
+
+		if (h->req != NULL && hung_up(client_fd(h->req)))
+		{
+			dlist_delete(&h->node);
+			dlist_push_tail(&gone, &h->node);
+		}
+	}
+	/* Answering lets h2o find a closed connection and free it. */
+	while (!dlist_is_empty(&gone))
+	{
+		Handoff    *h = dlist_container(Handoff, node, dlist_head_node(&gone));
+
+		if (h->streaming)
+			cut_stream(h, "the client went away");
+		else
+			fail(h, 503, "Service Unavailable", false);
+	}
+	while (!dlist_is_empty(&late))
+		fail(dlist_container(Handoff, node, dlist_head_node(&late)), 504,
+			 "handler timed out", false);
+	if (!dlist_is_empty(&sent) || !dlist_is_empty(&queued))
 		h2o_timeout_link(loop, &client_timeout, &client_entry);
 }
 

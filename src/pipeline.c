@@ -61,21 +61,67 @@ static int	shared_xact_requests = 0;
 static bool activity_reported = false;
 
 /*
- * webgres.inline_budget: armed while a handler of a route in mode auto runs
- * on the event loop.  When it fires it raises a query cancel, and the flag
- * tells that cancel from handler_timeout and from pg_cancel_backend().
+ * webgres.inline_budget.  Arming a timeout per request would cost a timer
+ * system call or two each; instead a periodic watchdog runs while the loop
+ * is busy (started by the first handler of a pass that is under the budget,
+ * stopped before the loop waits) and cancels a handler whose run began
+ * longer ago than the budget.  So a run is cancelled between one and one
+ * and a half budgets after it began.  The flag tells that cancel from
+ * handler_timeout and from pg_cancel_backend().
  */
 static TimeoutId budget_timeout;
+static bool budget_watchdog_on = false;
+static volatile TimestampTz budget_run_started = 0;	/* 0: none under budget */
 static volatile sig_atomic_t budget_fired = false;
 
 /* Timeout handler: cancel the handler that ran past the inline budget. */
 static void
-budget_exceeded(void)
+budget_check(void)
 {
+	TimestampTz began = budget_run_started;
+
+	if (began == 0 || budget_fired ||
+		GetCurrentTimestamp() < TimestampTzPlusMilliseconds(began, webgres_inline_budget))
+		return;
 	budget_fired = true;
 	QueryCancelPending = true;
 	InterruptPending = true;
 	SetLatch(MyLatch);
+}
+
+/* Puts a handler that starts now under the budget. */
+static void
+budget_start(TimestampTz began)
+{
+	budget_fired = false;
+	budget_run_started = began;
+	if (!budget_watchdog_on)
+	{
+		int			period = Max(1, webgres_inline_budget / 2);
+
+		enable_timeout_every(budget_timeout, TimestampTzPlusMilliseconds(began, period), period);
+		budget_watchdog_on = true;
+	}
+}
+
+/* The handler under the budget ended; returns whether the budget fired. */
+static bool
+budget_end(void)
+{
+	budget_run_started = 0;
+	return budget_fired;
+}
+
+/* Stops the watchdog; before the loop waits, and on errors. */
+static void
+budget_stop(void)
+{
+	budget_run_started = 0;
+	if (budget_watchdog_on)
+	{
+		disable_timeout(budget_timeout, false);
+		budget_watchdog_on = false;
+	}
 }
 
 /* The route's shared execution state, looked up once per table load. */
@@ -154,7 +200,7 @@ answer_error(h2o_req_t *req, const char *route_label, TimestampTz deadline,
 	shared_xact_open = false;
 	stats_count(STAT_HANDLER_ERRORS);
 	disable_timeout(STATEMENT_TIMEOUT, false);
-	disable_timeout(budget_timeout, false);
+	budget_stop();
 	QueryCancelPending = false;
 
 	status = http_status_for_sqlstate(edata->sqlerrcode, &chosen);
@@ -195,7 +241,7 @@ give_up_on_loop(h2o_req_t *req, Route *r, PipelineRun *run)
 	AbortCurrentTransaction();
 	shared_xact_open = false;
 	disable_timeout(STATEMENT_TIMEOUT, false);
-	disable_timeout(budget_timeout, false);
+	budget_stop();
 	QueryCancelPending = false;
 	budget_fired = false;
 
@@ -458,9 +504,7 @@ again:
 				if (on_loop && r->mode == ROUTE_MODE_AUTO)
 				{
 					running = r;
-					budget_fired = false;
-					enable_timeout_at(budget_timeout,
-									  TimestampTzPlusMilliseconds(started, webgres_inline_budget));
+					budget_start(started);
 				}
 				if (r->mode == ROUTE_MODE_STREAM)
 				{
@@ -476,9 +520,8 @@ again:
 					answered = handler_run(r, &rd, body, bodylen);
 				if (running != NULL)
 				{
-					disable_timeout(budget_timeout, false);
 					/* It finished as the budget ran out: nothing to cancel. */
-					if (budget_fired)
+					if (budget_end())
 						QueryCancelPending = false;
 					running = NULL;
 				}
@@ -541,7 +584,7 @@ pipeline_init(void)
 	request_cxt = AllocSetContextCreate(TopMemoryContext, "webgres request",
 										ALLOCSET_DEFAULT_SIZES);
 	routes_init();
-	budget_timeout = RegisterTimeout(USER_TIMEOUT, budget_exceeded);
+	budget_timeout = RegisterTimeout(USER_TIMEOUT, budget_check);
 }
 
 void
@@ -569,6 +612,7 @@ pipeline_serve(h2o_req_t *req, char **body, size_t *bodylen)
 void
 pipeline_before_wait(void)
 {
+	budget_stop();
 	end_shared_transaction();
 	if (activity_reported)
 	{

@@ -245,5 +245,20 @@ sub running_on_executors
 		'the request that waited for the cap runs out of time: 504');
 }
 
+# ---- no executor takes the request: the worker answers 504 after the timeout ----
+{
+	my @pids = grep { length } split /\n/, $node->safe_psql('postgres',
+		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'webgres executor'");
+	kill 'STOP', @pids;
+	my $s = send_get('/onlyget');
+	my $fast = answer(send_get('/fast'), 10);
+	is($fast->{status}, 200, 'with every executor stopped, the loop still answers');
+	my $res = answer($s, 20);
+	kill 'CONT', @pids;
+	is($res->{status}, 504, 'a request no executor takes gets 504 after handler_timeout');
+	is(WebgresTest::wait_for_status($port, '/onlyget', 200)->{body}, 'got',
+		'the executors answer again once they run');
+}
+
 $node->stop;
 done_testing();
