@@ -13,7 +13,7 @@ use Time::HiRes qw(sleep time);
 use WebgresTest;
 
 my $node = WebgresTest->new_node('streaming', workers => 1,
-	conf => "webgres.executors = 2\n");
+	conf => "webgres.executors = 2\nwebgres.handler_timeout = '2s'\n");
 my $port = $node->{webgres_port};
 
 $node->safe_psql('postgres', q{
@@ -44,10 +44,13 @@ stream_route('/export.csv', q{SELECT id, name FROM small ORDER BY id},
 stream_route('/big',
 	q{SELECT i, nextval('progress') AS n, repeat('x', 180) AS pad FROM generate_series(1, 1000000) i});
 stream_route('/sleepy',
-	q{SELECT i, CASE WHEN i = 2500 THEN pg_sleep(3)::text END AS s FROM generate_series(1, 3000) i});
+	q{SELECT i, CASE WHEN i = 2500 THEN pg_sleep(4)::text END AS s FROM generate_series(1, 3000) i});
+stream_route('/forever',
+	q{SELECT i, CASE WHEN i = 1500 THEN pg_sleep(60)::text END AS s FROM generate_series(1, 3000) i});
 stream_route('/writer-small', q{SELECT i, CASE WHEN i = 1 THEN mark() END AS m FROM generate_series(1, 10) i});
 stream_route('/writer',
-	q{SELECT i, CASE WHEN i = 1 THEN mark() END AS m, repeat('y', 200) AS pad FROM generate_series(1, 50000000) i});
+	q{SELECT a, b, CASE WHEN a = 1 AND b = 1 THEN mark() END AS m, repeat('y', 200) AS pad
+	  FROM generate_series(1, 10000) a, generate_series(1, 10000) b});
 stream_route('/late-error',
 	q{SELECT i, CASE WHEN i = 1500 THEN 1 / (i - 1500) END AS x FROM generate_series(1, 3000) i});
 stream_route('/early-error',
@@ -300,7 +303,8 @@ sub active_route
 	}
 	close $s;
 	my ($h, $b, $complete) = dechunk($buf);
-	is(scalar(() = $b =~ /\n/g) . " $complete", '3000 1', '... then the rest, complete');
+	is(scalar(() = $b =~ /\n/g) . " $complete", '3000 1',
+		'... then the rest, complete, though it took longer than webgres.handler_timeout');
 }
 
 # ---- a client that hangs up cancels the query and rolls it back ----
@@ -403,6 +407,21 @@ sub active_route
 		ok($growth < 64 * 1024,
 			"peak memory (VmHWM) of process $pid: ${growth} kB above its RSS before (< 64 MB for 200 MB)");
 	}
+}
+
+# ---- webgres.stream_timeout bounds the whole stream ----
+{
+	$node->safe_psql('postgres', "ALTER SYSTEM SET webgres.stream_timeout = '3s'");
+	$node->safe_psql('postgres', 'SELECT pg_reload_conf()');
+	sleep 1;
+	my $log_at = -s $node->logfile;
+	my $raw = get_raw('/forever', 'application/x-ndjson');
+	my ($h, $b, $complete) = dechunk($raw);
+	like($h, qr{^HTTP/1\.1 200 }, 'a stream that outlives webgres.stream_timeout: its head went out');
+	is(scalar(() = $b =~ /\n/g) . " $complete", '1000 0', '... its first batch, and it is cut');
+	ok(wait_for_log($node, qr/canceling statement due to statement timeout/, $log_at),
+		'... by the statement timeout, logged');
+	is($node->safe_psql('postgres', active_route('/forever')), '0', '... and its query is gone');
 }
 
 done_testing();
