@@ -8,8 +8,11 @@
 # table of ROWS rows of about 200 bytes each, and adds a route that streams
 # it.  Then, for each format (JSON array, NDJSON, CSV), REPS times, curl
 # downloads the whole export and reports the time to first byte and the
-# total time.  The worker's and the executors' peak memory (VmHWM, from
-# /proc/PID/status) is read after all runs, beside their RSS before them.
+# total time.  Memory of the worker and the executors, from
+# /proc/PID/status: the peak of their private memory (RssAnon, sampled
+# every 20 ms during the runs), and VmHWM after all runs, which also counts
+# the shared buffers a process touched (an export that reads a 200 MB
+# table touches 200 MB of them: shared, not the stream's).
 # Writes OUTDIR/stream.jsonl (one line per run), OUTDIR/memory.json, and
 # prints (and writes to OUTDIR/stream.md) a table.
 #
@@ -79,8 +82,27 @@ kb() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status" 2>/dev/null || ec
 
 WORKER=$(pids worker | head -1)
 EXECUTORS=$(pids executor | tr '\n' ' ')
-declare -A RSS0
-for p in $WORKER $EXECUTORS; do RSS0[$p]=$(kb "$p" VmRSS); done
+declare -A RSS0 ANON0
+for p in $WORKER $EXECUTORS; do RSS0[$p]=$(kb "$p" VmRSS); ANON0[$p]=$(kb "$p" RssAnon); done
+
+# Samples each process's RssAnon until $OUT/stop exists; writes the peaks.
+rm -f "$OUT/stop"
+python3 - "$OUT" $WORKER $EXECUTORS <<'PY' &
+import json, os, sys, time
+out, pids = sys.argv[1], sys.argv[2:]
+peak = {p: 0 for p in pids}
+while not os.path.exists(os.path.join(out, 'stop')):
+    for p in pids:
+        try:
+            for line in open('/proc/%s/status' % p):
+                if line.startswith('RssAnon:'):
+                    peak[p] = max(peak[p], int(line.split()[1]))
+        except OSError:
+            pass
+    time.sleep(0.02)
+json.dump(peak, open(os.path.join(out, 'anon_peak.json'), 'w'))
+PY
+SAMPLER=$!
 
 : > "$OUT/stream.jsonl"
 for rep in $(seq 1 "$REPS"); do
@@ -94,12 +116,18 @@ for rep in $(seq 1 "$REPS"); do
 	done
 done
 
+touch "$OUT/stop"
+wait "$SAMPLER"
+proc_json() {
+	printf '{"pid":%s,"rss_before_kb":%s,"hwm_kb":%s,"anon_before_kb":%s,"anon_peak_kb":%s}' \
+		"$1" "${RSS0[$1]}" "$(kb "$1" VmHWM)" "${ANON0[$1]}" \
+		"$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$OUT/anon_peak.json" "$1")"
+}
 {
-	printf '{"worker":{"pid":%s,"rss_before_kb":%s,"hwm_kb":%s},"executors":[' \
-		"$WORKER" "${RSS0[$WORKER]}" "$(kb "$WORKER" VmHWM)"
+	printf '{"worker":%s,"executors":[' "$(proc_json "$WORKER")"
 	sep=
 	for p in $EXECUTORS; do
-		printf '%s{"pid":%s,"rss_before_kb":%s,"hwm_kb":%s}' "$sep" "$p" "${RSS0[$p]}" "$(kb "$p" VmHWM)"
+		printf '%s%s' "$sep" "$(proc_json "$p")"
 		sep=,
 	done
 	printf ']}\n'
@@ -124,10 +152,10 @@ for fmt in ['application/json', 'application/x-ndjson', 'text/csv']:
         mmm([r['rows'] / r['total_s'] for r in rs], '%.0f'),
         statistics.median([r['bytes'] / r['total_s'] / 1e6 for r in rs])))
 print()
-print('| process | RSS before | peak (VmHWM) after all runs |')
-print('| --- | --- | --- |')
-w = mem['worker']
-print('| worker %d | %.1f MB | %.1f MB |' % (w['pid'], w['rss_before_kb'] / 1024, w['hwm_kb'] / 1024))
-for e in mem['executors']:
-    print('| executor %d | %.1f MB | %.1f MB |' % (e['pid'], e['rss_before_kb'] / 1024, e['hwm_kb'] / 1024))
+print('| process | private memory (RssAnon) before | its peak during the runs | VmRSS before | VmHWM after (with shared buffers touched) |')
+print('| --- | --- | --- | --- | --- |')
+for name, p in [('worker', mem['worker'])] + [('executor', e) for e in mem['executors']]:
+    print('| %s %d | %.1f MB | %.1f MB | %.1f MB | %.1f MB |' % (
+        name, p['pid'], p['anon_before_kb'] / 1024, p['anon_peak_kb'] / 1024,
+        p['rss_before_kb'] / 1024, p['hwm_kb'] / 1024))
 PY
