@@ -637,8 +637,9 @@ def stream_md(raw):
     return ("\n## Stream tier: a 1M-row table export\n\n"
             "bench/stream.sh: one worker, two executors; curl downloads a route in mode "
             "stream (SELECT * FROM a table of 1M rows of about 200 bytes) as a JSON array, "
-            "NDJSON and CSV. Time to first byte, rows/s over the whole download, and the "
-            "processes' peak memory (VmHWM) after all runs.\n\n" + open(table).read())
+            "NDJSON and CSV. Time to first byte, rows/s over the whole download, the "
+            "processes' peak private memory (RssAnon, sampled) and their VmHWM (which also "
+            "counts the shared buffers they touched).\n\n" + open(table).read())
 
 
 def build(outdir):
