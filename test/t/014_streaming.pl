@@ -424,4 +424,15 @@ sub active_route
 	is($node->safe_psql('postgres', active_route('/forever')), '0', '... and its query is gone');
 }
 
+# ---- with no executors, a stream route answers 503 ----
+{
+	my $log_at = -s $node->logfile;
+	$node->safe_psql('postgres', 'ALTER SYSTEM SET webgres.executors = 0');
+	$node->safe_psql('postgres', 'SELECT pg_reload_conf()');
+	my $res = WebgresTest::wait_for_status($port, '/small', 503, 20);
+	is($res->{status}, 503, 'webgres.executors = 0: a stream route answers 503');
+	ok(wait_for_log($node, qr/streams, but there is no executor to run it/, $log_at),
+		'... and logs why');
+}
+
 done_testing();
