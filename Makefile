@@ -24,6 +24,8 @@ OBJS = \
 	src/listen.o \
 	src/routes.o \
 	src/pattern.o \
+	src/percent.o \
+	src/route_trie.o \
 	src/handler.o \
 	src/simple_eval.o \
 	src/splice.o \

@@ -1,6 +1,6 @@
 /*
  * Fuzzes query-string and form decoding: the span scanner
- * (src/formscan.c) and percent_decode (src/pattern.c) as querystring.c
+ * (src/formscan.c) and percent_decode (src/percent.c) as querystring.c
  * uses them.  Spans lie inside the input, cover every byte that is not a
  * separator, and decode to no more bytes than they hold.
  */
@@ -8,7 +8,7 @@
 
 #include "postgres.h"
 #include "formscan.h"
-#include "pattern.h"
+#include "percent.h"
 
 int			LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 

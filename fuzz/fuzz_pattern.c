@@ -7,6 +7,7 @@
 
 #include "postgres.h"
 #include "pattern.h"
+#include "percent.h"
 
 int			LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 

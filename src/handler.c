@@ -22,7 +22,35 @@
 #include "handler.h"
 #include "response.h"
 #include "simple_eval.h"
+#include "splice.h"
 #include "stream.h"
+
+/* A route's handler as this process prepared it. */
+typedef struct HandlerState
+{
+	SPIPlanPtr	plan;			/* prepared on first use */
+	bool		read_only;		/* plan only reads: SELECT without locks or writes */
+	struct CachedPlanSource *source;	/* the plan's one statement */
+	bool		shareable;		/* read_only and calls no volatile function ... */
+	int			shareable_generation;	/* ... as of this generation of source */
+	bool		constant;		/* plan folds to one constant row */
+	CachedResponse *cached;		/* that row's response, once built */
+	SimpleEvalCache simple;		/* whether the plan is one row of expressions */
+	SplicedHandler spliced;
+	struct HandlerState *next;	/* in all_states */
+	struct HandlerState *next_cached;	/* in cached_states */
+} HandlerState;
+
+/*
+ * Every state of the current route table, and the memory they and the
+ * constant responses live in; both go when the table is replaced.
+ */
+static MemoryContext handler_cxt = NULL;
+static HandlerState *all_states = NULL;
+
+/* The states that hold a constant response, so that checking them costs
+ * nothing for the other routes. */
+static HandlerState *cached_states = NULL;
 
 /*
  * Handlers run as their route's owner, as a security-restricted operation:
@@ -64,10 +92,11 @@ plan_is_constant(SPIPlanPtr plan)
 	return constant;
 }
 
+/* Prepares route's handler and notes what its plan is like. */
 static void
-prepare_route(Route *route)
+prepare_route(const Route *route, HandlerState *st)
 {
-	SPIPlanPtr	plan = handler_prepare(route->handler, &route->spliced);
+	SPIPlanPtr	plan = handler_prepare(route->handler, &st->spliced);
 
 	CachedPlanSource *source = linitial(SPI_plan_get_plan_sources(plan));
 	ListCell   *lc;
@@ -76,20 +105,20 @@ prepare_route(Route *route)
 		elog(ERROR, "SPI_keepplan failed");
 
 	/* Read-only handlers run on the request's snapshot, without taking another. */
-	route->read_only = true;
+	st->read_only = true;
 	foreach(lc, source->query_list)
 	{
 		Query	   *q = lfirst_node(Query, lc);
 
 		if (q->commandType != CMD_SELECT || q->hasModifyingCTE || q->rowMarks != NIL)
-			route->read_only = false;
+			st->read_only = false;
 	}
-	route->plan = plan;
-	route->source = source;
-	route->shareable = false;
-	route->shareable_generation = -1;
-	memset(&route->simple, 0, sizeof(route->simple));
-	route->constant = route->read_only && plan_is_constant(plan);
+	st->plan = plan;
+	st->source = source;
+	st->shareable = false;
+	st->shareable_generation = -1;
+	memset(&st->simple, 0, sizeof(st->simple));
+	st->constant = st->read_only && plan_is_constant(plan);
 }
 
 /* webgres.random_distinct_ints, which only draws numbers. */
@@ -164,23 +193,89 @@ may_write_walker(Node *node, void *context)
  * changes.
  */
 static void
-note_shareable(Route *route)
+note_shareable(HandlerState *st)
 {
-	CachedPlanSource *source = route->source;
+	CachedPlanSource *source = st->source;
 
-	if (!source->is_valid || source->generation == route->shareable_generation)
+	if (!source->is_valid || source->generation == st->shareable_generation)
 		return;
-	route->shareable = route->read_only &&
+	st->shareable = st->read_only &&
 		!may_write_walker((Node *) source->query_list, NULL);
-	route->shareable_generation = source->generation;
+	st->shareable_generation = source->generation;
 }
 
 bool
 handler_can_share(const Route *route)
 {
-	return route->plan != NULL && route->shareable &&
-		route->source->is_valid &&
-		route->source->generation == route->shareable_generation;
+	const HandlerState *st = route->handler_state;
+
+	return st != NULL && st->plan != NULL && st->shareable &&
+		st->source->is_valid &&
+		st->source->generation == st->shareable_generation;
+}
+
+const CachedResponse *
+handler_cached_response(const Route *route)
+{
+	return route->handler_state != NULL ? route->handler_state->cached : NULL;
+}
+
+void
+handler_forget_stale_responses(void)
+{
+	HandlerState **link = &cached_states;
+
+	while (*link != NULL)
+	{
+		HandlerState *st = *link;
+
+		if (!SPI_plan_is_valid(st->plan))
+		{
+			/* Its memory goes with the table's states; rebuilt on the next request. */
+			*link = st->next_cached;
+			st->cached = NULL;
+			st->constant = false;
+			SPI_freeplan(st->plan);
+			st->plan = NULL;
+		}
+		else
+			link = &st->next_cached;
+	}
+}
+
+/* Frees every route's state: the table they belong to is going. */
+static void
+forget_all_states(void)
+{
+	for (HandlerState *st = all_states; st != NULL; st = st->next)
+		if (st->plan != NULL)
+			SPI_freeplan(st->plan);
+	all_states = NULL;
+	cached_states = NULL;
+	MemoryContextReset(handler_cxt);
+}
+
+void
+handler_init(void)
+{
+	handler_cxt = AllocSetContextCreate(TopMemoryContext, "webgres handlers",
+										ALLOCSET_DEFAULT_SIZES);
+	routes_on_replace(forget_all_states);
+}
+
+/* route's state, allocated on first use. */
+static HandlerState *
+state_of(Route *route)
+{
+	if (route->handler_state == NULL)
+	{
+		HandlerState *st = MemoryContextAllocZero(handler_cxt, sizeof(HandlerState));
+
+		st->next = all_states;
+		all_states = st;
+		route->handler_state = st;
+	}
+	return route->handler_state;
 }
 
 static void
@@ -201,6 +296,7 @@ handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen)
 	bool		found;
 	TupleDesc	desc = NULL;
 	HeapTuple	tuple = NULL;
+	HandlerState *st = state_of(route);
 
 	errcallback.callback = route_error_context;
 	errcallback.arg = route;
@@ -210,19 +306,19 @@ handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen)
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
 	SetUserIdAndSecContext(route->owner, save_sec_context | HANDLER_SEC_CONTEXT);
 
-	if (route->plan == NULL)
-		prepare_route(route);
+	if (st->plan == NULL)
+		prepare_route(route, st);
 
-	if (route->read_only && !rd->wrote &&
-		simple_eval_run(route->plan, &route->simple, rd->params, &desc, &tuple))
+	if (st->read_only && !rd->wrote &&
+		simple_eval_run(st->plan, &st->simple, rd->params, &desc, &tuple))
 		found = true;
 	else
 	{
 		/* A SELECT needs only its first row; anything else must run to completion. */
-		rc = SPI_execute_plan_with_paramlist(route->plan, rd->params,
-											 route->read_only && !rd->wrote,
-											 route->spliced.is_select ? 1 : 0);
-		if (!route->read_only)
+		rc = SPI_execute_plan_with_paramlist(st->plan, rd->params,
+											 st->read_only && !rd->wrote,
+											 st->spliced.is_select ? 1 : 0);
+		if (!st->read_only)
 			rd->wrote = true;
 		if (rc < 0)
 			elog(ERROR, "could not run handler: %s", SPI_result_code_string(rc));
@@ -235,14 +331,17 @@ handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen)
 		}
 	}
 	SetUserIdAndSecContext(save_userid, save_sec_context);
-	note_shareable(route);
+	note_shareable(st);
 
 	if (found)
 	{
 		response_from_row(rd->req, desc, tuple, body, bodylen);
-		if (route->constant && route->cached == NULL)
-			route->cached = response_capture(rd->req, *body, *bodylen,
-											 GetMemoryChunkContext(route->handler));
+		if (st->constant && st->cached == NULL)
+		{
+			st->cached = response_capture(rd->req, *body, *bodylen, handler_cxt);
+			st->next_cached = cached_states;
+			cached_states = st;
+		}
 	}
 
 	error_context_stack = errcallback.previous;
@@ -275,14 +374,14 @@ params_used_walker(Node *node, uint32 *used)
  * it.  When the plan is to be rebuilt, all of them.
  */
 static ParamListInfo
-cursor_params(Route *route, RequestData *rd)
+cursor_params(HandlerState *st, RequestData *rd)
 {
 	ParamListInfo params;
 	uint32		used = 0;
 
-	if (!route->source->is_valid)
+	if (!st->source->is_valid)
 		return rd->params;
-	(void) params_used_walker((Node *) route->source->query_list, &used);
+	(void) params_used_walker((Node *) st->source->query_list, &used);
 	params = makeParamList(REQ_NPARAMS);
 	for (int i = 1; i <= REQ_NPARAMS; i++)
 	{
@@ -310,6 +409,7 @@ handler_stream(Route *route, RequestData *rd, const StreamSink *sink, bool head_
 			   TimestampTz stream_deadline, char **body, size_t *bodylen)
 {
 	StreamFormat format = stream_negotiate(rd->req);
+	HandlerState *st;
 	Oid			save_userid;
 	int			save_sec_context;
 	ErrorContextCallback errcallback;
@@ -330,6 +430,7 @@ handler_stream(Route *route, RequestData *rd, const StreamSink *sink, bool head_
 		return;
 	}
 
+	st = state_of(route);
 	errcallback.callback = route_error_context;
 	errcallback.arg = route;
 	errcallback.previous = error_context_stack;
@@ -338,11 +439,11 @@ handler_stream(Route *route, RequestData *rd, const StreamSink *sink, bool head_
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
 	SetUserIdAndSecContext(route->owner, save_sec_context | HANDLER_SEC_CONTEXT);
 
-	if (route->plan == NULL)
-		prepare_route(route);
-	portal = SPI_cursor_open_with_paramlist(NULL, route->plan, cursor_params(route, rd),
-											route->read_only && !rd->wrote);
-	if (!route->read_only)
+	if (st->plan == NULL)
+		prepare_route(route, st);
+	portal = SPI_cursor_open_with_paramlist(NULL, st->plan, cursor_params(st, rd),
+											st->read_only && !rd->wrote);
+	if (!st->read_only)
 		rd->wrote = true;
 	stream_run(rd->req, portal, format, head_only, route->stream_headers, sink,
 			   stream_deadline);
@@ -350,6 +451,16 @@ handler_stream(Route *route, RequestData *rd, const StreamSink *sink, bool head_
 
 	SetUserIdAndSecContext(save_userid, save_sec_context);
 	error_context_stack = errcallback.previous;
+}
+
+TupleDesc
+handler_result_desc(const Route *route)
+{
+	HandlerState *state = route->handler_state;
+
+	if (state == NULL || state->source == NULL)
+		return NULL;
+	return state->source->resultDesc;
 }
 
 void

@@ -1,6 +1,11 @@
 /*
  * handler.h
  *		Runs a route's handler for a request.
+ *
+ * What running a handler needs between requests (its prepared plan, what
+ * is known of that plan, a constant handler's response) is kept here, in a
+ * HandlerState per route that this module allocates, hangs on the Route
+ * and drops when routes.c replaces the table.  Nothing else looks inside.
  */
 #ifndef WEBGRES_HANDLER_H
 #define WEBGRES_HANDLER_H
@@ -8,9 +13,13 @@
 #include "datatype/timestamp.h"
 
 #include "request.h"
+#include "response.h"
 #include "routes.h"
 
 struct StreamSink;
+
+/* Registers with routes.c to hear when the table is replaced; once per process. */
+extern void handler_init(void);
 
 /*
  * Runs route's handler with the route owner's privileges, inside the
@@ -26,6 +35,19 @@ extern bool handler_run(Route *route, RequestData *rd, char **body, size_t *body
  * read-only transaction with others.  Needs no transaction.
  */
 extern bool handler_can_share(const Route *route);
+
+/*
+ * The response of route's handler if its plan folds to one constant row
+ * and it has run once since it was prepared; NULL otherwise.  Needs no
+ * transaction.
+ */
+extern const CachedResponse *handler_cached_response(const Route *route);
+
+/* Drops constant responses whose plan was invalidated.  Inside a transaction. */
+extern void handler_forget_stale_responses(void);
+
+/* The columns route's handler returns, once prepared here; NULL before. */
+extern TupleDesc handler_result_desc(const Route *route);
 
 /*
  * Runs route's handler (mode stream) as a cursor and streams its rows to

@@ -8,6 +8,7 @@
 #include "postgres.h"
 
 #include "pattern.h"
+#include "percent.h"
 
 static bool
 is_name_char(char c)
@@ -217,47 +218,4 @@ pattern_match(const PathPattern *pattern, const PathSegments *path, PathCapture 
 		}
 	}
 	return (i == path->n) ? ncaps : -1;
-}
-
-static int
-hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-long
-percent_decode(const char *src, size_t srclen, char *dst, bool plus_is_space)
-{
-	size_t		o = 0;
-
-	for (size_t i = 0; i < srclen; i++)
-	{
-		char		c = src[i];
-
-		if (c == '%')
-		{
-			int			hi,
-						lo;
-
-			if (i + 2 >= srclen)
-				return -1;
-			hi = hexval(src[i + 1]);
-			lo = hexval(src[i + 2]);
-			if (hi < 0 || lo < 0)
-				return -1;
-			dst[o++] = (char) (hi * 16 + lo);
-			i += 2;
-		}
-		else if (c == '+' && plus_is_space)
-			dst[o++] = ' ';
-		else
-			dst[o++] = c;
-	}
-	return (long) o;
 }

@@ -73,11 +73,4 @@ extern bool path_split(const char *path, size_t len, PathSegments *out);
 extern int	pattern_match(const PathPattern *pattern, const PathSegments *path,
 						  PathCapture *caps);
 
-/*
- * Percent-decodes src into dst (which has room for srclen bytes).  Returns
- * the decoded length, or -1 on a malformed escape.  plus_is_space is for
- * application/x-www-form-urlencoded.
- */
-extern long percent_decode(const char *src, size_t srclen, char *dst, bool plus_is_space);
-
 #endif

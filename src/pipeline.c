@@ -145,9 +145,9 @@ limits_of(Route *r)
 static bool
 answers_event_stream(const Route *r)
 {
-	TupleDesc	desc;
+	TupleDesc	desc = handler_result_desc(r);
 
-	if (r->source == NULL || (desc = r->source->resultDesc) == NULL)
+	if (desc == NULL)
 		return false;
 	for (int i = 0; i < desc->natts; i++)
 		if (strcmp(NameStr(TupleDescAttr(desc, i)->attname), "channels") == 0)
@@ -322,6 +322,7 @@ look_up_without_transaction(h2o_req_t *req, const PathSegments *segs, bool is_he
 	RouteMatch	m;
 	Route	   *r;
 	int			ncaps;
+	const CachedResponse *cached;
 
 	*share = false;
 	*offload = NULL;
@@ -339,10 +340,10 @@ look_up_without_transaction(h2o_req_t *req, const PathSegments *segs, bool is_he
 			*offload = r;
 			break;
 		}
-		if (first && r->cached != NULL &&
+		if (first && (cached = handler_cached_response(r)) != NULL &&
 			now - last_transaction_at <= CONSTANT_ROUTE_RECHECK_MS * 1000)
 		{
-			response_replay(req, r->cached, body, bodylen);
+			response_replay(req, cached, body, bodylen);
 			stats_count(STAT_FROM_MEMORY);
 			answered = true;
 			break;
@@ -462,7 +463,7 @@ again:
 		shared_xact_requests++;
 		PushActiveSnapshot(GetTransactionSnapshot());
 		routes = routes_current();
-		routes_forget_stale_responses(routes);
+		handler_forget_stale_responses();
 
 		if (!routes->installed)
 			response_simple(req, 503, "Service Unavailable", body, bodylen);
@@ -584,6 +585,7 @@ pipeline_init(void)
 	request_cxt = AllocSetContextCreate(TopMemoryContext, "webgres request",
 										ALLOCSET_DEFAULT_SIZES);
 	routes_init();
+	handler_init();
 	budget_timeout = RegisterTimeout(USER_TIMEOUT, budget_check);
 }
 

@@ -8,7 +8,7 @@
 #include "utils/jsonb.h"
 
 #include "formscan.h"
-#include "pattern.h"
+#include "percent.h"
 #include "querystring.h"
 
 void

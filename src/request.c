@@ -11,9 +11,13 @@
 #define H2O_USE_LIBUV 0
 #include <h2o.h>
 
+#include "percent.h"
 #include "querystring.h"
 #include "request.h"
-#include "splice.h"
+
+const Oid	request_param_types[REQ_NPARAMS] = {
+	TEXTOID, TEXTOID, JSONBOID, TEXTOID, JSONBOID, JSONBOID, BYTEAOID
+};
 
 /* RFC 9110 joins repeated fields with commas; cookies use "; " (RFC 6265). */
 static const char *

@@ -16,6 +16,19 @@
 
 struct st_h2o_req_t;
 
+/* Parameter numbers of the request columns. */
+#define REQ_METHOD			1
+#define REQ_PATH			2
+#define REQ_PARAMS			3
+#define REQ_QUERY_STRING	4
+#define REQ_QUERY			5
+#define REQ_HEADERS			6
+#define REQ_BODY			7
+#define REQ_NPARAMS			7
+
+/* The type of each parameter, by number less one. */
+extern const Oid request_param_types[REQ_NPARAMS];
+
 typedef struct RequestData
 {
 	struct st_h2o_req_t *req;

@@ -9,6 +9,7 @@
 #include "commands/dbcommands.h"
 #include "miscadmin.h"
 #include "catalog/pg_type.h"
+#include "executor/spi.h"
 #include "utils/builtins.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
@@ -23,6 +24,11 @@ static MemoryContext routes_cxt = NULL;
 static Oid	routes_relid = InvalidOid;
 static bool routes_stale = true;
 static bool warned_missing = false;
+
+/* Called before the table is replaced; see routes_on_replace(). */
+#define MAX_REPLACE_CALLBACKS 4
+static RoutesReplaceCallback replace_callbacks[MAX_REPLACE_CALLBACKS];
+static int	nreplace_callbacks = 0;
 
 static void
 routes_invalidate(Datum arg, Oid relid)
@@ -55,17 +61,40 @@ route_cmp(const void *a, const void *b)
 	return ra->id < rb->id ? -1 : (ra->id > rb->id ? 1 : 0);
 }
 
+void
+routes_on_replace(RoutesReplaceCallback callback)
+{
+	if (nreplace_callbacks >= MAX_REPLACE_CALLBACKS)
+		elog(ERROR, "too many route table callbacks");
+	replace_callbacks[nreplace_callbacks++] = callback;
+}
+
+/* Drops the table, after telling the modules that keep state per route. */
 static void
 free_table(void)
 {
-	for (int i = 0; i < table.nroutes; i++)
-		if (table.routes[i].plan != NULL)
-			SPI_freeplan(table.routes[i].plan);
+	for (int i = 0; i < nreplace_callbacks; i++)
+		replace_callbacks[i] ();
 	table.nroutes = 0;
 	table.routes = NULL;
 	table.max_captures = 0;
+	table.trie = NULL;
 	if (routes_cxt != NULL)
 		MemoryContextReset(routes_cxt);
+}
+
+/* Builds the table's trie, in which route i is the i-th in matching order. */
+static void
+build_trie(void)
+{
+	MemoryContext oldcxt = MemoryContextSwitchTo(routes_cxt);
+	const PathPattern **patterns = palloc(sizeof(PathPattern *) * Max(table.nroutes, 1));
+
+	for (int i = 0; i < table.nroutes; i++)
+		patterns[i] = &table.routes[i].pattern;
+	table.trie = route_trie_build(patterns, table.nroutes);
+	pfree(patterns);
+	MemoryContextSwitchTo(oldcxt);
 }
 
 static void
@@ -173,26 +202,40 @@ load_routes(void)
 
 	if (table.nroutes > 1)
 		qsort(table.routes, table.nroutes, sizeof(Route), route_cmp);
+	build_trie();
 	routes_stale = false;
 }
 
-void
-routes_forget_stale_responses(RouteTable *routes)
+/* Sorts a few route indexes in place: candidate sets are small. */
+static void
+sort_indexes(int *idx, int n)
 {
-	for (int i = 0; i < routes->nroutes; i++)
+	for (int i = 1; i < n; i++)
 	{
-		Route	   *r = &routes->routes[i];
+		int			v = idx[i];
+		int			j = i - 1;
 
-		if (r->cached != NULL && !SPI_plan_is_valid(r->plan))
-		{
-			/* Its memory goes with the table's; rebuilt on the next request. */
-			r->cached = NULL;
-			r->constant = false;
-			SPI_freeplan(r->plan);
-			r->plan = NULL;
-		}
+		for (; j >= 0 && idx[j] > v; j--)
+			idx[j + 1] = idx[j];
+		idx[j + 1] = v;
 	}
 }
+
+/* qsort comparator for route indexes. */
+static int
+index_cmp(const void *a, const void *b)
+{
+	int			x = *(const int *) a;
+	int			y = *(const int *) b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Below this many candidates insertion sort beats qsort's overhead; a
+ * request rarely matches more than a handful of routes.
+ */
+#define INSERTION_SORT_MAX 16
 
 void
 routes_match_init(RouteMatch *m, const RouteTable *table, const PathSegments *segs)
@@ -200,15 +243,22 @@ routes_match_init(RouteMatch *m, const RouteTable *table, const PathSegments *se
 	m->table = table;
 	m->segs = segs;
 	m->next = 0;
+	route_trie_lookup(table->trie, segs, &m->candidates);
+	/* The table is in matching order, so the order of the indexes is the order of the routes. */
+	if (m->candidates.n <= INSERTION_SORT_MAX)
+		sort_indexes(m->candidates.idx, m->candidates.n);
+	else
+		qsort(m->candidates.idx, m->candidates.n, sizeof(int), index_cmp);
 }
 
 Route *
 routes_match_next(RouteMatch *m, int *ncaps, PathCapture *caps)
 {
-	while (m->next < m->table->nroutes)
+	while (m->next < m->candidates.n)
 	{
-		Route	   *r = &m->table->routes[m->next++];
+		Route	   *r = &m->table->routes[m->candidates.idx[m->next++]];
 
+		/* Confirms the trie's choice and takes the captures. */
 		*ncaps = pattern_match(&r->pattern, m->segs, caps);
 		if (*ncaps >= 0)
 			return r;
@@ -219,7 +269,8 @@ routes_match_next(RouteMatch *m, int *ncaps, PathCapture *caps)
 void
 routes_match_end(RouteMatch *m)
 {
-	m->next = m->table->nroutes;
+	route_trie_candidates_free(&m->candidates);
+	m->next = 0;
 }
 
 RouteTable *

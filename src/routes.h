@@ -10,11 +10,8 @@
 #ifndef WEBGRES_ROUTES_H
 #define WEBGRES_ROUTES_H
 
-#include "executor/spi.h"
-
 #include "pattern.h"
-#include "simple_eval.h"
-#include "splice.h"
+#include "route_trie.h"
 
 /* Where a route's handlers run (the mode column). */
 typedef enum RouteMode
@@ -35,15 +32,7 @@ typedef struct Route
 	char	   *handler;
 	Oid			owner;
 	char	   *label;			/* "GET /users/:handle (route 3)", for messages */
-	SPIPlanPtr	plan;			/* prepared on first use */
-	bool		read_only;		/* plan only reads: SELECT without locks or writes */
-	struct CachedPlanSource *source;	/* the plan's one statement */
-	bool		shareable;		/* read_only and calls no volatile function ... */
-	int			shareable_generation;	/* ... as of this generation of source */
-	bool		constant;		/* plan folds to one constant row */
-	struct CachedResponse *cached;	/* that row's response, once built */
-	SimpleEvalCache simple;		/* whether the plan is one row of expressions */
-	SplicedHandler spliced;
+	struct HandlerState *handler_state; /* handler.c's; NULL until it runs */
 	RouteMode	mode;
 	int			max_concurrency;	/* 0: the default */
 	char	   *stream_headers; /* mode stream: extra headers (jsonb text), or NULL */
@@ -57,6 +46,7 @@ typedef struct RouteTable
 	int			nroutes;
 	Route	   *routes;			/* in matching order */
 	int			max_captures;	/* most segments of any pattern */
+	RouteTrie  *trie;			/* the patterns, for matching */
 } RouteTable;
 
 /*
@@ -76,13 +66,18 @@ typedef struct RouteTable
  *
  * caps needs room for table->max_captures + 1 captures; each call
  * overwrites it with the captures of the route it returns.  The table must
- * not be reloaded during the walk.
+ * not be reloaded during the walk.  The cost of a walk does not grow with
+ * the number of routes: the table's trie yields the few routes whose
+ * pattern can match, which are then put in matching order.  Allocates in
+ * CurrentMemoryContext only when very many routes match; routes_match_end()
+ * frees it.
  */
 typedef struct RouteMatch
 {
 	const RouteTable *table;
 	const PathSegments *segs;
-	int			next;			/* index of the next route to try */
+	TrieCandidates candidates;	/* indexes into table->routes, ascending */
+	int			next;			/* the next candidate to return */
 } RouteMatch;
 
 extern void routes_match_init(RouteMatch *m, const RouteTable *table,
@@ -103,7 +98,12 @@ extern RouteTable *routes_current(void);
  */
 extern RouteTable *routes_peek(void);
 
-/* Drops cached responses whose plan was invalidated.  Inside a transaction. */
-extern void routes_forget_stale_responses(RouteTable *routes);
+/*
+ * Registers a function to call just before the table is replaced (or
+ * dropped), while its routes are still valid: whatever a module keeps per
+ * route must go then.  Called inside a transaction.
+ */
+typedef void (*RoutesReplaceCallback) (void);
+extern void routes_on_replace(RoutesReplaceCallback callback);
 
 #endif

@@ -4,7 +4,6 @@
  */
 #include "postgres.h"
 
-#include "catalog/pg_type.h"
 #include "mb/pg_wchar.h"
 #include "nodes/parsenodes.h"
 #include "parser/parse_node.h"
@@ -12,10 +11,6 @@
 #include "utils/lsyscache.h"
 
 #include "splice.h"
-
-Oid			request_param_types[REQ_NPARAMS] = {
-	TEXTOID, TEXTOID, JSONBOID, TEXTOID, JSONBOID, JSONBOID, BYTEAOID
-};
 
 #define REQUEST_CTE \
 	"request(method, path, params, query_string, query, headers, body) AS " \

@@ -14,15 +14,7 @@
 
 #include "executor/spi.h"
 
-/* Parameter numbers of the request columns. */
-#define REQ_METHOD			1
-#define REQ_PATH			2
-#define REQ_PARAMS			3
-#define REQ_QUERY_STRING	4
-#define REQ_QUERY			5
-#define REQ_HEADERS			6
-#define REQ_BODY			7
-#define REQ_NPARAMS			7
+#include "request.h"
 
 typedef struct SplicedHandler
 {
@@ -32,8 +24,6 @@ typedef struct SplicedHandler
 	int			insert_len;		/* its length in bytes (ASCII) */
 	bool		is_select;		/* top-level statement is a SELECT or VALUES */
 } SplicedHandler;
-
-extern Oid	request_param_types[REQ_NPARAMS];
 
 /*
  * Splices and prepares handler as the current user, with a generic plan.
