@@ -34,6 +34,7 @@ OBJS = \
 	src/splice.o \
 	src/request.o \
 	src/response.o \
+	src/stream.o \
 	src/errors.o \
 	src/querystring.o \
 	src/formscan.o \

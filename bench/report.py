@@ -871,6 +871,19 @@ def mixed_md(raw):
             "slow requests answered, not refused.\n\n" + open(table).read())
 
 
+def stream_md(raw):
+    """The stream tier's section (bench/stream.sh wrote its table), or nothing."""
+    table = os.path.join(raw, "stream", "stream.md")
+    if not os.path.exists(table):
+        return ""
+    return ("\n## Stream tier: a 1M-row table export\n\n"
+            "bench/stream.sh: one worker, two executors; curl downloads a route in mode "
+            "stream (SELECT * FROM a table of 1M rows of about 200 bytes) as a JSON array, "
+            "NDJSON and CSV. Time to first byte, rows/s over the whole download, the "
+            "processes' peak private memory (RssAnon, sampled) and their VmHWM (which also "
+            "counts the shared buffers they touched).\n\n" + open(table).read())
+
+
 def build(outdir):
     raw = os.path.join(outdir, "raw")
     meta = {}
@@ -893,6 +906,7 @@ def build(outdir):
     with open(os.path.join(outdir, "report.md"), "w") as f:
         f.write(report_md(meta, summary, ops, target_rows))
         f.write(mixed_md(raw))
+        f.write(stream_md(raw))
     with open(os.path.join(outdir, "chart.svg"), "w") as f:
         f.write(chart_svg(meta, summary))
 

@@ -627,6 +627,14 @@ if [ "$WEBGRES" = 1 ] && { { [ "$QUICK" = 0 ] && [ -z "${ONLY:-}" ]; } || [[ mix
 		|| log "mixed tier failed (see $RAW/mixed.log)"
 fi
 
+# --- tier: stream (a 1M-row table export in mode stream; bench/stream.sh) ----
+# Its own cluster; in full runs, or when ONLY names it. ROWS sets the size.
+if [ "$WEBGRES" = 1 ] && { { [ "$QUICK" = 0 ] && [ -z "${ONLY:-}" ]; } || [[ stream =~ ^(${ONLY:-})$ ]]; }; then
+	log "stream tier"
+	REPS=$REPS "$BENCH/stream.sh" "$RAW/stream" > "$RAW/stream.log" 2>&1 \
+		|| log "stream tier failed (see $RAW/stream.log)"
+fi
+
 # --- report -------------------------------------------------------------------
 note elapsed_s "$(( $(date +%s) - RUN_T0 ))"
 log "writing the report"

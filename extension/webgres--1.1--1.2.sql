@@ -30,12 +30,12 @@ GRANT SELECT ON webgres.workers TO pg_monitor;
 
 ALTER TABLE webgres.routes
 	ADD COLUMN mode text NOT NULL DEFAULT 'auto'
-		CONSTRAINT routes_mode_check CHECK (mode IN ('auto', 'inline', 'executor')),
+		CONSTRAINT routes_mode_check CHECK (mode IN ('auto', 'inline', 'executor', 'stream')),
 	ADD COLUMN max_concurrency integer
 		CONSTRAINT routes_max_concurrency_check CHECK (max_concurrency > 0);
 
 COMMENT ON COLUMN webgres.routes.mode IS
-  'Where the handler runs: auto (on the event loop while it finishes within webgres.inline_budget, else on an executor), inline (always on the event loop) or executor (always on an executor).';
+  'Where the handler runs: auto (on the event loop while it finishes within webgres.inline_budget, else on an executor), inline (always on the event loop) executor (always on an executor) or stream (on an executor, the rows streamed as a JSON array, NDJSON or CSV as they are fetched).';
 COMMENT ON COLUMN webgres.routes.max_concurrency IS
   'Most requests of this route running on executors at once, across all workers; NULL for half of webgres.executors (at least 1). More wait, up to webgres.max_queue, then get 503.';
 
@@ -47,3 +47,16 @@ CREATE FUNCTION webgres.route_execution(
 
 COMMENT ON FUNCTION webgres.route_execution() IS
   'Per route that has run on executors: whether mode auto currently sends it there (slow), and how many of its requests run on executors and wait for one, across all workers.';
+
+-- ==== streaming ====
+-- A route in mode 'stream' (allowed by the mode check of the execution
+-- model block above) answers with its handler's rows as a document written
+-- while they are fetched.  Its extra response headers come from the route.
+
+ALTER TABLE webgres.routes
+	ADD COLUMN stream_headers jsonb
+		CONSTRAINT routes_stream_headers_check
+		CHECK (stream_headers IS NULL OR (jsonb_typeof(stream_headers) = 'object' AND mode = 'stream'));
+
+COMMENT ON COLUMN webgres.routes.stream_headers IS
+  'For a route in mode stream: extra response headers, as a JSON object of names to strings (for example {"content-disposition": "attachment; filename=users.csv"}); NULL for none.';

@@ -39,6 +39,7 @@
 #include "handoff_frame.h"
 #include "pipeline.h"
 #include "route_limits.h"
+#include "stream.h"
 #include "webgres.h"
 
 /* How often a running handler looks whether its worker is still there. */
@@ -77,18 +78,19 @@ check_worker(void)
 }
 
 /*
- * Waits until fd is ready for events or timeout_ms pass, serving
- * interrupts meanwhile.  False on timeout or hang-up.
+ * Waits until fd is ready for events or timeout_ms pass (< 0: no limit),
+ * serving interrupts meanwhile.  False on timeout or hang-up.
  */
 static bool
 wait_socket(int fd, short events, long timeout_ms)
 {
-	TimestampTz until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), timeout_ms);
+	TimestampTz until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), Max(timeout_ms, 0));
 
 	for (;;)
 	{
 		struct pollfd pfd = {fd, events, 0};
-		long		left = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), until);
+		long		left = timeout_ms < 0 ? 1000 :
+			TimestampDifferenceMilliseconds(GetCurrentTimestamp(), until);
 		int			rc;
 
 		CHECK_FOR_INTERRUPTS();
@@ -125,9 +127,12 @@ read_fully(int fd, char *buf, size_t len)
 	return true;
 }
 
-/* Writes all of buf; false if the worker hung up or stopped reading. */
+/*
+ * Writes all of buf; false if the worker hung up or did not take it within
+ * timeout_ms (< 0: no limit).
+ */
 static bool
-write_fully(int fd, const char *buf, size_t len)
+write_fully(int fd, const char *buf, size_t len, long timeout_ms)
 {
 	while (len > 0)
 	{
@@ -140,10 +145,48 @@ write_fully(int fd, const char *buf, size_t len)
 		}
 		else if (errno == EINTR)
 			continue;
-		else if (errno != EAGAIN || !wait_socket(fd, POLLOUT, SOCKET_IO_TIMEOUT_MS))
+		else if (errno != EAGAIN || !wait_socket(fd, POLLOUT, timeout_ms))
 			return false;
 	}
 	return true;
+}
+
+/*
+ * A streamed response goes straight to the worker as it is produced.  Its
+ * writes wait as long as the worker does not read (its client does not):
+ * that is the backpressure that holds the query.  webgres.stream_timeout
+ * (a statement timeout, served while waiting) and the worker's hang-up end
+ * the wait.
+ */
+typedef struct ExecutorStream
+{
+	int			fd;
+	bool		head_sent;
+} ExecutorStream;
+
+/* StreamSink: sends the head, length unknown. */
+static bool
+stream_begin(void *arg, h2o_req_t *req)
+{
+	ExecutorStream *s = arg;
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	frame_put_head(&buf, req, FRAME_LENGTH_UNKNOWN);
+	s->head_sent = true;
+	return write_fully(s->fd, buf.data, buf.len, -1);
+}
+
+/* StreamSink: sends one BODY frame. */
+static bool
+stream_write(void *arg, const char *data, size_t len)
+{
+	ExecutorStream *s = arg;
+	char		header[FRAME_HEADER_SIZE];
+
+	frame_put_body_header(header, len);
+	return write_fully(s->fd, header, sizeof(header), -1) &&
+		write_fully(s->fd, data, len, -1);
 }
 
 /* Reads one REQUEST frame into a palloc'd buffer; NULL if there is none. */
@@ -184,6 +227,8 @@ serve_connection(int fd, MemoryContext cxt)
 	size_t		bodylen = 0;
 	TimestampTz started;
 	StringInfoData out;
+	ExecutorStream stream = {fd, false};
+	StreamSink	sink = {stream_begin, stream_write, &stream};
 
 	if (!exec_socket_peer_is_ours(fd))
 	{
@@ -215,6 +260,7 @@ serve_connection(int fd, MemoryContext cxt)
 	memset(&run, 0, sizeof(run));
 	run.place = PIPELINE_RUN_HERE;
 	run.head_at = meta.head_at;
+	run.sink = &sink;
 
 	current_fd = fd;
 	worker_gone = false;
@@ -236,11 +282,25 @@ serve_connection(int fd, MemoryContext cxt)
 		ereport(DEBUG1,
 				(errmsg("webgres executor %d: the worker hung up; the request was cancelled",
 						executor_index)));
+	else if (stream.head_sent)
+	{
+		/*
+		 * A stream ends with END only once its transaction committed; one
+		 * that failed after its head (logged by the pipeline) is cut by
+		 * closing without it.
+		 */
+		if (!run.failed)
+		{
+			initStringInfo(&out);
+			frame_put_end(&out);
+			(void) write_fully(fd, out.data, out.len, SOCKET_IO_TIMEOUT_MS);
+		}
+	}
 	else
 	{
 		initStringInfo(&out);
 		frame_put_response(&out, &req, body, bodylen);
-		(void) write_fully(fd, out.data, out.len);
+		(void) write_fully(fd, out.data, out.len, SOCKET_IO_TIMEOUT_MS);
 	}
 	h2o_mem_clear_pool(&req.pool);
 	MemoryContextSwitchTo(oldcxt);

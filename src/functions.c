@@ -200,7 +200,7 @@ webgres_check_handler(PG_FUNCTION_ARGS)
 	char	   *handler = text_to_cstring(PG_GETARG_TEXT_PP(0));
 
 	connect_spi();
-	handler_validate(handler, GetUserId());
+	handler_validate(handler, GetUserId(), false);
 	SPI_finish();
 	PG_RETURN_VOID();
 }
@@ -230,7 +230,9 @@ webgres_route_check(PG_FUNCTION_ARGS)
 	int			att_method,
 				att_path,
 				att_handler,
-				att_owner;
+				att_owner,
+				att_mode;
+	bool		streams = false;
 	Datum		values[4];
 	bool		nulls[4];
 	int			cols[4];
@@ -315,8 +317,17 @@ webgres_route_check(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("role with OID %u does not exist", owner)));
 
+	/* A database not yet updated to 1.2 has no mode column. */
+	att_mode = SPI_fnumber(desc, "mode");
+	if (att_mode > 0)
+	{
+		char	   *mode = SPI_getvalue(tuple, desc, att_mode);
+
+		streams = (mode != NULL && strcmp(mode, "stream") == 0);
+	}
+
 	connect_spi();
-	handler_validate(handler, owner);
+	handler_validate(handler, owner, streams);
 	SPI_finish();
 
 	if (superuser_arg(owner))

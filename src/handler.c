@@ -23,6 +23,7 @@
 #include "response.h"
 #include "simple_eval.h"
 #include "splice.h"
+#include "stream.h"
 
 /* A route's handler as this process prepared it. */
 typedef struct HandlerState
@@ -347,6 +348,111 @@ handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen)
 	return found;
 }
 
+/* Walker: notes in *used the request parameters ($n) a query refers to. */
+static bool
+params_used_walker(Node *node, uint32 *used)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Param))
+	{
+		Param	   *p = (Param *) node;
+
+		if (p->paramkind == PARAM_EXTERN && p->paramid >= 1 && p->paramid <= REQ_NPARAMS)
+			*used |= 1u << p->paramid;
+		return false;
+	}
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, params_used_walker, used, 0);
+	return expression_tree_walker(node, params_used_walker, used);
+}
+
+/*
+ * The request's parameters for a cursor.  A portal copies its parameters,
+ * which would build every one of them; this builds only those the handler
+ * uses, so that the request fields it ignores cost nothing and cannot fail
+ * it.  When the plan is to be rebuilt, all of them.
+ */
+static ParamListInfo
+cursor_params(HandlerState *st, RequestData *rd)
+{
+	ParamListInfo params;
+	uint32		used = 0;
+
+	if (!st->source->is_valid)
+		return rd->params;
+	(void) params_used_walker((Node *) st->source->query_list, &used);
+	params = makeParamList(REQ_NPARAMS);
+	for (int i = 1; i <= REQ_NPARAMS; i++)
+	{
+		ParamExternData *prm = &params->params[i - 1];
+
+		if (used & (1u << i))
+		{
+			ParamExternData workspace;
+
+			*prm = *rd->params->paramFetch(rd->params, i, false, &workspace);
+		}
+		else
+		{
+			prm->value = (Datum) 0;
+			prm->isnull = true;
+			prm->pflags = PARAM_FLAG_CONST;
+			prm->ptype = request_param_types[i - 1];
+		}
+	}
+	return params;
+}
+
+void
+handler_stream(Route *route, RequestData *rd, const StreamSink *sink, bool head_only,
+			   TimestampTz stream_deadline, char **body, size_t *bodylen)
+{
+	StreamFormat format = stream_negotiate(rd->req);
+	HandlerState *st;
+	Oid			save_userid;
+	int			save_sec_context;
+	ErrorContextCallback errcallback;
+	Portal		portal;
+
+	if (format == STREAM_NOT_ACCEPTABLE)
+	{
+		response_simple(rd->req, 406, "Not Acceptable", body, bodylen);
+		return;
+	}
+	if (sink == NULL)
+	{
+		ereport(LOG,
+				(errmsg("webgres route %s streams, but there is no executor to run it",
+						route->label),
+				 errhint("Routes in mode stream run on executors: set webgres.executors above 0.")));
+		response_simple(rd->req, 503, "Service Unavailable", body, bodylen);
+		return;
+	}
+
+	st = state_of(route);
+	errcallback.callback = route_error_context;
+	errcallback.arg = route;
+	errcallback.previous = error_context_stack;
+	error_context_stack = &errcallback;
+
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(route->owner, save_sec_context | HANDLER_SEC_CONTEXT);
+
+	if (st->plan == NULL)
+		prepare_route(route, st);
+	portal = SPI_cursor_open_with_paramlist(NULL, st->plan, cursor_params(st, rd),
+											st->read_only && !rd->wrote);
+	if (!st->read_only)
+		rd->wrote = true;
+	stream_run(rd->req, portal, format, head_only, route->stream_headers, sink,
+			   stream_deadline);
+	SPI_cursor_close(portal);
+
+	SetUserIdAndSecContext(save_userid, save_sec_context);
+	error_context_stack = errcallback.previous;
+}
+
 TupleDesc
 handler_result_desc(const Route *route)
 {
@@ -358,7 +464,7 @@ handler_result_desc(const Route *route)
 }
 
 void
-handler_validate(const char *handler, Oid owner)
+handler_validate(const char *handler, Oid owner, bool streams)
 {
 	Oid			save_userid;
 	int			save_sec_context;
@@ -378,7 +484,9 @@ handler_validate(const char *handler, Oid owner)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("handler returns no rows"),
 				 errhint("Add RETURNING to INSERT, UPDATE or DELETE so that it can shape a response.")));
-	response_check_columns(source->resultDesc);
+	/* A streamed handler's columns are the document's: any names will do. */
+	if (!streams)
+		response_check_columns(source->resultDesc);
 	SPI_freeplan(plan);
 
 	SetUserIdAndSecContext(save_userid, save_sec_context);

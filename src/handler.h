@@ -10,9 +10,13 @@
 #ifndef WEBGRES_HANDLER_H
 #define WEBGRES_HANDLER_H
 
+#include "datatype/timestamp.h"
+
 #include "request.h"
 #include "response.h"
 #include "routes.h"
+
+struct StreamSink;
 
 /* Registers with routes.c to hear when the table is replaced; once per process. */
 extern void handler_init(void);
@@ -45,7 +49,21 @@ extern void handler_forget_stale_responses(void);
 /* The columns route's handler returns, once prepared here; NULL before. */
 extern TupleDesc handler_result_desc(const Route *route);
 
-/* Prepares a handler as role owner to check it (for the routes trigger). */
-extern void handler_validate(const char *handler, Oid owner);
+/*
+ * Runs route's handler (mode stream) as a cursor and streams its rows to
+ * sink, inside the caller's transaction and SPI connection (see stream.h).
+ * Answers in *body instead, without running anything, when the Accept
+ * header allows no format (406) or there is no sink (503: no executors).
+ * Errors propagate.
+ */
+extern void handler_stream(Route *route, RequestData *rd, const struct StreamSink *sink,
+						   bool head_only, TimestampTz stream_deadline,
+						   char **body, size_t *bodylen);
+
+/*
+ * Prepares a handler as role owner to check it (for the routes trigger);
+ * a handler that streams needs rows but no particular columns.
+ */
+extern void handler_validate(const char *handler, Oid owner, bool streams);
 
 #endif

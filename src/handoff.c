@@ -17,6 +17,16 @@
  * connection is not read while its request is served, so a client that
  * hangs up is noticed by looking at its socket (POLLRDHUP) every
  * CLIENT_CHECK_MS, as Postgres' client_connection_check_interval does.
+ *
+ * A HEAD frame whose length is unknown starts a streamed response: each
+ * BODY frame goes to h2o_send() as it arrives, and the executor socket is
+ * not read while h2o has a piece in flight; the generator's proceed
+ * callback reads on.  So a client that reads slowly stops the worker
+ * reading, the socket's buffers fill, and the executor's writes block.  END
+ * ends the response; an executor that closes without END (an error after
+ * the head, or its death) cuts it: h2o_send() with H2O_SEND_STATE_ERROR,
+ * which closes an HTTP/1.1 connection without the last chunk and resets an
+ * HTTP/2 stream.
  */
 #include "postgres.h"
 
@@ -76,15 +86,27 @@ typedef struct Handoff
 	HandoffMeta meta;
 	StringInfoData frame;		/* the request, until written */
 	bool		head_seen;
+	bool		streaming;		/* HEAD had no length: BODY frames go out as they come */
+	bool		reading;		/* processing the executor's input now */
 	char	   *body;			/* the response body, in req's pool */
 	size_t		bodylen;
 	size_t		bodycap;
 } Handoff;
 
-/* Lives in the request's pool: its dispose tells the Handoff the request is gone. */
+/*
+ * Lives in the request's pool: its dispose tells the Handoff the request is
+ * gone.  A streamed response's generator and the piece h2o is sending live
+ * here too, since they must outlive a Handoff that ends (its executor gone)
+ * while h2o still writes.
+ */
 struct HandoffLink
 {
 	Handoff    *handoff;
+	h2o_generator_t generator;
+	char	   *piece;			/* the BODY in flight, in TopMemoryContext */
+	size_t		piececap;
+	bool		in_flight;		/* h2o has not called proceed for it yet */
+	bool		cut_pending;	/* end with an error once it has */
 };
 
 /* The leading fields of lib/common/socket/evloop.c.h's socket (2.2.5). */
@@ -104,6 +126,7 @@ static h2o_timeout_t client_timeout;
 static h2o_timeout_entry_t client_entry;
 
 static void admit_queued(void);
+static void on_executor_read(h2o_socket_t *sock, const char *err);
 
 TimestampTz
 handoff_head_complete_at(h2o_req_t *req)
@@ -161,6 +184,33 @@ answer_simple(h2o_req_t *req, int status, const char *message, bool retry_after)
 	send_response(req, body, bodylen);
 }
 
+/*
+ * Ends a streamed response whose head went out without its end: h2o closes
+ * an HTTP/1.1 connection without the last chunk, resets an HTTP/2 stream.
+ * If h2o is still sending a piece, that happens when it is done.
+ */
+static void
+cut_stream(Handoff *h, const char *why)
+{
+	h2o_req_t  *req = h->req;
+	HandoffLink *link = h->link;
+
+	if (req != NULL)
+		ereport(LOG,
+				(errmsg("webgres cut the streamed response to \"%.*s %.*s\": %s",
+						(int) req->method.len, req->method.base,
+						(int) Min(req->path.len, 200), req->path.base, why)));
+	release(h);
+	if (req != NULL)
+	{
+		if (link->in_flight)
+			link->cut_pending = true;
+		else
+			h2o_send(req, NULL, 0, H2O_SEND_STATE_ERROR);
+	}
+	admit_queued();
+}
+
 /* Ends a hand-off with an error response; then admits what waits. */
 static void
 fail(Handoff *h, int status, const char *message, bool retry_after)
@@ -168,6 +218,13 @@ fail(Handoff *h, int status, const char *message, bool retry_after)
 	h2o_req_t  *req = h->req;
 	bool		was_running = (h->state == HANDOFF_SENT);
 
+	if (h->streaming)
+	{
+		cut_stream(h, req == NULL ? "the client went away" :
+				   status == 503 ? "the executor ended it before its end (see its log)" :
+				   "the executor sent a malformed frame");
+		return;
+	}
 	release(h);
 	if (req != NULL)
 		answer_simple(req, status, message, retry_after);
@@ -182,6 +239,9 @@ on_request_disposed(void *p)
 	HandoffLink *link = p;
 	Handoff    *h = link->handoff;
 
+	if (link->piece != NULL)
+		pfree(link->piece);
+	link->piece = NULL;
 	if (h == NULL)
 		return;
 	h->link = NULL;
@@ -208,6 +268,13 @@ take_frame(Handoff *h, char type, const char *payload, uint32 len, bool *done)
 				h->bodycap = req->res.content_length;
 				h->body = h2o_mem_alloc_pool(&req->pool, Max(h->bodycap, 1));
 			}
+			else
+			{
+				/* The head goes out with the first piece. */
+				h->streaming = true;
+				stats_count_response(req->res.status);
+				h2o_start_response(req, &h->link->generator);
+			}
 			return true;
 		case FRAME_BODY:
 			if (!h->head_seen || h->bodylen + len > h->bodycap)
@@ -216,7 +283,7 @@ take_frame(Handoff *h, char type, const char *payload, uint32 len, bool *done)
 			h->bodylen += len;
 			return true;
 		case FRAME_END:
-			if (!h->head_seen || h->bodylen != h->bodycap)
+			if (!h->head_seen || (!h->streaming && h->bodylen != h->bodycap))
 				return false;
 			*done = true;
 			return true;
@@ -225,7 +292,99 @@ take_frame(Handoff *h, char type, const char *payload, uint32 len, bool *done)
 	}
 }
 
-/* Reads what the executor sent; answers the request at END. */
+/*
+ * Passes one BODY frame of a streamed response to h2o.  The payload is
+ * copied out of the socket's buffer, which closes with the Handoff, into
+ * the link, which lives as long as the request.
+ */
+static void
+send_piece(Handoff *h, const char *payload, uint32 len)
+{
+	HandoffLink *link = h->link;
+	h2o_iovec_t buf;
+
+	if (link->piececap < len)
+	{
+		if (link->piece != NULL)
+			pfree(link->piece);
+		link->piece = MemoryContextAlloc(TopMemoryContext, len);
+		link->piececap = len;
+	}
+	memcpy(link->piece, payload, len);
+	buf = h2o_iovec_init(link->piece, len);
+	link->in_flight = true;
+	h2o_send(h->req, &buf, 1, H2O_SEND_STATE_IN_PROGRESS);
+}
+
+/*
+ * Takes the frames waiting in the executor socket's buffer; answers the
+ * request at END.  While h2o sends a piece of a stream, stops there and
+ * stops reading the socket: on_proceed() comes back.  False if h ended.
+ */
+static bool
+take_input(Handoff *h)
+{
+	h2o_socket_t *sock = h->sock;
+
+	h->reading = true;
+	while (!h->link->in_flight && sock->input->size >= FRAME_HEADER_SIZE)
+	{
+		uint32		len;
+		char		type;
+		bool		done;
+
+		frame_get_header(sock->input->bytes, &len, &type);
+		if (len > FRAME_MAX_PAYLOAD ||
+			(type == FRAME_BODY && h->head_seen && !h->streaming &&
+			 h->bodylen + len > h->bodycap))
+		{
+			fail(h, 502, "Bad Gateway", false);
+			return false;
+		}
+		if (sock->input->size < FRAME_HEADER_SIZE + (size_t) len)
+			break;
+		if (type == FRAME_BODY && h->streaming)
+		{
+			if (len > 0)
+				send_piece(h, sock->input->bytes + FRAME_HEADER_SIZE, len);
+			h2o_buffer_consume(&sock->input, FRAME_HEADER_SIZE + len);
+			continue;
+		}
+		if (!take_frame(h, type, sock->input->bytes + FRAME_HEADER_SIZE, len, &done))
+		{
+			ereport(WARNING,
+					(errcode(ERRCODE_PROTOCOL_VIOLATION),
+					 errmsg("webgres executor sent a malformed response")));
+			fail(h, 502, "Bad Gateway", false);
+			return false;
+		}
+		h2o_buffer_consume(&sock->input, FRAME_HEADER_SIZE + len);
+		if (done)
+		{
+			h2o_req_t  *req = h->req;
+			char	   *body = h->body;
+			size_t		bodylen = h->bodylen;
+			bool		streaming = h->streaming;
+
+			release(h);
+			if (streaming)
+				h2o_send(req, NULL, 0, H2O_SEND_STATE_FINAL);
+			else
+				send_response(req, body, bodylen);
+			admit_queued();
+			return false;
+		}
+	}
+	h->reading = false;
+	/* Backpressure: nothing more is read while h2o sends. */
+	if (h->link->in_flight)
+		h2o_socket_read_stop(sock);
+	else if (!h2o_socket_is_reading(sock))
+		h2o_socket_read_start(sock, on_executor_read);
+	return true;
+}
+
+/* Reads what the executor sent. */
 static void
 on_executor_read(h2o_socket_t *sock, const char *err)
 {
@@ -235,47 +394,34 @@ on_executor_read(h2o_socket_t *sock, const char *err)
 		return;
 	if (err != NULL)
 	{
-		ereport(LOG,
-				(errmsg("webgres executor connection closed before the response was complete")));
+		if (!h->streaming)
+			ereport(LOG,
+					(errmsg("webgres executor connection closed before the response was complete")));
 		fail(h, 503, "Service Unavailable", true);
 		return;
 	}
-	while (sock->input->size >= FRAME_HEADER_SIZE)
+	(void) take_input(h);
+}
+
+/* h2o sent a piece of a stream: take the next, or end a cut stream. */
+static void
+on_proceed(h2o_generator_t *generator, h2o_req_t *req)
+{
+	HandoffLink *link = H2O_STRUCT_FROM_MEMBER(HandoffLink, generator, generator);
+	Handoff    *h = link->handoff;
+
+	link->in_flight = false;
+	if (h == NULL)
 	{
-		uint32		len;
-		char		type;
-		bool		done;
-
-		frame_get_header(sock->input->bytes, &len, &type);
-		if (len > FRAME_MAX_PAYLOAD ||
-			(type == FRAME_BODY && h->head_seen && h->bodylen + len > h->bodycap))
+		if (link->cut_pending)
 		{
-			fail(h, 502, "Bad Gateway", false);
-			return;
+			link->cut_pending = false;
+			h2o_send(req, NULL, 0, H2O_SEND_STATE_ERROR);
 		}
-		if (sock->input->size < FRAME_HEADER_SIZE + (size_t) len)
-			break;
-		if (!take_frame(h, type, sock->input->bytes + FRAME_HEADER_SIZE, len, &done))
-		{
-			ereport(WARNING,
-					(errcode(ERRCODE_PROTOCOL_VIOLATION),
-					 errmsg("webgres executor sent a malformed response")));
-			fail(h, 502, "Bad Gateway", false);
-			return;
-		}
-		h2o_buffer_consume(&sock->input, FRAME_HEADER_SIZE + len);
-		if (done)
-		{
-			h2o_req_t  *req = h->req;
-			char	   *body = h->body;
-			size_t		bodylen = h->bodylen;
-
-			release(h);
-			send_response(req, body, bodylen);
-			admit_queued();
-			return;
-		}
+		return;
 	}
+	if (!h->reading)
+		(void) take_input(h);
 }
 
 /* The request frame is written: free it and wait for the answer. */
@@ -399,7 +545,8 @@ hung_up(int fd)
 /*
  * Drops the hand-offs whose client hung up (the executor then cancels the
  * handler; a waiting one gives back its place) and those no executor
- * answered in time.
+ * answered in time.  A response whose head came is answered: a stream is
+ * bounded by the executor (webgres.stream_timeout), not here.
  */
 static void
 on_client_timeout(h2o_timeout_entry_t *entry)
@@ -421,7 +568,7 @@ on_client_timeout(h2o_timeout_entry_t *entry)
 			dlist_delete(&h->node);
 			dlist_push_tail(&gone, &h->node);
 		}
-		else if (h->deadline != 0 &&
+		else if (!h->head_seen && h->deadline != 0 &&
 				 now >= TimestampTzPlusMilliseconds(h->deadline, SENT_GRACE_MS))
 		{
 			dlist_delete(&h->node);
@@ -441,8 +588,14 @@ on_client_timeout(h2o_timeout_entry_t *entry)
 	}
 	/* Answering lets h2o find a closed connection and free it. */
 	while (!dlist_is_empty(&gone))
-		fail(dlist_container(Handoff, node, dlist_head_node(&gone)), 503,
-			 "Service Unavailable", false);
+	{
+		Handoff    *h = dlist_container(Handoff, node, dlist_head_node(&gone));
+
+		if (h->streaming)
+			cut_stream(h, "the client went away");
+		else
+			fail(h, 503, "Service Unavailable", false);
+	}
 	while (!dlist_is_empty(&late))
 		fail(dlist_container(Handoff, node, dlist_head_node(&late)), 504,
 			 "handler timed out", false);
@@ -458,7 +611,9 @@ handoff_start(h2o_req_t *req, int64 route_id, int max_concurrency,
 
 	h->req = req;
 	h->link = h2o_mem_alloc_shared(&req->pool, sizeof(HandoffLink), on_request_disposed);
+	memset(h->link, 0, sizeof(HandoffLink));
 	h->link->handoff = h;
+	h->link->generator.proceed = on_proceed;
 	h->limits = route_limits_get(route_id);
 	h->cap = max_concurrency > 0 ? max_concurrency : route_limits_default_cap();
 	h->meta.head_at = head_at;

@@ -85,12 +85,12 @@ frame_put_request(StringInfo buf, h2o_req_t *req, const HandoffMeta *meta)
 }
 
 void
-frame_put_response(StringInfo buf, h2o_req_t *req, const char *body, size_t bodylen)
+frame_put_head(StringInfo buf, h2o_req_t *req, uint64 content_length)
 {
 	int			at = begin_frame(buf, FRAME_HEAD);
 
 	put_u32(buf, (uint32) req->res.status);
-	put_u64(buf, (uint64) bodylen);
+	put_u64(buf, content_length);
 	put_u32(buf, (uint32) req->res.headers.size);
 	for (size_t i = 0; i < req->res.headers.size; i++)
 	{
@@ -100,15 +100,37 @@ frame_put_response(StringInfo buf, h2o_req_t *req, const char *body, size_t body
 		put_str(buf, h->value.base, h->value.len);
 	}
 	end_frame(buf, at);
+}
 
+void
+frame_put_body_header(char *out, size_t len)
+{
+	uint32		n = htonl((uint32) len);
+
+	memcpy(out, &n, 4);
+	out[4] = (char) FRAME_BODY;
+}
+
+void
+frame_put_end(StringInfo buf)
+{
+	int			at = begin_frame(buf, FRAME_END);
+
+	end_frame(buf, at);
+}
+
+void
+frame_put_response(StringInfo buf, h2o_req_t *req, const char *body, size_t bodylen)
+{
+	frame_put_head(buf, req, (uint64) bodylen);
 	if (bodylen > 0)
 	{
-		at = begin_frame(buf, FRAME_BODY);
+		int			at = begin_frame(buf, FRAME_BODY);
+
 		appendBinaryStringInfo(buf, body, (int) bodylen);
 		end_frame(buf, at);
 	}
-	at = begin_frame(buf, FRAME_END);
-	end_frame(buf, at);
+	frame_put_end(buf);
 }
 
 /* ---- reading ---- */

@@ -54,6 +54,15 @@ extern void frame_put_request(StringInfo buf, struct st_h2o_req_t *req, const Ha
 extern bool frame_get_request(const char *data, size_t len, struct st_h2o_req_t *req,
 							  HandoffMeta *meta);
 
+/* Appends a HEAD frame for req->res with the given content length. */
+extern void frame_put_head(StringInfo buf, struct st_h2o_req_t *req, uint64 content_length);
+
+/* Writes the 5-byte header of a BODY frame of len bytes into out. */
+extern void frame_put_body_header(char *out, size_t len);
+
+/* Appends an END frame. */
+extern void frame_put_end(StringInfo buf);
+
 /* Appends HEAD, one BODY (if bodylen > 0) and END frames for req->res. */
 extern void frame_put_response(StringInfo buf, struct st_h2o_req_t *req,
 							   const char *body, size_t bodylen);

@@ -159,6 +159,8 @@ answers_event_stream(const Route *r)
 static bool
 wants_executor(Route *r)
 {
+	if (r->mode == ROUTE_MODE_STREAM)
+		return true;
 	if (r->mode == ROUTE_MODE_INLINE)
 		return false;
 	if (r->mode == ROUTE_MODE_AUTO && webgres_inline_budget > 0 &&
@@ -505,7 +507,18 @@ again:
 					running = r;
 					budget_start(started);
 				}
-				answered = handler_run(r, &rd, body, bodylen);
+				if (r->mode == ROUTE_MODE_STREAM)
+				{
+					/* A stream answers even with no rows: an empty document. */
+					handler_stream(r, &rd, run->sink, is_head,
+								   webgres_stream_timeout > 0 ?
+								   TimestampTzPlusMilliseconds(run->head_at != 0 ? run->head_at : started,
+															   webgres_stream_timeout) : 0,
+								   body, bodylen);
+					answered = true;
+				}
+				else
+					answered = handler_run(r, &rd, body, bodylen);
 				if (running != NULL)
 				{
 					/* It finished as the budget ran out: nothing to cancel. */
@@ -516,8 +529,8 @@ again:
 			}
 			routes_match_end(&m);
 
-			if (webgres_handler_timeout > 0)
-				disable_timeout(STATEMENT_TIMEOUT, false);
+			/* Armed by handler_timeout, or by a stream for its whole length. */
+			disable_timeout(STATEMENT_TIMEOUT, false);
 			SPI_finish();
 			/* Settings a handler changed with set_config() end with the request. */
 			AtEOXact_GUC(false, nguc);
@@ -550,6 +563,7 @@ again:
 	PG_CATCH();
 	{
 		offload = NULL;
+		run->failed = true;
 		if (running == NULL || !budget_fired || !give_up_on_loop(req, running, run))
 			answer_error(req, label, deadline, body, bodylen);
 	}
@@ -582,6 +596,7 @@ pipeline_run(h2o_req_t *req, PipelineRun *run, char **body, size_t *bodylen)
 	run->rerun = false;
 	run->route_id = 0;
 	run->max_concurrency = 0;
+	run->failed = false;
 	serve(req, run, body, bodylen);
 	MemoryContextReset(request_cxt);
 }

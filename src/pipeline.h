@@ -46,6 +46,7 @@
 #include "datatype/timestamp.h"
 
 struct st_h2o_req_t;
+struct StreamSink;
 
 /*
  * Where pipeline_run() is called from.  On the event loop it may decline to
@@ -65,6 +66,10 @@ typedef struct PipelineRun
 {
 	PipelinePlace place;		/* in */
 	TimestampTz head_at;		/* in: handler_timeout counts from here; 0: now */
+	const struct StreamSink *sink;	/* in: where a route in mode stream writes;
+									 * NULL: such routes answer 503 */
+	bool		failed;			/* out: answered with an error (a stream that
+								 * had begun was cut, and has no end) */
 	bool		hand_off;		/* out: not answered, run it on an executor */
 	bool		rerun;			/* out: ... although it started on the loop */
 	int64		route_id;		/* out: the route that sent it off the loop */

@@ -144,6 +144,12 @@ add_headers_from_jsonb(h2o_req_t *req, Jsonb *jb)
 }
 
 void
+response_add_headers(h2o_req_t *req, Jsonb *headers)
+{
+	add_headers_from_jsonb(req, headers);
+}
+
+void
 response_from_row(h2o_req_t *req, TupleDesc desc, HeapTuple tuple, char **body, size_t *bodylen)
 {
 	int			status = 200;

@@ -7,6 +7,7 @@
 
 #include "access/htup.h"
 #include "access/tupdesc.h"
+#include "utils/jsonb.h"
 
 struct st_h2o_req_t;
 
@@ -19,6 +20,12 @@ struct st_h2o_req_t;
  */
 extern void response_from_row(struct st_h2o_req_t *req, TupleDesc desc, HeapTuple tuple,
 							  char **body, size_t *bodylen);
+
+/*
+ * Adds each key of a JSON object as a response header (an array value: one
+ * header per element), with the checks response_from_row() applies.
+ */
+extern void response_add_headers(struct st_h2o_req_t *req, Jsonb *headers);
 
 /* Checks a handler's result columns when the route is saved. */
 extern void response_check_columns(TupleDesc desc);

@@ -103,6 +103,7 @@ load_routes(void)
 	Oid			nsp;
 	int			rc;
 	bool		has_modes;
+	bool		has_stream_headers;
 	MemoryContext oldcxt;
 
 	free_table();
@@ -130,7 +131,11 @@ load_routes(void)
 		elog(ERROR, "SPI_connect failed: %s", SPI_result_code_string(rc));
 	/* A database not yet updated to 1.2 has no mode columns: all auto. */
 	has_modes = get_attnum(routes_relid, "mode") != InvalidAttrNumber;
-	rc = SPI_execute(has_modes ?
+	has_stream_headers = get_attnum(routes_relid, "stream_headers") != InvalidAttrNumber;
+	rc = SPI_execute(has_stream_headers ?
+					 "SELECT id, method, path, priority, handler, owner::oid, "
+					 "mode, max_concurrency, stream_headers FROM webgres.routes" :
+					 has_modes ?
 					 "SELECT id, method, path, priority, handler, owner::oid, "
 					 "mode, max_concurrency FROM webgres.routes" :
 					 "SELECT id, method, path, priority, handler, owner::oid "
@@ -164,8 +169,11 @@ load_routes(void)
 				r->mode = ROUTE_MODE_INLINE;
 			else if (mode != NULL && strcmp(mode, "executor") == 0)
 				r->mode = ROUTE_MODE_EXECUTOR;
+			else if (mode != NULL && strcmp(mode, "stream") == 0)
+				r->mode = ROUTE_MODE_STREAM;
 			r->max_concurrency = isnull ? 0 : DatumGetInt32(cap);
 		}
+		r->stream_headers = has_stream_headers ? SPI_getvalue(tup, desc, 9) : NULL;
 		r->label = psprintf("%s %s (route %lld)", r->method ? r->method : "*", r->path,
 							(long long) r->id);
 

@@ -18,7 +18,8 @@ typedef enum RouteMode
 {
 	ROUTE_MODE_AUTO,			/* on the loop while fast, else on executors */
 	ROUTE_MODE_INLINE,			/* always on the event loop */
-	ROUTE_MODE_EXECUTOR			/* always on an executor */
+	ROUTE_MODE_EXECUTOR,		/* always on an executor */
+	ROUTE_MODE_STREAM			/* on an executor, rows streamed (stream.c) */
 } RouteMode;
 
 typedef struct Route
@@ -34,6 +35,7 @@ typedef struct Route
 	struct HandlerState *handler_state; /* handler.c's; NULL until it runs */
 	RouteMode	mode;
 	int			max_concurrency;	/* 0: the default */
+	char	   *stream_headers; /* mode stream: extra headers (jsonb text), or NULL */
 	struct RouteLimits *limits; /* shared execution state, once looked up */
 	bool		limits_looked_up;
 } Route;

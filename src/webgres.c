@@ -41,6 +41,7 @@ int			webgres_max_connections_per_worker = 0;
 int			webgres_executors = 2;
 int			webgres_inline_budget = 10;
 int			webgres_max_queue = 64;
+int			webgres_stream_timeout = 600000;
 
 void		_PG_init(void);
 
@@ -260,6 +261,21 @@ define_settings(void)
 							0, 100000,
 							PGC_SIGHUP,
 							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.stream_timeout",
+							"Longest time a streamed response may take, from the request head to its last byte.",
+							"webgres.handler_timeout bounds a streamed response only until its "
+							"first batch of rows is fetched and its head sent; from then on this "
+							"bounds the rest, however slowly the client reads. A stream that "
+							"runs out is cut and its transaction rolled back. A stream holds "
+							"its snapshot, and so the xmin horizon, while it lasts. 0 means no "
+							"limit.",
+							&webgres_stream_timeout,
+							600000,
+							0, INT_MAX,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
 							NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("webgres");

@@ -24,6 +24,7 @@ extern int	webgres_max_connections_per_worker;
 extern int	webgres_executors;
 extern int	webgres_inline_budget;
 extern int	webgres_max_queue;
+extern int	webgres_stream_timeout;
 
 /* Background worker entry points, looked up by name by the postmaster. */
 extern PGDLLEXPORT void webgres_supervisor_main(Datum main_arg);

@@ -145,6 +145,7 @@ on_req(h2o_handler_t *self, h2o_req_t *req)
 
 		run.place = handoff_enabled() ? PIPELINE_ON_LOOP : PIPELINE_RUN_HERE;
 		run.head_at = handoff_head_complete_at(req);
+		run.sink = NULL;		/* streams run on executors */
 		pipeline_run(req, &run, &body, &bodylen);
 		if (run.hand_off)
 		{
