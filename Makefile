@@ -30,7 +30,9 @@ OBJS = \
 	src/sample.o \
 	src/functions.o \
 	src/stats.o \
-	src/cache.o
+	src/cache.o \
+	src/events.o \
+	src/sse.o
 
 MODULEDIR = extension
 DATA = extension/webgres.control $(wildcard extension/webgres--*.sql)

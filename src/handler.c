@@ -19,6 +19,7 @@
 #include "utils/plancache.h"
 #include "utils/syscache.h"
 
+#include "events.h"
 #include "handler.h"
 #include "response.h"
 #include "simple_eval.h"
@@ -88,7 +89,9 @@ prepare_route(Route *route)
 	route->shareable = false;
 	route->shareable_generation = -1;
 	memset(&route->simple, 0, sizeof(route->simple));
-	route->constant = route->read_only && plan_is_constant(plan);
+	/* An event stream (events.c) is answered afresh every time, on its own. */
+	route->event_stream = events_declared(source->resultDesc);
+	route->constant = route->read_only && !route->event_stream && plan_is_constant(plan);
 }
 
 /* webgres.random_distinct_ints, which only draws numbers. */
@@ -169,7 +172,7 @@ note_shareable(Route *route)
 
 	if (!source->is_valid || source->generation == route->shareable_generation)
 		return;
-	route->shareable = route->read_only &&
+	route->shareable = route->read_only && !route->event_stream &&
 		!may_write_walker((Node *) source->query_list, NULL);
 	route->shareable_generation = source->generation;
 }
@@ -212,8 +215,19 @@ handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen)
 	if (route->plan == NULL)
 		prepare_route(route);
 
-	if (route->read_only && !rd->wrote &&
-		simple_eval_run(route->plan, &route->simple, rd->params, &desc, &tuple))
+	if (route->event_stream)
+	{
+		/* Every row: the first shapes the stream, all may be catch-up events. */
+		rc = SPI_execute_plan_with_paramlist(route->plan, rd->params,
+											 route->read_only && !rd->wrote, 0);
+		if (!route->read_only)
+			rd->wrote = true;
+		if (rc < 0)
+			elog(ERROR, "could not run handler: %s", SPI_result_code_string(rc));
+		found = (SPI_processed > 0 && SPI_tuptable != NULL);
+	}
+	else if (route->read_only && !rd->wrote &&
+			 simple_eval_run(route->plan, &route->simple, rd->params, &desc, &tuple))
 		found = true;
 	else
 	{
@@ -236,7 +250,9 @@ handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen)
 	SetUserIdAndSecContext(save_userid, save_sec_context);
 	note_shareable(route);
 
-	if (found)
+	if (route->event_stream)
+		found = events_first_phase(rd, route->id, found ? SPI_tuptable : NULL, body, bodylen);
+	else if (found)
 	{
 		response_from_row(rd->req, desc, tuple, body, bodylen);
 		if (route->constant && route->cached == NULL)
@@ -246,6 +262,35 @@ handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen)
 
 	error_context_stack = errcallback.previous;
 	return found;
+}
+
+SPITupleTable *
+handler_run_rows(Route *route, RequestData *rd)
+{
+	Oid			save_userid;
+	int			save_sec_context;
+	int			rc;
+	ErrorContextCallback errcallback;
+
+	errcallback.callback = route_error_context;
+	errcallback.arg = route;
+	errcallback.previous = error_context_stack;
+	error_context_stack = &errcallback;
+
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(route->owner, save_sec_context | HANDLER_SEC_CONTEXT);
+	if (route->plan == NULL)
+		prepare_route(route);
+	rc = SPI_execute_plan_with_paramlist(route->plan, rd->params,
+										 route->read_only && !rd->wrote, 0);
+	if (!route->read_only)
+		rd->wrote = true;
+	if (rc < 0)
+		elog(ERROR, "could not run handler: %s", SPI_result_code_string(rc));
+	SetUserIdAndSecContext(save_userid, save_sec_context);
+
+	error_context_stack = errcallback.previous;
+	return (SPI_processed > 0) ? SPI_tuptable : NULL;
 }
 
 void
@@ -269,7 +314,10 @@ handler_validate(const char *handler, Oid owner)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("handler returns no rows"),
 				 errhint("Add RETURNING to INSERT, UPDATE or DELETE so that it can shape a response.")));
-	response_check_columns(source->resultDesc);
+	if (events_declared(source->resultDesc))
+		events_check_columns(source->resultDesc);
+	else
+		response_check_columns(source->resultDesc);
 	SPI_freeplan(plan);
 
 	SetUserIdAndSecContext(save_userid, save_sec_context);

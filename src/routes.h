@@ -32,6 +32,7 @@ typedef struct Route
 	bool		shareable;		/* read_only and calls no volatile function ... */
 	int			shareable_generation;	/* ... as of this generation of source */
 	bool		constant;		/* plan folds to one constant row */
+	bool		event_stream;	/* result has a channels column (events.c) */
 	struct CachedResponse *cached;	/* that row's response, once built */
 	SimpleEvalCache simple;		/* whether the plan is one row of expressions */
 	SplicedHandler spliced;

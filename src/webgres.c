@@ -33,6 +33,8 @@ int			webgres_request_timeout = 10000;
 int			webgres_header_timeout = 10000;
 int			webgres_body_timeout = 30000;
 bool		webgres_share_read_transactions = true;
+int			webgres_sse_heartbeat = 15000;
+int			webgres_sse_buffer_limit = 1024 * 1024;
 
 void		_PG_init(void);
 
@@ -176,6 +178,30 @@ define_settings(void)
 							 PGC_SIGHUP,
 							 0,
 							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.sse_heartbeat",
+							"Longest silence on an event stream before a heartbeat is sent.",
+							"An event stream on which nothing was sent for this long gets "
+							"an SSE comment line, which keeps proxies from closing it and "
+							"shows a client that has gone. 0 sends none.",
+							&webgres_sse_heartbeat,
+							15000,
+							0, INT_MAX / 4,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.sse_buffer_limit",
+							"Most bytes an event stream may have waiting for its client.",
+							"Events for a client that does not read wait in the worker's "
+							"memory; a client that lets more than this wait is "
+							"disconnected, so that it costs the others nothing.",
+							&webgres_sse_buffer_limit,
+							1024 * 1024,
+							1024, INT_MAX / 2,
+							PGC_SIGHUP,
+							GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("webgres");
 }

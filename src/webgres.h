@@ -18,6 +18,8 @@ extern int	webgres_request_timeout;
 extern int	webgres_header_timeout;
 extern int	webgres_body_timeout;
 extern bool webgres_share_read_transactions;
+extern int	webgres_sse_heartbeat;
+extern int	webgres_sse_buffer_limit;
 
 /* Background worker entry points, looked up by name by the postmaster. */
 extern PGDLLEXPORT void webgres_supervisor_main(Datum main_arg);

@@ -34,6 +34,7 @@
 #include <h2o.h>
 
 #include "errors.h"
+#include "events.h"
 #include "handler.h"
 #include "http_guard.h"
 #include "listen.h"
@@ -410,6 +411,10 @@ again:
 	}
 	PG_END_TRY();
 
+	/* Event streams: a route that LISTENed catches up and streams (events.c). */
+	if (events_pending())
+		events_second_phase(&rd, body, bodylen);
+
 	if (restart)
 	{
 		share = false;
@@ -425,10 +430,16 @@ on_req(h2o_handler_t *self, h2o_req_t *req)
 	size_t		bodylen = 0;
 	h2o_iovec_t buf;
 
+	bool		streaming;
+
 	if (http_guard_check(req, &body, &bodylen))
 		serve(req, &body, &bodylen);
+	/* Event streams: the response is already under way (sse.c). */
+	streaming = events_stream_started();
 	MemoryContextReset(request_cxt);
 	stats_count_response(req->res.status);
+	if (streaming)
+		return 0;
 
 	buf = h2o_iovec_init(body, bodylen);
 	h2o_start_response(req, &generator);
@@ -477,6 +488,7 @@ setup_h2o(void)
 
 	h2o_context_init(&ctx, h2o_evloop_create(), &config);
 	timeouts_start(&ctx);
+	events_init(&ctx);
 	accept_ctx.ctx = &ctx;
 	accept_ctx.hosts = config.hosts;
 }
@@ -545,6 +557,8 @@ webgres_worker_main(Datum main_arg)
 		/* The wait is bounded so that a lost postmaster is noticed. */
 		h2o_evloop_run(ctx.loop, 1000);
 		end_shared_transaction();
+		/* Event streams: notifications in, idle channels UNLISTENed (events.c). */
+		events_between_requests();
 		if (activity_reported)
 		{
 			/* Reported once a pass: a worker that is not waiting is not idle. */
@@ -553,7 +567,11 @@ webgres_worker_main(Datum main_arg)
 		}
 
 		if (ProcDiePending)
+		{
+			/* Event streams end with a clean end of response (events.c). */
+			events_shutdown();
 			break;
+		}
 
 		/*
 		 * Absorb ProcSignalBarriers (DROP DATABASE and others wait for every
