@@ -64,26 +64,47 @@ plan_is_constant(SPIPlanPtr plan)
 	return constant;
 }
 
+/* True if the statement only reads: a SELECT without locks or writes. */
+static bool
+source_reads_only(CachedPlanSource *source)
+{
+	ListCell   *lc;
+
+	foreach(lc, source->query_list)
+	{
+		Query	   *q = lfirst_node(Query, lc);
+
+		if (q->commandType != CMD_SELECT || q->hasModifyingCTE || q->rowMarks != NIL)
+			return false;
+	}
+	return true;
+}
+
+/* An event stream's handler runs twice per request (events.c): it must not write. */
+static void
+check_event_stream_reads_only(CachedPlanSource *source)
+{
+	if (events_declared(source->resultDesc) && !source_reads_only(source))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("an event-stream handler must only read"),
+				 errdetail("It runs twice for each request: once to choose the channels, once after LISTEN to read the events to catch up on."),
+				 errhint("Use a SELECT without FOR UPDATE or data-modifying WITH.")));
+}
+
 static void
 prepare_route(Route *route)
 {
 	SPIPlanPtr	plan = handler_prepare(route->handler, &route->spliced);
 
 	CachedPlanSource *source = linitial(SPI_plan_get_plan_sources(plan));
-	ListCell   *lc;
 
+	check_event_stream_reads_only(source);
 	if (SPI_keepplan(plan) != 0)
 		elog(ERROR, "SPI_keepplan failed");
 
 	/* Read-only handlers run on the request's snapshot, without taking another. */
-	route->read_only = true;
-	foreach(lc, source->query_list)
-	{
-		Query	   *q = lfirst_node(Query, lc);
-
-		if (q->commandType != CMD_SELECT || q->hasModifyingCTE || q->rowMarks != NIL)
-			route->read_only = false;
-	}
+	route->read_only = source_reads_only(source);
 	route->plan = plan;
 	route->source = source;
 	route->shareable = false;
@@ -315,7 +336,10 @@ handler_validate(const char *handler, Oid owner)
 				 errmsg("handler returns no rows"),
 				 errhint("Add RETURNING to INSERT, UPDATE or DELETE so that it can shape a response.")));
 	if (events_declared(source->resultDesc))
+	{
 		events_check_columns(source->resultDesc);
+		check_event_stream_reads_only(source);
+	}
 	else
 		response_check_columns(source->resultDesc);
 	SPI_freeplan(plan);
