@@ -195,7 +195,9 @@ while ($rounds < 200)
 	$rounds++;
 	my $c = sse_open('/events/lobby', defined $last ? ('Last-Event-ID' => $last) : ());
 	# Take a few events, then hang up and come back, as a browser would.
+	my $left = $total - ($last // 0);
 	my $want = 1 + int(rand(15));
+	$want = $left if $want > $left;
 	fill($c, sub { scalar(events_of($c->{body})) >= $want && $c->{body} =~ /\n\n\z/ });
 	for my $e (events_of($c->{body}))
 	{
