@@ -14,6 +14,8 @@
 # that sets up the TechEmpower database; default scripts/tfb-db.sh), WEBGRES
 # (0: references only, to check the harness where webgres is not installed),
 # ONLY (an extended regex: run only the endpoints it matches, e.g. 'db|json').
+# SSE (1: the sse tier, bench/sse/run.sh, event-stream subscribers; default on;
+# ONLY=sse runs it alone among the endpoint tiers).
 #
 # Writes bench/results/<UTC timestamp>/{report.md,results.json,chart.svg,raw/}
 # and copies report.md and chart.svg to bench/results/latest/.
@@ -503,6 +505,12 @@ if [ "$SOAK" = 1 ]; then
 			-c "SELECT count(*) FROM acked JOIN bench_ack USING (id)" | tail -n 1)
 	fi
 	note durability "{\"acknowledged\":$acked,\"present\":${present:-0},\"client\":$(cat "$RAW/ackclient.json" 2>/dev/null | grep . || echo null)}"
+fi
+
+# --- sse: event-stream subscribers (bench/sse/run.sh, a cluster of its own) ---
+if [ "$WEBGRES" = 1 ] && [ "${SSE:-1}" = 1 ] && { [ -z "${ONLY:-}" ] || [[ sse =~ ^($ONLY)$ ]]; }; then
+	log "sse tier: event-stream subscribers, NOTIFY-to-delivery latency, worker RSS"
+	"$BENCH/sse/run.sh" "$RAW" || log "sse tier failed; see $RAW/sse-postgres.log"
 fi
 
 # --- report -------------------------------------------------------------------

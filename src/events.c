@@ -510,8 +510,14 @@ events_second_phase(RequestData *rd, char **body, size_t *bodylen)
 
 			initStringInfo(&first);
 			format_catchup(rows, &first, &ids, &nids);
-			/* The first row's headers column applies to the stream too. */
+			/* The first row's headers column applies to the stream too, but not a content type. */
 			response_from_row(req, rows->tupdesc, rows->vals[0], &ignored, &ignoredlen);
+			{
+				ssize_t		h;
+
+				while ((h = h2o_find_header(&req->res.headers, H2O_TOKEN_CONTENT_TYPE, -1)) != -1)
+					h2o_delete_header(&req->res.headers, h);
+			}
 
 			{
 				EventStream *es = subscribe(names, nkept, ids, nids);

@@ -123,6 +123,12 @@ like($a->{head}, qr{\r\ncontent-type: text/event-stream\r\n}i, 'content type tex
 like($a->{head}, qr{\r\ncache-control: no-cache\r\n}i, 'cache-control no-cache');
 like($a->{head}, qr{\r\ntransfer-encoding: chunked\r\n}i, 'chunked on HTTP/1.1');
 
+# A handler with a body column (for its refusals) still streams with one content type.
+my $lobby = sse_open('/events/lobby');
+my @ct = $lobby->{head} =~ /^content-type: (.*?)\r$/mgi;
+is_deeply(\@ct, ['text/event-stream'], 'exactly one content type, text/event-stream');
+close $lobby->{sock};
+
 $node->safe_psql('postgres', q{NOTIFY alpha, 'hello'});
 fill($a, sub { $a->{raw} =~ /data: hello/ });
 my ($wire) = $a->{raw} =~ /\r\n\r\n(?:3\r\n:\n\n\r\n)*(.*)\z/s;
