@@ -229,15 +229,21 @@ sse_start(h2o_req_t *req, const char *first, size_t firstlen,
 				   H2O_STRLIT("no-cache"));
 	h2o_start_response(req, &s->generator);
 
-	/* The headers go out now, with the first events if there are any. */
+	/*
+	 * The headers go out now, with the first events, or else a comment:
+	 * with nothing to write after them, they were seen to wait for the
+	 * first event, and a client learns the stream is open from them.
+	 */
 	if (firstlen > 0)
 		buffer_append(&s->writing, first, firstlen);
+	else
+		buffer_append(&s->writing, SSE_HEARTBEAT, sizeof(SSE_HEARTBEAT) - 1);
 	s->in_flight = true;
 	arm_heartbeat(s);
 	{
 		h2o_iovec_t buf = h2o_iovec_init(s->writing.data, s->writing.len);
 
-		h2o_send(req, &buf, s->writing.len > 0 ? 1 : 0, H2O_SEND_STATE_IN_PROGRESS);
+		h2o_send(req, &buf, 1, H2O_SEND_STATE_IN_PROGRESS);
 	}
 	return s;
 }

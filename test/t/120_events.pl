@@ -179,6 +179,15 @@ isnt($ok, 0, 'a handler that writes cannot be an event stream');
 $a->{body} = '';
 ok(fill($a, sub { $a->{body} =~ /^:\n\n/ }), 'a heartbeat comment arrives on a silent stream');
 
+# ---- the head goes out at once, heartbeats or not ----
+$node->safe_psql('postgres', q{ALTER SYSTEM SET webgres.sse_heartbeat = 0; SELECT pg_reload_conf()});
+sleep 0.5;
+my $quiet = sse_open('/plain/quiet');
+ok(defined $quiet->{head}, 'with no catch-up and no heartbeats, the response head still arrives');
+close $quiet->{sock};
+$node->safe_psql('postgres', q{ALTER SYSTEM RESET webgres.sse_heartbeat; SELECT pg_reload_conf()});
+sleep 0.5;
+
 # ---- Last-Event-ID: catch-up then live, no gap, no duplicate ----
 $node->safe_psql('postgres', q{
 	CREATE PROCEDURE write_events(n int) LANGUAGE plpgsql AS $$
