@@ -231,8 +231,9 @@ sse_start(h2o_req_t *req, const char *first, size_t firstlen,
 
 	/*
 	 * The headers go out now, with the first events, or else a comment:
-	 * with nothing to write after them, they were seen to wait for the
-	 * first event, and a client learns the stream is open from them.
+	 * h2o turns an empty write into a mere call to proceed (the chunked
+	 * encoder passes nothing on), so the head would wait for the first
+	 * event, and a client learns that the stream is open from it.
 	 */
 	if (firstlen > 0)
 		buffer_append(&s->writing, first, firstlen);
