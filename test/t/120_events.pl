@@ -159,11 +159,16 @@ fill($a, sub { $a->{body} =~ /\n\n\z/ && $a->{body} =~ /data/ });
 unlike($a->{body}, qr/^id:/m, 'an id with a line break is never sent as an id');
 
 # ---- only the channels the handler returned ----
+# Another client follows beta, so the worker LISTENs on it too.
+my $b = sse_open('/plain/beta');
 $a->{body} = '';
 $node->safe_psql('postgres', q{NOTIFY beta, 'not yours'; NOTIFY room_1, 'not yours either'});
 $node->safe_psql('postgres', q{NOTIFY alpha, 'yours'});
 my @ev = wait_events($a, 1);
 is_deeply([ map { $_->{data} } @ev ], ['yours'], 'notifications on other channels are never delivered');
+@ev = wait_events($b, 1);
+is_deeply([ map { $_->{data} } @ev ], ['not yours'], '... though the worker listens on them for others');
+close $b->{sock};
 
 # ---- refusals are normal responses ----
 my $r = WebgresTest::http_get($port, '/events/secret');
