@@ -41,7 +41,11 @@ shared_preload_libraries = 'webgres'
 webgres.listen = '127.0.0.1:$WG_PORT'
 webgres.workers = $WORKERS
 CONF
-"$CLUSTER" start "$PGDIR"
+# Started by hand rather than with cluster.sh start: runuser gives the
+# cluster's OS user the default soft limit (1024 descriptors), too few.
+NOFILE=$(ulimit -n)
+"$CLUSTER" as-owner bash -c "ulimit -n $NOFILE; pg_ctl -D '$PGDIR' -l '$PGDIR/postgres.log' -w -t 60 start" >/dev/null
+log "server file-descriptor limit: $(awk '/Max open files/ { print $4 }' /proc/$(head -n 1 "$PGDIR/postmaster.pid")/limits)"
 psql_() { "$CLUSTER" psql "$PGDIR" -d postgres -X -q "$@"; }
 psql_ -c "CREATE EXTENSION webgres" \
 	-c "INSERT INTO webgres.routes (method, path, handler) VALUES ('GET', '/stream/:ch', \$\$SELECT ARRAY[request.params->>'ch'] AS channels FROM request\$\$)" \
