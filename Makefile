@@ -42,7 +42,9 @@ OBJS = \
 	src/sample.o \
 	src/functions.o \
 	src/stats.o \
-	src/cache.o
+	src/cache.o \
+	src/events.o \
+	src/sse.o
 
 MODULEDIR = extension
 DATA = extension/webgres.control $(wildcard extension/webgres--*.sql)

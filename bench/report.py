@@ -776,6 +776,30 @@ def report_md(meta, summary, ops, target_rows):
     return "\n".join(L) + "\n"
 
 
+# ------------------------------------------------------------------ sse --
+
+def sse_md(rows):
+    """The sse tier (bench/sse/run.sh): subscribers, delivery latency, worker RSS."""
+    L = ["## Event streams (sse tier)", ""]
+    if not rows:
+        L.append("Not run (SSE=1, the default, runs it; bench/sse/run.sh alone runs only it).")
+        return "\n".join(L) + "\n\n"
+    L.append("Subscribers on one channel of an event-stream route; each of %d NOTIFYs, "
+             "100 ms apart, carries its send time; latency is NOTIFY to the client "
+             "reading the event, over every (subscriber, event) pair. Target: p99 "
+             "<= 100 ms at 1,000 subscribers." % rows[0].get("events", 0))
+    L.append("")
+    table = []
+    for r in rows:
+        table.append((fmt_count(r["subscribers"]), "%d / %d" % (r["delivered"], r["expected"]),
+                      "%.1f ms" % r["p50_ms"] if r.get("p50_ms") is not None else "-",
+                      "%.1f ms" % r["p99_ms"] if r.get("p99_ms") is not None else "-",
+                      "%.1f ms" % r["max_ms"] if r.get("max_ms") is not None else "-",
+                      fmt_kib(r.get("worker_rss_kib_before", 0)), fmt_kib(r.get("worker_rss_kib_streaming", 0))))
+    L.append(md_table(("subscribers", "delivered", "p50", "p99", "max", "worker RSS before", "worker RSS streaming"), table))
+    return "\n".join(L) + "\n\n"
+
+
 # ---------------------------------------------------------------- chart --
 
 def esc(s):
@@ -894,7 +918,9 @@ def build(outdir):
     ops = ops_dict(load_jsonl(os.path.join(raw, "ops.jsonl")))
     summary = aggregate(cases)
     target_rows = targets(summary, ops, meta)
+    sse_rows = load_jsonl(os.path.join(raw, "sse.json"))
     results = {
+        "sse": sse_rows,
         "meta": meta,
         "cases": summary,
         "operational": ops,
@@ -907,6 +933,7 @@ def build(outdir):
         f.write(report_md(meta, summary, ops, target_rows))
         f.write(mixed_md(raw))
         f.write(stream_md(raw))
+        f.write(sse_md(sse_rows))
     with open(os.path.join(outdir, "chart.svg"), "w") as f:
         f.write(chart_svg(meta, summary))
 

@@ -16,7 +16,9 @@
 # ONLY (an extended regex: run only the endpoints it matches, e.g. 'db|json'),
 # ROUTE_COUNTS (numbers of other routes for the route-table tier).
 # CAPACITY (1: connection capacity tier; default on, off with QUICK), CAP_CONNS
-# (its connection levels).
+# (its connection levels),
+# SSE (1: the sse tier, bench/sse/run.sh, event-stream subscribers; default on;
+# ONLY=sse runs it alone among the endpoint tiers).
 #
 # Writes bench/results/<UTC timestamp>/{report.md,results.json,chart.svg,raw/}
 # and copies report.md and chart.svg to bench/results/latest/.
@@ -633,6 +635,12 @@ if [ "$WEBGRES" = 1 ] && { { [ "$QUICK" = 0 ] && [ -z "${ONLY:-}" ]; } || [[ str
 	log "stream tier"
 	REPS=$REPS "$BENCH/stream.sh" "$RAW/stream" > "$RAW/stream.log" 2>&1 \
 		|| log "stream tier failed (see $RAW/stream.log)"
+fi
+
+# --- sse: event-stream subscribers (bench/sse/run.sh, a cluster of its own) ---
+if [ "$WEBGRES" = 1 ] && [ "${SSE:-1}" = 1 ] && { [ -z "${ONLY:-}" ] || [[ sse =~ ^($ONLY)$ ]]; }; then
+	log "sse tier: event-stream subscribers, NOTIFY-to-delivery latency, worker RSS"
+	"$BENCH/sse/run.sh" "$RAW" || log "sse tier failed; see $RAW/sse-postgres.log"
 fi
 
 # --- report -------------------------------------------------------------------

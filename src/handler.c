@@ -19,6 +19,7 @@
 #include "utils/plancache.h"
 #include "utils/syscache.h"
 
+#include "events.h"
 #include "handler.h"
 #include "response.h"
 #include "simple_eval.h"
@@ -34,6 +35,7 @@ typedef struct HandlerState
 	bool		shareable;		/* read_only and calls no volatile function ... */
 	int			shareable_generation;	/* ... as of this generation of source */
 	bool		constant;		/* plan folds to one constant row */
+	bool		event_stream;	/* result has a channels column (events.c) */
 	CachedResponse *cached;		/* that row's response, once built */
 	SimpleEvalCache simple;		/* whether the plan is one row of expressions */
 	SplicedHandler spliced;
@@ -92,6 +94,34 @@ plan_is_constant(SPIPlanPtr plan)
 	return constant;
 }
 
+/* True if the statement only reads: a SELECT without locks or writes. */
+static bool
+source_reads_only(CachedPlanSource *source)
+{
+	ListCell   *lc;
+
+	foreach(lc, source->query_list)
+	{
+		Query	   *q = lfirst_node(Query, lc);
+
+		if (q->commandType != CMD_SELECT || q->hasModifyingCTE || q->rowMarks != NIL)
+			return false;
+	}
+	return true;
+}
+
+/* An event stream's handler runs twice per request (events.c): it must not write. */
+static void
+check_event_stream_reads_only(CachedPlanSource *source)
+{
+	if (events_declared(source->resultDesc) && !source_reads_only(source))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("an event-stream handler must only read"),
+				 errdetail("It runs twice for each request: once to choose the channels, once after LISTEN to read the events to catch up on."),
+				 errhint("Use a SELECT without FOR UPDATE or data-modifying WITH.")));
+}
+
 /* Prepares route's handler and notes what its plan is like. */
 static void
 prepare_route(const Route *route, HandlerState *st)
@@ -99,26 +129,21 @@ prepare_route(const Route *route, HandlerState *st)
 	SPIPlanPtr	plan = handler_prepare(route->handler, &st->spliced);
 
 	CachedPlanSource *source = linitial(SPI_plan_get_plan_sources(plan));
-	ListCell   *lc;
 
+	check_event_stream_reads_only(source);
 	if (SPI_keepplan(plan) != 0)
 		elog(ERROR, "SPI_keepplan failed");
 
 	/* Read-only handlers run on the request's snapshot, without taking another. */
-	st->read_only = true;
-	foreach(lc, source->query_list)
-	{
-		Query	   *q = lfirst_node(Query, lc);
-
-		if (q->commandType != CMD_SELECT || q->hasModifyingCTE || q->rowMarks != NIL)
-			st->read_only = false;
-	}
+	st->read_only = source_reads_only(source);
 	st->plan = plan;
 	st->source = source;
 	st->shareable = false;
 	st->shareable_generation = -1;
 	memset(&st->simple, 0, sizeof(st->simple));
-	st->constant = st->read_only && plan_is_constant(plan);
+	/* An event stream (events.c) is answered afresh every time, on its own. */
+	st->event_stream = events_declared(source->resultDesc);
+	st->constant = st->read_only && !st->event_stream && plan_is_constant(plan);
 }
 
 /* webgres.random_distinct_ints, which only draws numbers. */
@@ -199,7 +224,7 @@ note_shareable(HandlerState *st)
 
 	if (!source->is_valid || source->generation == st->shareable_generation)
 		return;
-	st->shareable = st->read_only &&
+	st->shareable = st->read_only && !st->event_stream &&
 		!may_write_walker((Node *) source->query_list, NULL);
 	st->shareable_generation = source->generation;
 }
@@ -309,8 +334,19 @@ handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen)
 	if (st->plan == NULL)
 		prepare_route(route, st);
 
-	if (st->read_only && !rd->wrote &&
-		simple_eval_run(st->plan, &st->simple, rd->params, &desc, &tuple))
+	if (st->event_stream)
+	{
+		/* Every row: the first shapes the stream, all may be catch-up events. */
+		rc = SPI_execute_plan_with_paramlist(st->plan, rd->params,
+											 st->read_only && !rd->wrote, 0);
+		if (!st->read_only)
+			rd->wrote = true;
+		if (rc < 0)
+			elog(ERROR, "could not run handler: %s", SPI_result_code_string(rc));
+		found = (SPI_processed > 0 && SPI_tuptable != NULL);
+	}
+	else if (st->read_only && !rd->wrote &&
+			 simple_eval_run(st->plan, &st->simple, rd->params, &desc, &tuple))
 		found = true;
 	else
 	{
@@ -333,7 +369,9 @@ handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen)
 	SetUserIdAndSecContext(save_userid, save_sec_context);
 	note_shareable(st);
 
-	if (found)
+	if (st->event_stream)
+		found = events_first_phase(rd, route->id, found ? SPI_tuptable : NULL, body, bodylen);
+	else if (found)
 	{
 		response_from_row(rd->req, desc, tuple, body, bodylen);
 		if (st->constant && st->cached == NULL)
@@ -346,6 +384,36 @@ handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen)
 
 	error_context_stack = errcallback.previous;
 	return found;
+}
+
+SPITupleTable *
+handler_run_rows(Route *route, RequestData *rd)
+{
+	Oid			save_userid;
+	int			save_sec_context;
+	int			rc;
+	ErrorContextCallback errcallback;
+	HandlerState *st = state_of(route);
+
+	errcallback.callback = route_error_context;
+	errcallback.arg = route;
+	errcallback.previous = error_context_stack;
+	error_context_stack = &errcallback;
+
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(route->owner, save_sec_context | HANDLER_SEC_CONTEXT);
+	if (st->plan == NULL)
+		prepare_route(route, st);
+	rc = SPI_execute_plan_with_paramlist(st->plan, rd->params,
+										 st->read_only && !rd->wrote, 0);
+	if (!st->read_only)
+		rd->wrote = true;
+	if (rc < 0)
+		elog(ERROR, "could not run handler: %s", SPI_result_code_string(rc));
+	SetUserIdAndSecContext(save_userid, save_sec_context);
+
+	error_context_stack = errcallback.previous;
+	return (SPI_processed > 0) ? SPI_tuptable : NULL;
 }
 
 /* Walker: notes in *used the request parameters ($n) a query refers to. */
@@ -485,7 +553,12 @@ handler_validate(const char *handler, Oid owner, bool streams)
 				 errmsg("handler returns no rows"),
 				 errhint("Add RETURNING to INSERT, UPDATE or DELETE so that it can shape a response.")));
 	/* A streamed handler's columns are the document's: any names will do. */
-	if (!streams)
+	if (events_declared(source->resultDesc))
+	{
+		events_check_columns(source->resultDesc);
+		check_event_stream_reads_only(source);
+	}
+	else if (!streams)
 		response_check_columns(source->resultDesc);
 	SPI_freeplan(plan);
 

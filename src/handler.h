@@ -37,6 +37,13 @@ extern bool handler_run(Route *route, RequestData *rd, char **body, size_t *body
 extern bool handler_can_share(const Route *route);
 
 /*
+ * Runs route's handler as handler_run() does and returns all its rows (in
+ * SPI_tuptable), or NULL for none, without shaping a response: for the
+ * second phase of an event stream (events.c).
+ */
+extern SPITupleTable *handler_run_rows(Route *route, RequestData *rd);
+
+/*
  * The response of route's handler if its plan folds to one constant row
  * and it has run once since it was prepared; NULL otherwise.  Needs no
  * transaction.

@@ -27,6 +27,7 @@
 #include <h2o.h>
 
 #include "errors.h"
+#include "events.h"
 #include "handler.h"
 #include "pipeline.h"
 #include "request.h"
@@ -568,6 +569,10 @@ again:
 			answer_error(req, label, deadline, body, bodylen);
 	}
 	PG_END_TRY();
+
+	/* Event streams: a route that LISTENed catches up and streams (events.c). */
+	if (events_pending())
+		events_second_phase(&rd, body, bodylen);
 
 	if (offload != NULL)
 		set_hand_off(run, offload, false);

@@ -42,6 +42,8 @@ int			webgres_executors = 2;
 int			webgres_inline_budget = 10;
 int			webgres_max_queue = 64;
 int			webgres_stream_timeout = 600000;
+int			webgres_sse_heartbeat = 15000;
+int			webgres_sse_buffer_limit = 1024 * 1024;
 
 void		_PG_init(void);
 
@@ -276,6 +278,30 @@ define_settings(void)
 							0, INT_MAX,
 							PGC_SIGHUP,
 							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.sse_heartbeat",
+							"Longest silence on an event stream before a heartbeat is sent.",
+							"An event stream on which nothing was sent for this long gets "
+							"an SSE comment line, which keeps proxies from closing it and "
+							"shows a client that has gone. 0 sends none.",
+							&webgres_sse_heartbeat,
+							15000,
+							0, INT_MAX / 4,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.sse_buffer_limit",
+							"Most bytes an event stream may have waiting for its client.",
+							"Events for a client that does not read wait in the worker's "
+							"memory; a client that lets more than this wait is "
+							"disconnected, so that it costs the others nothing.",
+							&webgres_sse_buffer_limit,
+							1024 * 1024,
+							1024, INT_MAX / 2,
+							PGC_SIGHUP,
+							GUC_UNIT_BYTE,
 							NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("webgres");

@@ -25,6 +25,8 @@ extern int	webgres_executors;
 extern int	webgres_inline_budget;
 extern int	webgres_max_queue;
 extern int	webgres_stream_timeout;
+extern int	webgres_sse_heartbeat;
+extern int	webgres_sse_buffer_limit;
 
 /* Background worker entry points, looked up by name by the postmaster. */
 extern PGDLLEXPORT void webgres_supervisor_main(Datum main_arg);

@@ -30,6 +30,7 @@
 #include <h2o.h>
 
 #include "capacity.h"
+#include "events.h"
 #include "h2_guard.h"
 #include "handoff.h"
 #include "http_guard.h"
@@ -153,6 +154,12 @@ on_req(h2o_handler_t *self, h2o_req_t *req)
 			handoff_start(req, run.route_id, run.max_concurrency, run.head_at, run.rerun);
 			return 0;
 		}
+		if (events_stream_started())
+		{
+			/* An event stream: its response is already under way (sse.c). */
+			stats_count_response(req->res.status);
+			return 0;
+		}
 	}
 	send_response(req, body, bodylen);
 	return 0;
@@ -194,6 +201,7 @@ setup_h2o(void)
 	h2o_context_init(&ctx, h2o_evloop_create(), &config);
 	timeouts_start(&ctx);
 	h2_guard_init(&ctx);
+	events_init(&ctx);
 	handoff_init(ctx.loop, send_response);
 	accept_ctx.ctx = &ctx;
 	accept_ctx.hosts = config.hosts;
@@ -263,9 +271,15 @@ webgres_worker_main(Datum main_arg)
 		/* The wait is bounded so that a lost postmaster is noticed. */
 		h2o_evloop_run(ctx.loop, 1000);
 		pipeline_before_wait();
+		/* Event streams: notifications in, idle channels UNLISTENed (events.c). */
+		events_between_requests();
 
 		if (ProcDiePending)
+		{
+			/* Event streams end with a clean end of response (events.c). */
+			events_shutdown();
 			break;
+		}
 
 		/*
 		 * Absorb ProcSignalBarriers (DROP DATABASE and others wait for every

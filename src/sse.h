@@ -1,0 +1,57 @@
+/*
+ * sse.h
+ *		Server-sent event streams held open on a worker's event loop.
+ *
+ * A stream is an HTTP response that never ends on its own: its headers go
+ * out at once, then each event as it is pushed (chunked on HTTP/1.1, DATA
+ * frames on HTTP/2).  Bytes pushed while the client has not taken the
+ * previous ones wait in the stream's buffer; a client that lets the buffer
+ * grow past webgres.sse_buffer_limit is disconnected.  A comment line goes
+ * out every webgres.sse_heartbeat of silence, which keeps proxies from
+ * timing the stream out and shows a client that has gone.
+ */
+#ifndef WEBGRES_SSE_H
+#define WEBGRES_SSE_H
+
+#include "lib/stringinfo.h"
+
+struct st_h2o_req_t;
+struct st_h2o_context_t;
+
+typedef struct SseStream SseStream;
+
+/* Called once when the stream ends, whatever ended it. */
+typedef void (*SseCloseCallback) (SseStream *stream, void *arg);
+
+/* Sets up heartbeats on the worker's loop; once per worker. */
+extern void sse_init(struct st_h2o_context_t *ctx);
+
+/*
+ * Starts the stream as the response to req (whose status and headers the
+ * caller may already have added to), sending the first bytes, if any.
+ * on_close is called when the stream ends.
+ */
+extern SseStream *sse_start(struct st_h2o_req_t *req, const char *first, size_t firstlen,
+							SseCloseCallback on_close, void *arg);
+
+/* Queues bytes for the client; disconnects it if its buffer is over the limit. */
+extern void sse_push(SseStream *stream, const char *bytes, size_t len);
+
+/* Ends every stream with a clean end of response and waits (bounded) for them to go out. */
+extern void sse_end_all(void);
+
+/* Number of streams open on this worker. */
+extern int	sse_count(void);
+
+/*
+ * Appends one event in the text/event-stream format: an id: and an event:
+ * line when given (NULL for none), one data: line per line of data (CR LF,
+ * CR and LF all end a line), and the blank line that dispatches it.
+ */
+extern void sse_format_event(StringInfo buf, const char *id, const char *event,
+							 const char *data, size_t datalen);
+
+/* True if s may be an id or event field: no CR, LF or NUL. */
+extern bool sse_field_ok(const char *s, size_t len);
+
+#endif
