@@ -14,7 +14,7 @@ use Test::More;
 use WebgresTest;
 
 my $node = WebgresTest->new_node('events', workers => 1,
-	conf => "webgres.sse_heartbeat = 300\nwebgres.sse_buffer_limit = 262144\n"
+	conf => "webgres.sse_heartbeat = 300\nwebgres.http2 = on\nwebgres.sse_buffer_limit = 262144\n"
 	  . "log_min_messages = debug1\n");
 my $port = $node->{webgres_port};
 
