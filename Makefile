@@ -29,6 +29,7 @@ OBJS = \
 	src/html.o \
 	src/sample.o \
 	src/functions.o \
+	src/ownership.o \
 	src/stats.o \
 	src/cache.o
 

@@ -15,6 +15,7 @@
 #include "utils/memutils.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/plancache.h"
 #include "utils/syscache.h"
@@ -182,6 +183,34 @@ handler_can_share(const Route *route)
 		route->source->generation == route->shareable_generation;
 }
 
+/*
+ * Puts search_path in effect, as a function's SET clause does, unless it
+ * already is (the common case, which then costs a string comparison).
+ * Returns the GUC nest level for leave_search_path, or -1.  The plan cache
+ * re-plans a statement whenever the search_path differs from the one it was
+ * planned with, so the handler must both plan and run under it.
+ */
+static int
+enter_search_path(const char *search_path)
+{
+	int			level;
+
+	if (search_path == NULL || strcmp(search_path, namespace_search_path) == 0)
+		return -1;
+	level = NewGUCNestLevel();
+	(void) set_config_option("search_path", search_path, PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	return level;
+}
+
+/* Restores the search_path enter_search_path replaced. */
+static void
+leave_search_path(int level)
+{
+	if (level >= 0)
+		AtEOXact_GUC(true, level);
+}
+
 static void
 route_error_context(void *arg)
 {
@@ -200,12 +229,14 @@ handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen)
 	bool		found;
 	TupleDesc	desc = NULL;
 	HeapTuple	tuple = NULL;
+	int			path_level;
 
 	errcallback.callback = route_error_context;
 	errcallback.arg = route;
 	errcallback.previous = error_context_stack;
 	error_context_stack = &errcallback;
 
+	path_level = enter_search_path(route->search_path);
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
 	SetUserIdAndSecContext(route->owner, save_sec_context | HANDLER_SEC_CONTEXT);
 
@@ -234,6 +265,7 @@ handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen)
 		}
 	}
 	SetUserIdAndSecContext(save_userid, save_sec_context);
+	leave_search_path(path_level);
 	note_shareable(route);
 
 	if (found)
@@ -249,8 +281,9 @@ handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen)
 }
 
 void
-handler_validate(const char *handler, Oid owner)
+handler_validate(const char *handler, Oid owner, const char *search_path)
 {
+	int			path_level = enter_search_path(search_path);
 	Oid			save_userid;
 	int			save_sec_context;
 	SplicedHandler sh;
@@ -273,4 +306,5 @@ handler_validate(const char *handler, Oid owner)
 	SPI_freeplan(plan);
 
 	SetUserIdAndSecContext(save_userid, save_sec_context);
+	leave_search_path(path_level);
 }

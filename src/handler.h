@@ -23,7 +23,10 @@ extern bool handler_run(Route *route, RequestData *rd, char **body, size_t *body
  */
 extern bool handler_can_share(const Route *route);
 
-/* Prepares a handler as role owner to check it (for the routes trigger). */
-extern void handler_validate(const char *handler, Oid owner);
+/*
+ * Prepares a handler as role owner, with search_path in effect (NULL: the
+ * session's), to check it (for the routes trigger).
+ */
+extern void handler_validate(const char *handler, Oid owner, const char *search_path);
 
 #endif

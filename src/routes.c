@@ -98,7 +98,7 @@ load_routes(void)
 
 	if ((rc = SPI_connect()) != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed: %s", SPI_result_code_string(rc));
-	rc = SPI_execute("SELECT id, method, path, priority, handler, owner::oid "
+	rc = SPI_execute("SELECT id, method, path, priority, handler, owner::oid, search_path "
 					 "FROM webgres.routes", true, 0);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "could not read webgres.routes: %s", SPI_result_code_string(rc));
@@ -119,6 +119,7 @@ load_routes(void)
 		r->priority = DatumGetInt32(SPI_getbinval(tup, desc, 4, &isnull));
 		r->handler = SPI_getvalue(tup, desc, 5);
 		r->owner = DatumGetObjectId(SPI_getbinval(tup, desc, 6, &isnull));
+		r->search_path = SPI_getvalue(tup, desc, 7);
 		r->label = psprintf("%s %s (route %lld)", r->method ? r->method : "*", r->path,
 							(long long) r->id);
 

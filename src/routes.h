@@ -25,6 +25,7 @@ typedef struct Route
 	int			priority;
 	char	   *handler;
 	Oid			owner;
+	char	   *search_path;	/* the handler plans and runs with this */
 	char	   *label;			/* "GET /users/:handle (route 3)", for messages */
 	SPIPlanPtr	plan;			/* prepared on first use */
 	bool		read_only;		/* plan only reads: SELECT without locks or writes */

@@ -18,6 +18,7 @@
 #include "utils/guc.h"
 
 #include "listen.h"
+#include "ownership.h"
 #include "stats.h"
 #include "webgres.h"
 
@@ -201,6 +202,7 @@ void
 _PG_init(void)
 {
 	define_settings();
+	ownership_init();
 
 	if (process_shared_preload_libraries_in_progress)
 	{
