@@ -287,12 +287,13 @@ webgres_route_check(PG_FUNCTION_ARGS)
 	att_path = attnum_of(rel, "path");
 	att_handler = attnum_of(rel, "handler");
 	att_owner = attnum_of(rel, "owner");
-	att_search_path = attnum_of(rel, "search_path");
+	/* Before ALTER EXTENSION webgres UPDATE to 1.2 there is no search_path. */
+	att_search_path = SPI_fnumber(desc, "search_path");
 
 	method = SPI_getvalue(tuple, desc, att_method);
 	path = SPI_getvalue(tuple, desc, att_path);
 	handler = SPI_getvalue(tuple, desc, att_handler);
-	search_path = SPI_getvalue(tuple, desc, att_search_path);
+	search_path = att_search_path > 0 ? SPI_getvalue(tuple, desc, att_search_path) : NULL;
 	owner = DatumGetObjectId(SPI_getbinval(tuple, desc, att_owner, &isnull));
 
 	if (method != NULL)
@@ -355,7 +356,9 @@ webgres_route_check(PG_FUNCTION_ARGS)
 	 * own, take the saving session's.  A row that brings one keeps it, as
 	 * does an UPDATE that leaves the handler alone.
 	 */
-	if (search_path == NULL ||
+	if (att_search_path <= 0)
+		search_path = NULL;		/* checked with the session's, as before */
+	else if (search_path == NULL ||
 		(is_update && column_changed(trigdata->tg_trigtuple, tuple, desc, att_handler) &&
 		 !column_changed(trigdata->tg_trigtuple, tuple, desc, att_search_path)))
 	{

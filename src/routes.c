@@ -98,7 +98,11 @@ load_routes(void)
 
 	if ((rc = SPI_connect()) != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed: %s", SPI_result_code_string(rc));
-	rc = SPI_execute("SELECT id, method, path, priority, handler, owner::oid, search_path "
+	/* A database not yet updated to 1.2 records no search_path: the default then. */
+	rc = SPI_execute(get_attnum(routes_relid, "search_path") != InvalidAttrNumber ?
+					 "SELECT id, method, path, priority, handler, owner::oid, search_path "
+					 "FROM webgres.routes" :
+					 "SELECT id, method, path, priority, handler, owner::oid, NULL::text "
 					 "FROM webgres.routes", true, 0);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "could not read webgres.routes: %s", SPI_result_code_string(rc));
