@@ -94,6 +94,7 @@ compile_stored(const char *path, PathPattern *pattern)
 	return path != NULL && pattern_compile(path, pattern, &error);
 }
 
+/* Refuses a non-superuser's route whose path overlaps another owner's route. */
 void
 ownership_check_path(Relation rel, const char *path, const PathPattern *pattern,
 					 Oid owner)
@@ -145,23 +146,21 @@ ownership_check_path(Relation rel, const char *path, const PathPattern *pattern,
 		char	   *other_path = SPI_getvalue(tup, desc, 3);
 		PathPattern other;
 		char	   *witness;
+		char	   *other_method;
+		char	   *owner_name;
 
 		if (!compile_stored(other_path, &other) ||
 			!pattern_overlaps(pattern, &other, &witness))
 			continue;
-		{
-			char	   *other_method = SPI_getvalue(tup, desc, 2);
-			Oid			other_owner = DatumGetObjectId(SPI_getbinval(tup, desc, 4, &isnull));
-			char	   *owner_name = GetUserNameFromId(other_owner, true);
-
-			ereport(ERROR,
-					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-					 errmsg("route path \"%s\" overlaps route %s %s of role \"%s\"",
-							path, other_method ? other_method : "*", other_path,
-							owner_name ? owner_name : "(dropped)"),
-					 errdetail("A request for \"%s\" would match both.", witness),
-					 errhint("A path belongs to the role whose routes answer it: choose one that no route of another role can match, or ask a superuser to save the route.")));
-		}
+		other_method = SPI_getvalue(tup, desc, 2);
+		owner_name = GetUserNameFromId(DatumGetObjectId(SPI_getbinval(tup, desc, 4, &isnull)), true);
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("route path \"%s\" overlaps route %s %s of role \"%s\"",
+						path, other_method ? other_method : "*", other_path,
+						owner_name ? owner_name : "(dropped)"),
+				 errdetail("A request for \"%s\" would match both.", witness),
+				 errhint("A path belongs to the role whose routes answer it: choose one that no route of another role can match, or ask a superuser to save the route.")));
 	}
 	SPI_finish();
 }
@@ -204,6 +203,10 @@ static void
 refuse_drop_of_route_owners(DropRoleStmt *stmt, Oid relid)
 {
 	ListCell   *lc;
+
+	/* Postgres refuses those who may not drop roles, without naming anything. */
+	if (!has_createrole_privilege(GetUserId()))
+		return;
 
 	foreach(lc, stmt->roles)
 	{
@@ -325,6 +328,7 @@ ownership_ProcessUtility(PlannedStmt *pstmt, const char *queryString, bool readO
 		reassign_routes((ReassignOwnedStmt *) parsetree, relid);
 }
 
+/* Installs the utility hook, once per process. */
 void
 ownership_init(void)
 {

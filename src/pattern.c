@@ -280,6 +280,7 @@ witness_append(char *w, const PatternSegment *seg)
 	return w;
 }
 
+/* True if some request path matches both patterns; see pattern.h. */
 bool
 pattern_overlaps(const PathPattern *a, const PathPattern *b, char **witness)
 {

@@ -76,6 +76,10 @@ SELECT method, path, priority, owner FROM webgres.routes
   WHERE owner IN ('own_admin'::regrole, 'own_alice'::regrole, 'own_bob'::regrole)
   ORDER BY path, method;
 
+-- A role that may not drop roles learns nothing of their routes.
+SET ROLE own_alice;
+DROP ROLE own_bob;
+RESET ROLE;
 -- A role that owns routes cannot be dropped ...
 \set VERBOSITY default
 DROP ROLE own_bob;
