@@ -49,9 +49,12 @@ unlike($res->{body}, qr/secret/, 'and no cookie of the admin\'s users');
 is(WebgresTest::request($port, 'POST', '/admin')->{status}, 405, 'POST /admin is still the admin\'s 405');
 
 # Two saves of overlapping paths at once: the second waits for the first
-# and is then refused.
+# and is then refused, even under REPEATABLE READ.
 my $s1 = $node->background_psql('postgres', extra_params => [ '-U', 'alice' ]);
 my $s2 = $node->background_psql('postgres', extra_params => [ '-U', 'bob' ], on_error_stop => 0);
+# bob's snapshot predates alice's save: the check must see it all the same.
+$s2->query_safe(q{BEGIN ISOLATION LEVEL REPEATABLE READ});
+$s2->query_safe(q{SELECT count(*) FROM webgres.routes});
 $s1->query_safe(q{BEGIN});
 $s1->query_safe(q{INSERT INTO webgres.routes (method, path, handler) VALUES ('GET', '/shared/:x', $$SELECT 'alice' AS body$$)});
 $s2->query_until(qr/started/, q{\echo started
@@ -65,6 +68,7 @@ $s1->query_safe(q{COMMIT});
 my ($out, $failed) = $s2->query(q{SELECT 'after'});
 like($s2->{stderr}, qr/route path "\/shared\/\*" overlaps route GET \/shared\/:x of role "alice"/,
 	'and is refused once the first commits');
+$s2->query(q{COMMIT});
 $s1->quit;
 $s2->quit;
 is($node->safe_psql('postgres', q{SELECT string_agg(path || ' ' || owner, ',') FROM webgres.routes WHERE path LIKE '/shared%'}),
