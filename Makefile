@@ -41,6 +41,7 @@ OBJS = \
 	src/html.o \
 	src/sample.o \
 	src/functions.o \
+	src/ownership.o \
 	src/stats.o \
 	src/cache.o \
 	src/events.o \

@@ -2,6 +2,8 @@
  * Fuzzes route patterns (src/pattern.c): the input is a pattern, a newline
  * and a request path.  Compiling, splitting, matching and decoding the
  * captures must never crash, and captures must lie inside the path.
+ * The path, read as a pattern too, checks pattern_overlaps: two patterns
+ * that match one path overlap, and the path an overlap names matches both.
  */
 #include <assert.h>
 
@@ -10,6 +12,46 @@
 #include "percent.h"
 
 int			LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
+
+/* True if pattern matches the path witness. */
+static bool
+matches(const PathPattern *pattern, const char *path)
+{
+	PathSegments segs;
+	PathCapture caps[MAX_PATH_SEGMENTS + 1];
+
+	return path_split(path, strlen(path), &segs) && pattern_match(pattern, &segs, caps) >= 0;
+}
+
+/* pattern_overlaps(pp, the path as a pattern) agrees with matching. */
+static void
+check_overlap(const PathPattern *pp, const char *path, size_t pathlen)
+{
+	PathPattern other;
+	char	   *error;
+	char	   *witness;
+	char	   *p;
+	bool		overlap;
+
+	if (memchr(path, '\0', pathlen) != NULL)
+		return;
+	p = pnstrdup(path, pathlen);
+	if (!pattern_compile(p, &other, &error))
+		return;
+	overlap = pattern_overlaps(pp, &other, &witness);
+	assert(overlap == pattern_overlaps(&other, pp, NULL));
+	if (overlap)
+	{
+		assert(witness != NULL);
+		assert(matches(pp, witness) && matches(&other, witness));
+	}
+	else
+	{
+		assert(witness == NULL);
+		/* The literal path matches the pattern made of it, so not pp. */
+		assert(!matches(pp, p) || !matches(&other, p));
+	}
+}
 
 int
 LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
@@ -46,6 +88,7 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 			}
 		}
 		(void) pattern_compare(&pp, &pp);
+		check_overlap(&pp, path, pathlen);
 	}
 	else
 		assert(error != NULL);

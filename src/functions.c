@@ -5,6 +5,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
@@ -13,6 +14,7 @@
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
@@ -21,6 +23,7 @@
 
 #include "handler.h"
 #include "html.h"
+#include "ownership.h"
 #include "pattern.h"
 #include "querystring.h"
 #include "sample.h"
@@ -200,10 +203,16 @@ webgres_check_handler(PG_FUNCTION_ARGS)
 	char	   *handler = text_to_cstring(PG_GETARG_TEXT_PP(0));
 
 	connect_spi();
-	handler_validate(handler, GetUserId(), false);
+	handler_validate(handler, GetUserId(), false, NULL);
 	SPI_finish();
 	PG_RETURN_VOID();
 }
+
+/*
+ * The search_path of routes saved before it was recorded, and of restored
+ * rows that do not carry one: the default, which the workers used then.
+ */
+#define ROUTES_DEFAULT_SEARCH_PATH "\"$user\", public"
 
 static int
 attnum_of(Relation rel, const char *name)
@@ -215,10 +224,30 @@ attnum_of(Relation rel, const char *name)
 	return attnum;
 }
 
+/* True if the text columns attnum of old and new differ. */
+static bool
+column_changed(HeapTuple oldtup, HeapTuple newtup, TupleDesc desc, int attnum)
+{
+	char	   *a = SPI_getvalue(oldtup, desc, attnum);
+	char	   *b = SPI_getvalue(newtup, desc, attnum);
+
+	return (a == NULL) != (b == NULL) || (a != NULL && strcmp(a, b) != 0);
+}
+
 /*
  * BEFORE INSERT OR UPDATE on webgres.routes: normalises the method, sets the
- * owner, and checks the path pattern and the handler, so that a bad route is
- * refused with the Postgres error instead of failing later for a client.
+ * owner and the search_path, checks that the path is not another role's
+ * (src/ownership.c), and checks the path pattern and the handler, so that a
+ * bad route is refused with the Postgres error instead of failing later for
+ * a client.
+ *
+ * The handler is planned under the row's search_path, the one the workers
+ * will use: a restore, whose session has search_path '', checks each route
+ * with the search_path it was saved with.  Like a function body, it is not
+ * planned at all when check_function_bodies is off, as it is while pg_dump
+ * output or pg_restore loads a database: the objects a handler uses may be
+ * restored after the routes (a unique index for ON CONFLICT, a schema's
+ * USAGE grant to the owner), and a backup must restore every route.
  */
 Datum
 webgres_route_check(PG_FUNCTION_ARGS)
@@ -231,17 +260,20 @@ webgres_route_check(PG_FUNCTION_ARGS)
 				att_path,
 				att_handler,
 				att_owner,
-				att_mode;
+				att_mode,
+				att_search_path;
 	bool		streams = false;
-	Datum		values[4];
-	bool		nulls[4];
-	int			cols[4];
+	Datum		values[5];
+	bool		nulls[5];
+	int			cols[5];
 	int			ncols = 0;
 	bool		isnull;
 	char	   *method;
 	char	   *path;
 	char	   *handler;
 	Oid			owner;
+	char	   *search_path;
+	bool		is_update;
 	PathPattern pattern;
 	char	   *error;
 
@@ -251,15 +283,19 @@ webgres_route_check(PG_FUNCTION_ARGS)
 
 	rel = trigdata->tg_relation;
 	desc = RelationGetDescr(rel);
-	tuple = TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event) ? trigdata->tg_newtuple : trigdata->tg_trigtuple;
+	is_update = TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event);
+	tuple = is_update ? trigdata->tg_newtuple : trigdata->tg_trigtuple;
 	att_method = attnum_of(rel, "method");
 	att_path = attnum_of(rel, "path");
 	att_handler = attnum_of(rel, "handler");
 	att_owner = attnum_of(rel, "owner");
+	/* Before ALTER EXTENSION webgres UPDATE to 1.2 there is no search_path. */
+	att_search_path = SPI_fnumber(desc, "search_path");
 
 	method = SPI_getvalue(tuple, desc, att_method);
 	path = SPI_getvalue(tuple, desc, att_path);
 	handler = SPI_getvalue(tuple, desc, att_handler);
+	search_path = att_search_path > 0 ? SPI_getvalue(tuple, desc, att_search_path) : NULL;
 	owner = DatumGetObjectId(SPI_getbinval(tuple, desc, att_owner, &isnull));
 
 	if (method != NULL)
@@ -326,9 +362,39 @@ webgres_route_check(PG_FUNCTION_ARGS)
 		streams = (mode != NULL && strcmp(mode, "stream") == 0);
 	}
 
-	connect_spi();
-	handler_validate(handler, owner, streams);
-	SPI_finish();
+	/*
+	 * A new route, and a new handler given without a search_path of its
+	 * own, take the saving session's.  A row that brings one keeps it, as
+	 * does an UPDATE that leaves the handler alone.
+	 */
+	if (att_search_path <= 0)
+		search_path = NULL;		/* checked with the session's, as before */
+	else if (search_path == NULL ||
+		(is_update && column_changed(trigdata->tg_trigtuple, tuple, desc, att_handler) &&
+		 !column_changed(trigdata->tg_trigtuple, tuple, desc, att_search_path)))
+	{
+		/* A restored row without one predates it: it ran with the default. */
+		if (search_path == NULL && !check_function_bodies)
+			search_path = ROUTES_DEFAULT_SEARCH_PATH;
+		else
+			search_path = namespace_search_path;
+		cols[ncols] = att_search_path;
+		values[ncols] = CStringGetTextDatum(search_path);
+		nulls[ncols++] = false;
+	}
+
+	/* Only a new path or a new owner can take a path from another role. */
+	if (!is_update ||
+		column_changed(trigdata->tg_trigtuple, tuple, desc, att_path) ||
+		column_changed(trigdata->tg_trigtuple, tuple, desc, att_owner))
+		ownership_check_path(rel, path, &pattern, owner);
+
+	if (check_function_bodies && !ownership_changing_owner)
+	{
+		connect_spi();
+		handler_validate(handler, owner, streams, search_path);
+		SPI_finish();
+	}
 
 	if (superuser_arg(owner))
 		ereport(NOTICE,

@@ -15,6 +15,7 @@
 #include "utils/memutils.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/plancache.h"
 #include "utils/syscache.h"
@@ -303,6 +304,34 @@ state_of(Route *route)
 	return route->handler_state;
 }
 
+/*
+ * Puts search_path in effect, as a function's SET clause does, unless it
+ * already is (the common case, which then costs a string comparison).
+ * Returns the GUC nest level for leave_search_path, or -1.  The plan cache
+ * re-plans a statement whenever the search_path differs from the one it was
+ * planned with, so the handler must both plan and run under it.
+ */
+static int
+enter_search_path(const char *search_path)
+{
+	int			level;
+
+	if (search_path == NULL || strcmp(search_path, namespace_search_path) == 0)
+		return -1;
+	level = NewGUCNestLevel();
+	(void) set_config_option("search_path", search_path, PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	return level;
+}
+
+/* Restores the search_path enter_search_path replaced. */
+static void
+leave_search_path(int level)
+{
+	if (level >= 0)
+		AtEOXact_GUC(true, level);
+}
+
 static void
 route_error_context(void *arg)
 {
@@ -322,6 +351,7 @@ handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen)
 	TupleDesc	desc = NULL;
 	HeapTuple	tuple = NULL;
 	HandlerState *st = state_of(route);
+	int			path_level;
 
 	errcallback.callback = route_error_context;
 	errcallback.arg = route;
@@ -330,6 +360,7 @@ handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen)
 
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
 	SetUserIdAndSecContext(route->owner, save_sec_context | HANDLER_SEC_CONTEXT);
+	path_level = enter_search_path(route->search_path);
 
 	if (st->plan == NULL)
 		prepare_route(route, st);
@@ -367,6 +398,7 @@ handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen)
 		}
 	}
 	SetUserIdAndSecContext(save_userid, save_sec_context);
+	leave_search_path(path_level);
 	note_shareable(st);
 
 	if (st->event_stream)
@@ -394,6 +426,7 @@ handler_run_rows(Route *route, RequestData *rd)
 	int			rc;
 	ErrorContextCallback errcallback;
 	HandlerState *st = state_of(route);
+	int			path_level;
 
 	errcallback.callback = route_error_context;
 	errcallback.arg = route;
@@ -402,6 +435,7 @@ handler_run_rows(Route *route, RequestData *rd)
 
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
 	SetUserIdAndSecContext(route->owner, save_sec_context | HANDLER_SEC_CONTEXT);
+	path_level = enter_search_path(route->search_path);
 	if (st->plan == NULL)
 		prepare_route(route, st);
 	rc = SPI_execute_plan_with_paramlist(st->plan, rd->params,
@@ -411,6 +445,7 @@ handler_run_rows(Route *route, RequestData *rd)
 	if (rc < 0)
 		elog(ERROR, "could not run handler: %s", SPI_result_code_string(rc));
 	SetUserIdAndSecContext(save_userid, save_sec_context);
+	leave_search_path(path_level);
 
 	error_context_stack = errcallback.previous;
 	return (SPI_processed > 0) ? SPI_tuptable : NULL;
@@ -482,6 +517,7 @@ handler_stream(Route *route, RequestData *rd, const StreamSink *sink, bool head_
 	int			save_sec_context;
 	ErrorContextCallback errcallback;
 	Portal		portal;
+	int			path_level;
 
 	if (format == STREAM_NOT_ACCEPTABLE)
 	{
@@ -506,6 +542,7 @@ handler_stream(Route *route, RequestData *rd, const StreamSink *sink, bool head_
 
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
 	SetUserIdAndSecContext(route->owner, save_sec_context | HANDLER_SEC_CONTEXT);
+	path_level = enter_search_path(route->search_path);
 
 	if (st->plan == NULL)
 		prepare_route(route, st);
@@ -518,6 +555,7 @@ handler_stream(Route *route, RequestData *rd, const StreamSink *sink, bool head_
 	SPI_cursor_close(portal);
 
 	SetUserIdAndSecContext(save_userid, save_sec_context);
+	leave_search_path(path_level);
 	error_context_stack = errcallback.previous;
 }
 
@@ -532,8 +570,9 @@ handler_result_desc(const Route *route)
 }
 
 void
-handler_validate(const char *handler, Oid owner, bool streams)
+handler_validate(const char *handler, Oid owner, bool streams, const char *search_path)
 {
+	int			path_level = enter_search_path(search_path);
 	Oid			save_userid;
 	int			save_sec_context;
 	SplicedHandler sh;
@@ -563,4 +602,5 @@ handler_validate(const char *handler, Oid owner, bool streams)
 	SPI_freeplan(plan);
 
 	SetUserIdAndSecContext(save_userid, save_sec_context);
+	leave_search_path(path_level);
 }

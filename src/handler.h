@@ -68,9 +68,11 @@ extern void handler_stream(Route *route, RequestData *rd, const struct StreamSin
 						   char **body, size_t *bodylen);
 
 /*
- * Prepares a handler as role owner to check it (for the routes trigger);
- * a handler that streams needs rows but no particular columns.
+ * Prepares a handler as role owner, with search_path in effect (NULL: the
+ * session's), to check it (for the routes trigger); a handler that streams
+ * needs rows but no particular columns.
  */
-extern void handler_validate(const char *handler, Oid owner, bool streams);
+extern void handler_validate(const char *handler, Oid owner, bool streams,
+							 const char *search_path);
 
 #endif

@@ -219,3 +219,100 @@ pattern_match(const PathPattern *pattern, const PathSegments *path, PathCapture 
 	}
 	return (i == path->n) ? ncaps : -1;
 }
+
+/*
+ * Appends one segment of a witness path: a literal as written, a parameter
+ * as "x" (any non-empty segment matches it).
+ */
+static char *
+witness_append(char *w, const PatternSegment *seg)
+{
+	*w++ = '/';
+	if (seg->kind == SEG_LITERAL)
+	{
+		memcpy(w, seg->text, seg->len);
+		w += seg->len;
+	}
+	else
+		*w++ = 'x';
+	return w;
+}
+
+/* True if some request path matches both patterns; see pattern.h. */
+bool
+pattern_overlaps(const PathPattern *a, const PathPattern *b, char **witness)
+{
+	size_t		size = 2;
+	char	   *buf,
+			   *w;
+	int			i;
+	bool		overlap = false;
+
+	for (i = 0; i < a->nsegs; i++)
+		size += a->segs[i].len + 2;
+	for (i = 0; i < b->nsegs; i++)
+		size += b->segs[i].len + 2;
+	w = buf = palloc(size);
+
+	for (i = 0;; i++)
+	{
+		const PatternSegment *sa = i < a->nsegs ? &a->segs[i] : NULL;
+		const PatternSegment *sb = i < b->nsegs ? &b->segs[i] : NULL;
+
+		/*
+		 * A rest capture matches whatever follows, so the other pattern's
+		 * remaining segments decide alone, and each of them matches
+		 * something.
+		 */
+		if ((sa && sa->kind == SEG_REST) || (sb && sb->kind == SEG_REST))
+		{
+			const PathPattern *other = (sa && sa->kind == SEG_REST) ? b : a;
+
+			for (int j = i; j < other->nsegs && other->segs[j].kind != SEG_REST; j++)
+				w = witness_append(w, &other->segs[j]);
+
+			/*
+			 * "/" splits into no segments, not one empty one: a second
+			 * empty segment, which the rest capture takes, keeps "//"
+			 * a path of two.
+			 */
+			if (w - buf == 1)
+				*w++ = '/';
+			overlap = true;
+			break;
+		}
+		/* Both ended together: same length, every segment compatible. */
+		if (sa == NULL && sb == NULL)
+		{
+			overlap = true;
+			break;
+		}
+		/* Without a rest capture, a path has as many segments as the pattern. */
+		if (sa == NULL || sb == NULL)
+			break;
+		if (sa->kind == SEG_LITERAL && sb->kind == SEG_LITERAL)
+		{
+			if (sa->len != sb->len || memcmp(sa->text, sb->text, sa->len) != 0)
+				break;
+			w = witness_append(w, sa);
+		}
+		else if (sa->kind == SEG_LITERAL || sb->kind == SEG_LITERAL)
+		{
+			const PatternSegment *lit = sa->kind == SEG_LITERAL ? sa : sb;
+
+			/* A parameter matches only a non-empty segment. */
+			if (lit->len == 0)
+				break;
+			w = witness_append(w, lit);
+		}
+		else
+			w = witness_append(w, sa);
+	}
+
+	if (w == buf)
+		*w++ = '/';
+	*w = '\0';
+	if (witness != NULL)
+		*witness = overlap ? buf : NULL;
+	return overlap;
+}

@@ -63,6 +63,14 @@ extern bool pattern_compile(const char *pattern, PathPattern *out, char **error)
 /* < 0 if a should be tried before b. */
 extern int	pattern_compare(const PathPattern *a, const PathPattern *b);
 
+/*
+ * True if some request path matches both patterns: literal segments must
+ * be equal, a parameter matches any non-empty segment, a rest capture
+ * matches whatever follows.  If witness is not NULL it is set to one such
+ * path (palloc'd), or NULL when they do not overlap.
+ */
+extern bool pattern_overlaps(const PathPattern *a, const PathPattern *b, char **witness);
+
 /* Splits path[0..len) on '/'; false if it does not start with '/' or has too many segments. */
 extern bool path_split(const char *path, size_t len, PathSegments *out);
 

@@ -103,7 +103,6 @@ load_routes(void)
 	Oid			nsp;
 	int			rc;
 	bool		has_modes;
-	bool		has_stream_headers;
 	MemoryContext oldcxt;
 
 	free_table();
@@ -129,17 +128,20 @@ load_routes(void)
 
 	if ((rc = SPI_connect()) != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed: %s", SPI_result_code_string(rc));
-	/* A database not yet updated to 1.2 has no mode columns: all auto. */
+	/*
+	 * A database not yet updated to 1.2 has no mode columns (all auto) and
+	 * records no search_path (the default then).
+	 */
 	has_modes = get_attnum(routes_relid, "mode") != InvalidAttrNumber;
-	has_stream_headers = get_attnum(routes_relid, "stream_headers") != InvalidAttrNumber;
-	rc = SPI_execute(has_stream_headers ?
-					 "SELECT id, method, path, priority, handler, owner::oid, "
-					 "mode, max_concurrency, stream_headers FROM webgres.routes" :
-					 has_modes ?
-					 "SELECT id, method, path, priority, handler, owner::oid, "
-					 "mode, max_concurrency FROM webgres.routes" :
-					 "SELECT id, method, path, priority, handler, owner::oid "
-					 "FROM webgres.routes", true, 0);
+	rc = SPI_execute(psprintf("SELECT id, method, path, priority, handler, owner::oid, "
+							  "%s, %s, %s, %s FROM webgres.routes",
+							  get_attnum(routes_relid, "search_path") != InvalidAttrNumber ?
+							  "search_path" : "NULL::text",
+							  has_modes ? "mode" : "NULL::text",
+							  has_modes ? "max_concurrency" : "NULL::integer",
+							  get_attnum(routes_relid, "stream_headers") != InvalidAttrNumber ?
+							  "stream_headers" : "NULL::jsonb"),
+					 true, 0);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "could not read webgres.routes: %s", SPI_result_code_string(rc));
 
@@ -159,11 +161,12 @@ load_routes(void)
 		r->priority = DatumGetInt32(SPI_getbinval(tup, desc, 4, &isnull));
 		r->handler = SPI_getvalue(tup, desc, 5);
 		r->owner = DatumGetObjectId(SPI_getbinval(tup, desc, 6, &isnull));
+		r->search_path = SPI_getvalue(tup, desc, 7);
 		r->mode = ROUTE_MODE_AUTO;
 		if (has_modes)
 		{
-			char	   *mode = SPI_getvalue(tup, desc, 7);
-			Datum		cap = SPI_getbinval(tup, desc, 8, &isnull);
+			char	   *mode = SPI_getvalue(tup, desc, 8);
+			Datum		cap = SPI_getbinval(tup, desc, 9, &isnull);
 
 			if (mode != NULL && strcmp(mode, "inline") == 0)
 				r->mode = ROUTE_MODE_INLINE;
@@ -173,7 +176,7 @@ load_routes(void)
 				r->mode = ROUTE_MODE_STREAM;
 			r->max_concurrency = isnull ? 0 : DatumGetInt32(cap);
 		}
-		r->stream_headers = has_stream_headers ? SPI_getvalue(tup, desc, 9) : NULL;
+		r->stream_headers = SPI_getvalue(tup, desc, 10);
 		r->label = psprintf("%s %s (route %lld)", r->method ? r->method : "*", r->path,
 							(long long) r->id);
 

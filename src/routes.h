@@ -31,6 +31,7 @@ typedef struct Route
 	int			priority;
 	char	   *handler;
 	Oid			owner;
+	char	   *search_path;	/* the handler plans and runs with this */
 	char	   *label;			/* "GET /users/:handle (route 3)", for messages */
 	struct HandlerState *handler_state; /* handler.c's; NULL until it runs */
 	RouteMode	mode;

@@ -19,6 +19,7 @@
 
 #include "exec_socket.h"
 #include "listen.h"
+#include "ownership.h"
 #include "route_limits.h"
 #include "stats.h"
 #include "webgres.h"
@@ -328,6 +329,7 @@ void
 _PG_init(void)
 {
 	define_settings();
+	ownership_init();
 
 	if (process_shared_preload_libraries_in_progress)
 	{

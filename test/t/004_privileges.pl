@@ -67,10 +67,13 @@ $node->safe_psql('postgres', q{
 	INSERT INTO webgres.routes (method, path, handler, owner) VALUES ('GET', '/orphan', 'SELECT v AS body FROM public_info', 'temp_owner');
 });
 is(WebgresTest::wait_for_status($port, '/orphan', 200)->{body}, 'visible', 'route of temp_owner served');
-$node->safe_psql('postgres', q{
-	REVOKE ALL ON public_info FROM temp_owner;
-	DROP ROLE temp_owner;
-});
+$node->safe_psql('postgres', q{REVOKE ALL ON public_info FROM temp_owner});
+my (undef, undef, $drop_err) = $node->psql('postgres', q{DROP ROLE temp_owner});
+like($drop_err, qr/role "temp_owner" cannot be dropped because some objects depend on it/,
+	'a route owner cannot be dropped where its routes are');
+# From another database the routes cannot be seen, and the role goes.
+$node->safe_psql('postgres', q{CREATE DATABASE elsewhere});
+$node->safe_psql('elsewhere', q{DROP ROLE temp_owner});
 # The DROP did not touch webgres.routes; a no-op statement fires the reload trigger.
 $node->safe_psql('postgres', q{DELETE FROM webgres.routes WHERE false});
 is(WebgresTest::http_get($port, '/orphan')->{status}, 404, 'route whose owner is gone is not served');

@@ -16,6 +16,8 @@ ALTER EXTENSION webgres UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'webgres';
 SELECT cardinality(webgres.random_distinct_ints(3, 1, 3)) AS drawn;
 SELECT path FROM webgres.routes;
+-- Routes saved before 1.2 run with the default search_path they ran with then.
+SELECT path, search_path FROM webgres.routes;
 
 -- An updated database has exactly what a new one has.
 CREATE TEMP TABLE updated AS
