@@ -134,6 +134,8 @@ webgres.listen = '127.0.0.1:$WG_PORT'
 webgres.workers = $WORKERS
 max_worker_processes = $(( WORKERS + 8 ))
 webgres.database = 'hello_world'
+# TFB requirement 7: each query with the semantics of its own round trip
+webgres.share_read_transactions = off
 # TechEmpower's database settings (REQUIREMENTS §3), scaled to a small machine
 max_connections = 600
 shared_buffers = 256MB

@@ -38,6 +38,9 @@ write_runtime_conf() {
 		echo "# written by docker/start.sh on every start"
 		echo "webgres.listen = '$listen'"
 		echo "webgres.workers = $1"
+		# TFB requirement 7: each query with the semantics of its own round
+		# trip, so no read transaction shared between requests.
+		echo "webgres.share_read_transactions = off"
 		echo "max_worker_processes = $((workers + 8))"
 		echo "listen_addresses = '$pg_listen'"
 	} | "$cluster" as-owner tee "$data/webgres.runtime.conf" >/dev/null

@@ -38,6 +38,8 @@ pg_stat_statements.max = 10000
 track_activity_query_size = 2048
 webgres.listen = '127.0.0.1:$port'
 webgres.database = 'hello_world'
+# TFB requirement 7: each query with the semantics of its own round trip
+webgres.share_read_transactions = off
 webgres.workers = $1
 max_worker_processes = $((workers + 8))
 max_connections = 200
