@@ -46,6 +46,12 @@ write_runtime_conf() {
 	} | "$cluster" as-owner tee "$data/webgres.runtime.conf" >/dev/null
 }
 
+# Another server on this data directory or these ports: say which and stop
+# (a second webgres would share the HTTP port through SO_REUSEPORT).
+http_port=${listen##*:}
+$init_only && http_port=
+"$cluster" check-free "$data" "${pg_listen:+$pgport}" "$http_port"
+
 # Installed before anything starts: the workers answer before pg_ctl's wait
 # for the start returns, and a signal that came then used to kill this
 # script and leave Postgres running.  Bash runs the trap once the command in

@@ -17,6 +17,10 @@ data=${WEBGRES_DATA:-/var/tmp/webgres-run-$pgport}
 workers=${WORKERS:-$(( 2 * $(nproc) ))}
 cluster=$src/scripts/cluster.sh
 
+# Another server on this data directory or these ports: say which and stop,
+# before anything here could stop it or share its HTTP port.
+"$cluster" check-free "$data" "$pgport" "$port"
+
 if [ ! -f "$data/PG_VERSION" ]; then
 	echo "webgres: creating a cluster in $data"
 	"$cluster" init "$data" "$pgport" <<CONF
@@ -62,7 +66,6 @@ stop() {
 trap stop EXIT
 trap 'exit 0' INT TERM
 
-"$cluster" stop "$data" fast 2>/dev/null || true
 "$cluster" start "$data"
 
 PGHOST=$data/socket PGPORT=$pgport "$src/scripts/tfb-db.sh"
