@@ -38,10 +38,19 @@ write_runtime_conf() {
 		echo "# written by docker/start.sh on every start"
 		echo "webgres.listen = '$listen'"
 		echo "webgres.workers = $1"
+		# TFB requirement 7: each query with the semantics of its own round
+		# trip, so no read transaction shared between requests.
+		echo "webgres.share_read_transactions = off"
 		echo "max_worker_processes = $((workers + 8))"
 		echo "listen_addresses = '$pg_listen'"
 	} | "$cluster" as-owner tee "$data/webgres.runtime.conf" >/dev/null
 }
+
+# Another server on this data directory or these ports: say which and stop
+# (a second webgres would share the HTTP port through SO_REUSEPORT).
+http_port=${listen##*:}
+$init_only && http_port=
+"$cluster" check-free "$data" "${pg_listen:+$pgport}" "$http_port"
 
 # Installed before anything starts: the workers answer before pg_ctl's wait
 # for the start returns, and a signal that came then used to kill this

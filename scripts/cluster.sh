@@ -8,6 +8,11 @@
 #   cluster.sh stop  DIR [MODE]     stop it (pg_ctl -m MODE, default fast)
 #   cluster.sh psql  DIR [ARGS...]  psql as the superuser on its socket
 #   cluster.sh as-owner CMD...      run CMD as the cluster's OS user
+#   cluster.sh check-free DIR [PGPORT] [HTTPPORT]
+#                                   fail, naming what holds it, if DIR's
+#                                   cluster is running or something listens
+#                                   on TCP port PGPORT or HTTPPORT (empty:
+#                                   not checked)
 #
 # Postgres refuses to run as root: as root, everything runs as the 'postgres'
 # system user (WEBGRES_OS_USER to choose another), which owns DIR.
@@ -27,7 +32,37 @@ as_owner() {
 	fi
 }
 
-cmd=${1:?usage: cluster.sh init|start|stop|psql|as-owner DIR}
+# Who listens on TCP port $1, as "NAME (PID n, data directory D)", or the
+# empty string when nothing does.  ss names the process when it may (as root,
+# or for the same user); otherwise a connect to 127.0.0.1 still finds it.
+# The data directory is a Postgres process's working directory, and the
+# postmaster is named rather than the worker holding the socket.
+port_holder() {
+	local port=$1 line pid name ppid dir
+	line=$(ss -ltnpH "sport = :$port" 2>/dev/null | head -n 1 || true)
+	if [ -z "$line" ]; then
+		# Without ss (a minimal image), or for an address ss does not list.
+		(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || return 0
+		echo "another process"
+		return 0
+	fi
+	pid=$(echo "$line" | grep -o 'pid=[0-9]*' | head -n 1 | cut -d= -f2 || true)
+	if [ -z "$pid" ]; then
+		echo "a process of another user"
+		return 0
+	fi
+	name=$(cat "/proc/$pid/comm" 2>/dev/null || echo '?')
+	if [ "$name" = postgres ]; then
+		ppid=$(awk '{print $4}' "/proc/$pid/stat" 2>/dev/null || true)
+		[ -n "$ppid" ] && [ "$(cat "/proc/$ppid/comm" 2>/dev/null)" = postgres ] && pid=$ppid
+		dir=$(readlink "/proc/$pid/cwd" 2>/dev/null || true)
+		echo "postgres (PID $pid${dir:+, data directory $dir})"
+	else
+		echo "$name (PID $pid)"
+	fi
+}
+
+cmd=${1:?usage: cluster.sh init|start|stop|psql|as-owner|check-free DIR}
 shift
 case "$cmd" in
 init)
@@ -68,6 +103,34 @@ psql)
 	;;
 as-owner)
 	as_owner "$@"
+	;;
+check-free)
+	dir=${1:?DIR}; pgport=${2:-}; httpport=${3:-}
+	if [ -f "$dir/postmaster.pid" ] && as_owner pg_ctl -D "$dir" status >/dev/null 2>&1; then
+		pid=$(head -n 1 "$dir/postmaster.pid")
+		port=$(sed -n 4p "$dir/postmaster.pid")
+		echo "webgres: the cluster in $dir is already running (postmaster PID $pid, Postgres port $port)." >&2
+		echo "webgres: refusing to take it over: stop that server first, or use another data directory (WEBGRES_DATA) and ports." >&2
+		exit 1
+	fi
+	if [ -n "$pgport" ]; then
+		holder=$(port_holder "$pgport")
+		if [ -n "$holder" ]; then
+			echo "webgres: Postgres port $pgport is already in use by $holder." >&2
+			echo "webgres: stop that server first, or choose another port (PGPORT)." >&2
+			exit 1
+		fi
+	fi
+	if [ -n "$httpport" ]; then
+		holder=$(port_holder "$httpport")
+		if [ -n "$holder" ]; then
+			# SO_REUSEPORT would let a second webgres bind it and take a
+			# share of its connections instead of failing.
+			echo "webgres: HTTP port $httpport is already in use by $holder." >&2
+			echo "webgres: refusing to share it: stop that server first, or choose another port (PORT)." >&2
+			exit 1
+		fi
+	fi
 	;;
 *)
 	echo "cluster.sh: unknown command $cmd" >&2; exit 2

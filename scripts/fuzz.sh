@@ -17,17 +17,19 @@ esac
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=(screen pattern form h2_screen)
 
+# Without a working clang nothing was fuzzed: that is a failure, never a
+# pass (make test and make fuzz install it through WEBGRES_DEPS_EXTRA).
 cc=${FUZZ_CC:-$(command -v clang || command -v clang-14 || true)}
 if [ -z "$cc" ]; then
-	echo "fuzz: SKIPPED: clang is not installed (apt-get install clang-14 libclang-rt-14-dev)"
-	exit 0
+	echo "fuzz: FAILED: clang is not installed (apt-get install clang-14 libclang-rt-14-dev)" >&2
+	exit 1
 fi
 probe=$(mktemp -d)
 trap 'rm -rf "$probe"' EXIT
 echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }' > "$probe/p.c"
 if ! "$cc" -fsanitize=fuzzer,address,undefined "$probe/p.c" -o "$probe/p" 2>/dev/null; then
-	echo "fuzz: SKIPPED: $cc cannot link libFuzzer with ASan/UBSan (apt-get install libclang-rt-14-dev)"
-	exit 0
+	echo "fuzz: FAILED: $cc cannot link libFuzzer with ASan/UBSan (apt-get install libclang-rt-14-dev)" >&2
+	exit 1
 fi
 
 bin=$src/fuzz/bin

@@ -19,6 +19,10 @@ workers=${WORKERS:-$(( 2 * $(nproc) ))}
 executors=${EXECUTORS:-4}
 cluster=$src/scripts/cluster.sh
 
+# Another server on this data directory or these ports: say which and stop,
+# before anything here could stop it or share its HTTP port.
+"$cluster" check-free "$data" "$pgport" "$port"
+
 if [ ! -f "$data/PG_VERSION" ]; then
 	echo "webgres: creating a cluster in $data"
 	"$cluster" init "$data" "$pgport" <<CONF
@@ -40,6 +44,8 @@ pg_stat_statements.max = 10000
 track_activity_query_size = 2048
 webgres.listen = '127.0.0.1:$port'
 webgres.database = 'hello_world'
+# TFB requirement 7: each query with the semantics of its own round trip
+webgres.share_read_transactions = off
 webgres.workers = $1
 webgres.executors = $2
 max_worker_processes = $((workers + 8))
@@ -63,7 +69,6 @@ stop() {
 trap stop EXIT
 trap 'exit 0' INT TERM
 
-"$cluster" stop "$data" fast 2>/dev/null || true
 "$cluster" start "$data"
 
 PGHOST=$data/socket PGPORT=$pgport "$src/scripts/tfb-db.sh"

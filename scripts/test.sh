@@ -130,7 +130,7 @@ run env WEBGRES_SRC="$scratch/src" TESTDIR="$scratch/src/test" \
 	PERL5LIB="$pgxs/src/test/perl:$scratch/src/test/t" \
 	prove ${PROVE_FLAGS:-} ${WEBGRES_TAP:-t/*.pl}
 
-# ---- fuzzing: each harness briefly; skipped with a message without clang ----
+# ---- fuzzing: each harness briefly; fails without clang (make test installs it) ----
 # The harnesses are always built with ASan and UBSan, so a sanitized run
 # has nothing to add to them.
 echo "== fuzz"

@@ -35,7 +35,7 @@ bool		webgres_expose_errors = false;
 int			webgres_request_timeout = 10000;
 int			webgres_header_timeout = 10000;
 int			webgres_body_timeout = 30000;
-bool		webgres_share_read_transactions = true;
+bool		webgres_share_read_transactions = false;
 bool		webgres_http2 = false;
 int			webgres_http2_max_resets = 100;
 int			webgres_max_connections_per_worker = 0;
@@ -175,16 +175,17 @@ define_settings(void)
 							NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("webgres.share_read_transactions",
-							 "Lets requests that only read share a transaction.",
+							 "Lets requests that only read share a transaction (off by default).",
 							 "Requests a worker takes in one pass of its event loop whose "
 							 "handlers cannot write (a SELECT with no volatile function, "
 							 "locking clause or data-modifying WITH) run in one read-only "
-							 "transaction, committed before the worker waits again. Each "
-							 "still has its own snapshot, settings and timeout; now() is "
-							 "the shared transaction's start. Applies only when "
-							 "default_transaction_isolation is read committed.",
+							 "transaction, committed before the worker waits again or after "
+							 "64 requests. Each still has its own snapshot, settings and "
+							 "timeout, but now() is the shared transaction's start, and its "
+							 "locks and xmin horizon are held across the requests. Applies "
+							 "only when default_transaction_isolation is read committed.",
 							 &webgres_share_read_transactions,
-							 true,
+							 false,
 							 PGC_SIGHUP,
 							 0,
 							 NULL, NULL, NULL);

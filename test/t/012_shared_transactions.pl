@@ -10,7 +10,9 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use WebgresTest;
 
-my $node = WebgresTest->new_node('shared', workers => 1);
+# Off by default (t/020_defaults.pl checks that): this file turns it on.
+my $node = WebgresTest->new_node('shared', workers => 1,
+	conf => "webgres.share_read_transactions = on\n");
 my $port = $node->{webgres_port};
 
 $node->safe_psql('postgres', q{

@@ -9,23 +9,31 @@ use HostileTest;
 my $h = HostileTest->new('requests');
 my $H = "Host: h\r\n";
 
+# Every request that must be refused goes to a path a counting route
+# answers (/count, /count/...): one that got past the screening would leave
+# a row in hits, which the end of this file checks is empty.
+WebgresTest::add_route($h->node, undef, '/count/*rest',
+	q{INSERT INTO hits (what) SELECT request.method || ' ' || request.path FROM request RETURNING 'counted' AS body});
+WebgresTest::wait_for_status($h->port, '/count/probe', 200)->{status} == 200 or die 'route did not load';
+$h->reset_hits;
+
 # Request lines and versions.
 my @lines = (
-	[ "GET /hello HTTP/2.0\r\n$H\r\n",        400, 'HTTP/2.0 on an HTTP/1 connection' ],
-	[ "GET /hello HTTP/0.9\r\n$H\r\n",        400, 'HTTP/0.9' ],
-	[ "GET /hello\r\n\r\n",                   400, 'no version' ],
-	[ "GET /hello http/1.1\r\n$H\r\n",        400, 'lower-case version' ],
-	[ "GET /hello HTTP/1.1 \r\n$H\r\n",       400, 'trailing space' ],
-	[ "GET  /hello HTTP/1.1\r\n$H\r\n",       400, 'two spaces' ],
-	[ "GET\t/hello HTTP/1.1\r\n$H\r\n",       400, 'tab separator' ],
-	[ "GET /hello HTTP/1.1\n$H\r\n",          400, 'bare LF after the request line' ],
-	[ "GET /hello HTTP/1.1\r\nHost: h\n\n",   400, 'bare LF line ends' ],
-	[ "GET /hello HTTP/1.1\r$H\r\n",          400, 'bare CR' ],
+	[ "GET /count HTTP/2.0\r\n$H\r\n",        400, 'HTTP/2.0 on an HTTP/1 connection' ],
+	[ "GET /count HTTP/0.9\r\n$H\r\n",        400, 'HTTP/0.9' ],
+	[ "GET /count\r\n\r\n",                   400, 'no version' ],
+	[ "GET /count http/1.1\r\n$H\r\n",        400, 'lower-case version' ],
+	[ "GET /count HTTP/1.1 \r\n$H\r\n",       400, 'trailing space' ],
+	[ "GET  /count HTTP/1.1\r\n$H\r\n",       400, 'two spaces' ],
+	[ "GET\t/count HTTP/1.1\r\n$H\r\n",       400, 'tab separator' ],
+	[ "GET /count HTTP/1.1\n$H\r\n",          400, 'bare LF after the request line' ],
+	[ "GET /count HTTP/1.1\r\nHost: h\n\n",   400, 'bare LF line ends' ],
+	[ "GET /count HTTP/1.1\r$H\r\n",          400, 'bare CR' ],
 	[ "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 400, 'a TLS ClientHello' ],
 	[ "get /hello HTTP/1.1\r\n$H\r\n",        405, 'lower-case method is another method' ],
 	[ "GET * HTTP/1.1\r\n$H\r\n",             400, 'asterisk-form' ],
 	[ "GET hello HTTP/1.1\r\n$H\r\n",         400, 'relative target' ],
-	[ "GET /hello#frag HTTP/1.1\r\n$H\r\n",   400, 'fragment in the target' ],
+	[ "GET /count#frag HTTP/1.1\r\n$H\r\n",   400, 'fragment in the target' ],
 );
 $h->refused($_->[0], $_->[1], $_->[2], keep => $_->[1] == 405) for @lines;
 $h->answered("GET /hello HTTP/1.2\r\n$H\r\n", 200, 'HTTP/1.2 is served as HTTP/1.1');
@@ -72,11 +80,14 @@ for my $t (@targets)
 	}
 	else
 	{
-		$h->refused("GET $target HTTP/1.1\r\n$H\r\n", $status, $desc);
+		# Under the counting routes: /p/x -> /count/x, /q?x -> /count?x.
+		(my $counted = $target) =~ s{^/(?:p/|q(?=\?)|(?=a))}{/count/};
+		$counted =~ s{^/count/\?}{/count?};
+		$h->refused("GET $counted HTTP/1.1\r\n$H\r\n", $status, $desc);
 	}
 }
-$h->answered("GET /" . ('a/' x 3000) . " HTTP/1.1\r\n$H\r\n", 414, '3000 segments');
-$h->refused("GET /" . ('a' x 500000) . " HTTP/1.1\r\n$H\r\n", 400, 'a 500 kB target (h2o limit)');
+$h->answered("GET /count/" . ('a/' x 3000) . " HTTP/1.1\r\n$H\r\n", 414, '3000 segments');
+$h->refused("GET /count/" . ('a' x 500000) . " HTTP/1.1\r\n$H\r\n", 400, 'a 500 kB target (h2o limit)');
 
 # Header names and values.
 my @headers = (
@@ -96,10 +107,10 @@ my @headers = (
 );
 for my $c (@headers)
 {
-	$h->refused("GET /hello HTTP/1.1\r\n$H$c->[0]\r\n\r\n", $c->[2] // 400, $c->[1]);
+	$h->refused("GET /count HTTP/1.1\r\n$H$c->[0]\r\n\r\n", $c->[2] // 400, $c->[1]);
 }
-$h->refused("GET /hello HTTP/1.1\r\n$H" . join('', map { "X$_: v\r\n" } 1 .. 150) . "\r\n", 400, '150 headers');
-$h->refused("GET /hello HTTP/1.1\r\n$H" . join('', map { "X$_: " . ('v' x 1000) . "\r\n" } 1 .. 80) . "\r\n",
+$h->refused("GET /count HTTP/1.1\r\n$H" . join('', map { "X$_: v\r\n" } 1 .. 150) . "\r\n", 400, '150 headers');
+$h->refused("GET /count HTTP/1.1\r\n$H" . join('', map { "X$_: " . ('v' x 1000) . "\r\n" } 1 .. 80) . "\r\n",
 	431, '80 kB of headers');
 
 # Values that are valid HTTP but not valid text: refused when a handler reads them.
@@ -110,5 +121,11 @@ like($r->{body}, qr/"x": "café"/, 'reaches the handler intact');
 $r = $h->answered("GET /echo/x HTTP/1.1\r\n${H}X: \t padded\r\n\r\n", 200, 'whitespace before a value');
 like($r->{body}, qr/"x": "padded"/, 'is trimmed');
 
-is($h->hits, 0, 'no counting route ran');
+is($h->hits, 0, 'no refused request reached a counting route');
+
+# The counting routes do count: a well-formed request to each leaves its row.
+$h->answered("GET /count HTTP/1.1\r\n$H\r\n", 200, 'a well-formed request to /count');
+$h->answered("GET /count/x%20y HTTP/1.1\r\n$H\r\n", 200, 'a well-formed request to /count/...');
+is($h->hit_list, "GET /count\nGET /count/x%20y", 'each left its row');
+$h->reset_hits;
 $h->finish;

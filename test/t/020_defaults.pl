@@ -1,0 +1,66 @@
+# Defaults that decide semantics: with nothing configured, requests that
+# only read do not share a transaction (webgres.share_read_transactions is
+# opt-in), so each request's now() is its own, as a separate round trip's
+# would be (TechEmpower's general requirement 7).
+use strict;
+use warnings;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(sleep);
+use WebgresTest;
+
+my $node = WebgresTest->new_node('defaults', workers => 1);
+my $port = $node->{webgres_port};
+
+is($node->safe_psql('postgres', 'SHOW webgres.share_read_transactions'), 'off',
+	'webgres.share_read_transactions is off by default');
+
+WebgresTest::add_route($node, 'GET', '/hold', q{SELECT pg_sleep(0.5)::text AS body});
+WebgresTest::add_route($node, 'GET', '/xact', q{SELECT now()::text AS body});
+WebgresTest::wait_for_status($port, '/xact', 200);
+# Each handler once alone: a route shares only once its plan is known.
+WebgresTest::http_get($port, $_) for qw(/xact /xact /hold);
+
+# Three requests that reach the only worker while it is busy with /hold, so
+# that it takes them in one pass of its loop: the case that shares when
+# sharing is on (t/012_shared_transactions.pl).
+sub together
+{
+	my @paths = @_;
+	my $hold = WebgresTest::connect_to($port);
+	print $hold "GET /hold HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+	sleep 0.15;
+	my @socks;
+	for my $p (@paths)
+	{
+		my $s = WebgresTest::connect_to($port);
+		print $s "GET $p HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+		push @socks, $s;
+	}
+	my ($held) = WebgresTest::read_responses($hold, 1, 10);
+	die "/hold did not answer" unless @$held && $held->[0]{status} == 200;
+	my @res;
+	for my $s (@socks)
+	{
+		my ($r) = WebgresTest::read_responses($s, 1, 10);
+		push @res, $r->[0] // { status => 0, body => '' };
+		close $s;
+	}
+	close $hold;
+	return @res;
+}
+
+my @r = together('/xact', '/xact', '/xact');
+is(join(',', map { $_->{status} } @r), '200,200,200', 'requests taken in one pass are answered');
+my %seen = map { $_->{body} => 1 } @r;
+is(scalar(keys %seen), 3, 'each has a transaction of its own: three different now()')
+  or diag(join("\n", map { $_->{body} } @r));
+
+# The same requests, pipelined on one connection, arrive in one read.
+my $batch = join '', map { "GET /xact HTTP/1.1\r\nHost: x\r\n\r\n" } 1 .. 8;
+my ($list) = WebgresTest::raw($port, $batch, n => 8);
+%seen = map { $_->{body} => 1 } @$list;
+is(scalar(keys %seen), 8, 'eight pipelined requests: eight transactions');
+
+$node->stop;
+done_testing();
