@@ -503,7 +503,8 @@ again:
 				label = r->label;
 				pgstat_report_activity(STATE_RUNNING, r->label);
 				request_set_captures(&rd, caps, ncaps);
-				if (on_loop && r->mode == ROUTE_MODE_AUTO)
+				/* An event stream's handler stays on the loop whatever it takes. */
+				if (on_loop && r->mode == ROUTE_MODE_AUTO && !answers_event_stream(r))
 				{
 					running = r;
 					budget_start(started);
@@ -565,7 +566,8 @@ again:
 	{
 		offload = NULL;
 		run->failed = true;
-		if (running == NULL || !budget_fired || !give_up_on_loop(req, running, run))
+		if (running == NULL || !budget_fired || answers_event_stream(running) ||
+			!give_up_on_loop(req, running, run))
 			answer_error(req, label, deadline, body, bodylen);
 	}
 	PG_END_TRY();
