@@ -108,9 +108,12 @@ define_settings(void)
 							   NULL, NULL, NULL);
 
 	DefineCustomIntVariable("webgres.handler_timeout",
-							"Longest time a request's handlers may run.",
-							"A request whose handlers run longer is cancelled and "
-							"answered 504. 0 turns the limit off.",
+							"Longest time from a request's complete head to its response.",
+							"Counted from when the request head was complete, so time "
+							"spent waiting for an executor counts too; a request still "
+							"without a response then is cancelled and answered 504. For a "
+							"streamed response it bounds the time to the response head "
+							"(webgres.stream_timeout bounds the rest). 0 turns the limit off.",
 							&webgres_handler_timeout,
 							30000,
 							0, INT_MAX,
@@ -217,7 +220,8 @@ define_settings(void)
 	DefineCustomIntVariable("webgres.executors",
 							"Number of executor processes that run handlers off the event loop.",
 							"Executors are database backends that run the requests the HTTP "
-							"workers hand to them: requests of routes in mode executor, and "
+							"workers hand to them: requests of routes in mode executor or "
+							"stream, and "
 							"of routes in mode auto once a run took longer than "
 							"webgres.inline_budget. 0 runs every handler on the event loop. "
 							"Changes take effect on reload.",
