@@ -340,12 +340,28 @@ route_error_context(void *arg)
 	errcontext("webgres route %s", route->label);
 }
 
+/*
+ * Executes st's plan for rd, up to count rows (0: all); returns whether it
+ * gave any, in SPI_tuptable.  A plan that may write marks the request.
+ */
+static bool
+execute_plan(HandlerState *st, RequestData *rd, long count)
+{
+	int			rc = SPI_execute_plan_with_paramlist(st->plan, rd->params,
+													 st->read_only && !rd->wrote, count);
+
+	if (!st->read_only)
+		rd->wrote = true;
+	if (rc < 0)
+		elog(ERROR, "could not run handler: %s", SPI_result_code_string(rc));
+	return SPI_processed > 0 && SPI_tuptable != NULL;
+}
+
 bool
 handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen)
 {
 	Oid			save_userid;
 	int			save_sec_context;
-	int			rc;
 	ErrorContextCallback errcallback;
 	bool		found;
 	TupleDesc	desc = NULL;
@@ -368,13 +384,7 @@ handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen)
 	if (st->event_stream)
 	{
 		/* Every row: the first shapes the stream, all may be catch-up events. */
-		rc = SPI_execute_plan_with_paramlist(st->plan, rd->params,
-											 st->read_only && !rd->wrote, 0);
-		if (!st->read_only)
-			rd->wrote = true;
-		if (rc < 0)
-			elog(ERROR, "could not run handler: %s", SPI_result_code_string(rc));
-		found = (SPI_processed > 0 && SPI_tuptable != NULL);
+		found = execute_plan(st, rd, 0);
 	}
 	else if (st->read_only && !rd->wrote &&
 			 simple_eval_run(st->plan, &st->simple, rd->params, &desc, &tuple))
@@ -382,15 +392,7 @@ handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen)
 	else
 	{
 		/* A SELECT needs only its first row; anything else must run to completion. */
-		rc = SPI_execute_plan_with_paramlist(st->plan, rd->params,
-											 st->read_only && !rd->wrote,
-											 st->spliced.is_select ? 1 : 0);
-		if (!st->read_only)
-			rd->wrote = true;
-		if (rc < 0)
-			elog(ERROR, "could not run handler: %s", SPI_result_code_string(rc));
-
-		found = (SPI_processed > 0 && SPI_tuptable != NULL);
+		found = execute_plan(st, rd, st->spliced.is_select ? 1 : 0);
 		if (found)
 		{
 			desc = SPI_tuptable->tupdesc;
@@ -423,7 +425,7 @@ handler_run_rows(Route *route, RequestData *rd)
 {
 	Oid			save_userid;
 	int			save_sec_context;
-	int			rc;
+	bool		found;
 	ErrorContextCallback errcallback;
 	HandlerState *st = state_of(route);
 	int			path_level;
@@ -438,17 +440,12 @@ handler_run_rows(Route *route, RequestData *rd)
 	path_level = enter_search_path(route->search_path);
 	if (st->plan == NULL)
 		prepare_route(route, st);
-	rc = SPI_execute_plan_with_paramlist(st->plan, rd->params,
-										 st->read_only && !rd->wrote, 0);
-	if (!st->read_only)
-		rd->wrote = true;
-	if (rc < 0)
-		elog(ERROR, "could not run handler: %s", SPI_result_code_string(rc));
+	found = execute_plan(st, rd, 0);
 	SetUserIdAndSecContext(save_userid, save_sec_context);
 	leave_search_path(path_level);
 
 	error_context_stack = errcallback.previous;
-	return (SPI_processed > 0) ? SPI_tuptable : NULL;
+	return found ? SPI_tuptable : NULL;
 }
 
 /* Walker: notes in *used the request parameters ($n) a query refers to. */
