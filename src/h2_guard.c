@@ -58,6 +58,8 @@ typedef struct H2Guard
 	size_t		seen;			/* bytes at the start of sock->input already fed */
 	bool		ending;			/* GOAWAY sent: the connection is being closed */
 	bool		resync;			/* h2o read without the screening: start afresh */
+	void		(*prev_close) (void *);	/* the socket's on_close hook before ours */
+	void	   *prev_close_data;
 } H2Guard;
 
 static h2o_context_t *guarded;
@@ -82,7 +84,14 @@ h2_guard_init(h2o_context_t *ctx)
 static void
 guard_closed(void *data)
 {
-	pfree(data);
+	H2Guard    *g = (H2Guard *) data;
+	void		(*prev_close) (void *) = g->prev_close;
+	void	   *prev_close_data = g->prev_close_data;
+
+	pfree(g);
+	/* The hook that was there first (capacity.c counts connections with it). */
+	if (prev_close != NULL)
+		prev_close(prev_close_data);
 }
 
 /* The screening state of a socket webgres switched to HTTP/2, or NULL. */
@@ -215,6 +224,8 @@ start_http2(h2o_socket_t *sock)
 
 	g = MemoryContextAllocZero(guard_cxt, sizeof(H2Guard));
 	h2_screen_init(&g->screen, webgres_http2_max_resets);
+	g->prev_close = sock->on_close.cb;
+	g->prev_close_data = sock->on_close.data;
 	sock->on_close.cb = guard_closed;
 	sock->on_close.data = g;
 	sock->_cb.read = h2_read;

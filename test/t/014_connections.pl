@@ -17,7 +17,8 @@ chomp(my $hard = `sh -c 'ulimit -Hn'`);
 $hard = 1 << 20 if $hard eq 'unlimited';
 
 my $node = WebgresTest->new_node('conns', workers => 1,
-	conf => "webgres.request_timeout = '5min'\n");    # answered connections stay open
+	conf => "webgres.request_timeout = '5min'\n"    # answered connections stay open
+	  . "webgres.http2 = on\n");
 our $port = $node->{webgres_port};
 WebgresTest::add_route($node, 'GET', '/x', q{SELECT 'x' AS body});
 WebgresTest::wait_for_status($port, '/x', 200);
@@ -108,6 +109,21 @@ SKIP:
 	close $_ for @s;
 }
 is(wait_gauge(0), 0, 'closed connections are no longer counted');
+
+# ---- an HTTP/2 connection is counted, and uncounted when it closes ----
+# (its screening hooks the socket's close too: both must run)
+{
+	my @s = open_conns(3);
+	# the client preface and an empty SETTINGS frame
+	print $_ "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" . pack('CnCCN', 0, 0, 4, 0, 0) for @s;
+	my $got = '';
+	my $sel = IO::Select->new($s[0]);
+	sysread($s[0], $got, 9) if $sel->can_read(10);
+	is(length($got) == 9 ? unpack('x3C', $got) : -1, 4, 'an h2c connection is answered with SETTINGS');
+	is(wait_gauge(3), 3, 'h2c connections are counted');
+	close $_ for @s;
+	is(wait_gauge(0), 0, 'closed h2c connections are no longer counted');
+}
 
 # ---- the per-worker cap ----
 my $capped = WebgresTest->new_node('capped', workers => 1,
