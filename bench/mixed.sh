@@ -14,7 +14,8 @@
 # with the slow route's answered and refused counts.
 #
 # Settings (environment): SLOW, CONNS, DURATION (default 10), REPS (3),
-# EXECUTORS (default as in scripts/run.sh), WORKERS (2 x nproc).
+# EXECUTORS (default as in scripts/run.sh), WORKERS (2 x nproc), BENCH_TFB_DB
+# (the script that sets up the TechEmpower database; an older build's own).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -60,7 +61,7 @@ synchronous_commit = off
 log_min_messages = warning
 EOF
 "$CLUSTER" start "$PGDIR"
-"$ROOT/scripts/tfb-db.sh" > "$OUT/tfb-db.log" 2>&1
+"${BENCH_TFB_DB:-$ROOT/scripts/tfb-db.sh}" > "$OUT/tfb-db.log" 2>&1
 "$CLUSTER" psql "$PGDIR" -d hello_world -q > "$OUT/routes.log" 2>&1 <<'SQL'
 SET ROLE benchmarkdbuser;
 INSERT INTO webgres.routes (method, path, handler) VALUES

@@ -46,7 +46,9 @@ LATENCY_EXPLAINED = (
     "meta-command logs none); "
     "bench/run.sh starts every pgbench script with a `\\set` so that it reads the "
     "clock at each start, and flags a run that still logged zeros.")
-CAPACITY_ENDPOINTS = ["plaintext-conns", "db-conns"]
+# (endpoint, wrk pipeline depth): TechEmpower's plaintext test pipelines 16
+# requests at 256 to 16,384 connections; its database tests do not pipeline.
+CAPACITY_ENDPOINTS = [("plaintext-conns", 1), ("plaintext-pipelined-conns", 16), ("db-conns", 1)]
 CAPACITY_BASE_CONNS = 256
 CAPACITY_TARGET = 0.7          # throughput at the most connections ÷ at 256
 TFB_PLAINTEXT_CONNS = 16384    # TechEmpower's highest plaintext level
@@ -298,12 +300,13 @@ def targets(summary, ops, meta):
         elif "latency_problem" in w:
             rows.append(("/db p99 ≤ 3× p50 at 256 connections%s" % note,
                          "not measured: %s" % w["latency_problem"], None))
-    for ep in CAPACITY_ENDPOINTS:
-        r = capacity_ratio(summary, ep)
+    for ep, pipe in CAPACITY_ENDPOINTS:
+        r = capacity_ratio(summary, ep, pipeline=pipe)
         if r is not None:
             top, ratio = r
             rows.append(("%s: req/s at %s connections ≥ %.1f× at %d (medians)"
-                         % (ep.replace("-conns", ""), fmt_count(top), CAPACITY_TARGET, CAPACITY_BASE_CONNS),
+                         % (ep.replace("-pipelined-conns", " pipelined %d" % pipe).replace("-conns", ""),
+                            fmt_count(top), CAPACITY_TARGET, CAPACITY_BASE_CONNS),
                          "%.2f×" % ratio, ratio >= CAPACITY_TARGET))
     # The capacity tier reports its own socket errors (see its section).
     tfb = [e for e in summary if e.get("tier") != "capacity"]
@@ -339,9 +342,9 @@ def targets(summary, ops, meta):
     return rows
 
 
-def capacity_ratio(summary, endpoint, server="webgres"):
+def capacity_ratio(summary, endpoint, server="webgres", pipeline=1):
     """(most connections, its median req/s ÷ that at CAPACITY_BASE_CONNS), or None."""
-    runs = {e["conns"]: e["servers"][server]["rps"]["median"] for e in find(summary, endpoint)
+    runs = {e["conns"]: e["servers"][server]["rps"]["median"] for e in find(summary, endpoint, pipeline=pipeline)
             if "rps" in e["servers"].get(server, {})}
     if CAPACITY_BASE_CONNS not in runs or len(runs) < 2 or runs[CAPACITY_BASE_CONNS] <= 0:
         return None
@@ -353,9 +356,10 @@ def capacity_md(summary, ops):
     """The connection capacity tier: figures, limits, and what 16,384 would need."""
     L = ["## Connection capacity", ""]
     rows = []
-    for ep in CAPACITY_ENDPOINTS:
-        base = [e for e in find(summary, ep, conns=CAPACITY_BASE_CONNS) if "rps" in e["servers"].get("webgres", {})]
-        for e in find(summary, ep):
+    for ep, pipe in CAPACITY_ENDPOINTS:
+        base = [e for e in find(summary, ep, conns=CAPACITY_BASE_CONNS, pipeline=pipe)
+                if "rps" in e["servers"].get("webgres", {})]
+        for e in find(summary, ep, pipeline=pipe):
             w = e["servers"].get("webgres", {})
             if "rps" not in w:
                 rows.append((e["label"], "– (%s)" % w.get("unavailable", "not run"), "", "", "", ""))
@@ -367,7 +371,8 @@ def capacity_md(summary, ops):
             href = ("%s (%.2f×)" % (fmt_rps(h["rps"]["median"]), h["rps"]["median"] / hb[0])
                     if "rps" in h and hb and hb[0] > 0 else "")
             rows.append((e["label"], "%s (%s–%s)" % (fmt_rps(w["rps"]["median"]), fmt_rps(w["rps"]["min"]), fmt_rps(w["rps"]["max"])),
-                         "%s / %s" % (fmt_us(w["latency_us"]["p50"]), fmt_us(w["latency_us"]["p99"])),
+                         "%s / %s" % (fmt_us(w["latency_us"]["p50"]), fmt_us(w["latency_us"]["p99"]))
+                         if "latency_us" in w else "not measured (%s)" % w.get("latency_problem", "?"),
                          "%d / %d / %d / %d" % (se["connect"], se["read"], se["write"], se["timeout"]),
                          "%.2f×" % ratio if ratio is not None else "", href))
     if not rows:
@@ -472,13 +477,15 @@ def report_md(meta, summary, ops, target_rows):
     L.append("%s run: %d repetition(s) of %d s per case, %d webgres workers (and as many "
              "h2o_hello processes and node-pg workers), wrk with %d threads, connections %s "
              "(queries/updates/cached-queries at %s). Machine: %d × %s, %s, kernel %s. %s, libh2o %s, "
-             "node %s, wrk %s. Commit `%s`."
+             "node %s, wrk %s. Commit `%s`%s."
              % ("QUICK" if meta.get("quick") else "Full", meta.get("reps", 0), meta.get("duration_s", 0),
                 meta.get("workers", 0), meta.get("wrk_threads", 2),
                 "/".join(str(c) for c in meta.get("conns", [])), meta.get("qconns"),
                 meta.get("nproc", 0), meta.get("cpu", "?"), fmt_kib(meta.get("mem_total_kib", 0)),
                 meta.get("kernel", "?"), meta.get("postgres", "?"), meta.get("libh2o", "?"),
-                meta.get("node", "?"), meta.get("wrk", "?"), meta.get("git", "?")))
+                meta.get("node", "?"), meta.get("wrk", "?"), meta.get("build", meta.get("git", "?")),
+                "" if meta.get("build", meta.get("git")) == meta.get("git")
+                else " (measured with the harness of `%s`)" % meta.get("git", "?")))
     L.append("")
     facts = []
     if meta.get("command"):
@@ -491,7 +498,7 @@ def report_md(meta, summary, ops, target_rows):
             meta["share_read_transactions"],
             "" if meta["share_read_transactions"] == "off"
             else " (TechEmpower's rules forbid it: these figures are not TechEmpower-legal)"))
-    if str(meta.get("git", "")).endswith("-dirty"):
+    if str(meta.get("git", "")).endswith("-dirty") or str(meta.get("build", "")).endswith("-dirty"):
         facts.append("**The tree had uncommitted changes**: no commit reproduces these figures.")
     if facts:
         L.append(" ".join(facts))

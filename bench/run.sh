@@ -57,14 +57,15 @@ HANDLER_TIMEOUT_MS=${HANDLER_TIMEOUT_MS:-50}
 NODE_POOL=${NODE_POOL:-32}
 # what the report states as the command that made it
 BENCH_COMMAND=""
-for v in QUICK WORKERS REPS DURATION CONNS QCONNS SOAK SOAK_REQUESTS RSS_STEPS PROFILE WEBGRES ONLY NODE_POOL HANDLER_TIMEOUT_MS; do
+for v in QUICK WORKERS REPS DURATION MIXED_DURATION CONNS QCONNS SOAK SOAK_REQUESTS RSS_STEPS PROFILE WEBGRES ONLY NODE_POOL HANDLER_TIMEOUT_MS CAPACITY CAP_CONNS SSE ROUTE_COUNTS BENCH_BUILD BENCH_TFB_DB; do
 	[ -n "${!v:-}" ] && BENCH_COMMAND+="$v='${!v}' "
 done
 BENCH_COMMAND+="bench/run.sh"
 RUN_T0=$(date +%s)
 
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
-OUT=$BENCH/results/$STAMP
+# BENCH_OUT: where the results go (bench/before_after.sh sets it)
+OUT=${BENCH_OUT:-$BENCH/results/$STAMP}
 RAW=$OUT/raw
 mkdir -p "$RAW"
 CASES=$RAW/cases.jsonl
@@ -409,6 +410,9 @@ bench_case() {
 	echo "\"conns\": [$(echo $CONNS | tr ' ' ',')], \"qconns\": $QCONNS, \"wrk_threads\": $THREADS,"
 	echo "\"node_pool\": $NODE_POOL, \"soak\": $SOAK, \"profile\": $PROFILE,"
 	echo "\"git\": $(jstr "$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)"),"
+	# BENCH_BUILD: the commit of the installed webgres when it is not this
+	# tree's (bench/before_after.sh measures an older build with this harness)
+	echo "\"build\": $(jstr "${BENCH_BUILD:-$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)}"),"
 	echo "\"command\": $(jstr "$BENCH_COMMAND"),"
 	echo "\"share_read_transactions\": $(jstr "$("$CLUSTER" psql "$PGDIR" -d postgres -At -c 'SHOW webgres.share_read_transactions' 2>/dev/null || echo unknown)"),"
 	echo "\"nproc\": $(nproc), \"cpu\": $(jstr "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"),"
@@ -517,6 +521,8 @@ if [ "$CAPACITY" = 1 ] && [ "$WEBGRES" = 1 ]; then
 	# bare h2o on /plaintext: how much of the drop is the machine's, not webgres'
 	for c in $CAP_CONNS; do
 		bench_case capacity plaintext-conns /plaintext "$ACCEPT_PLAIN" "$c" 1 webgres h2o
+		# as TechEmpower's plaintext test runs it: 16 requests pipelined
+		bench_case capacity plaintext-pipelined-conns /plaintext "$ACCEPT_PLAIN" "$c" 16 webgres h2o
 		bench_case capacity db-conns /db "$ACCEPT_JSON" "$c" 1 webgres
 	done
 fi
@@ -625,7 +631,7 @@ fi
 # Its own cluster with make run's settings; in full runs, or when ONLY names it.
 if [ "$WEBGRES" = 1 ] && { { [ "$QUICK" = 0 ] && [ -z "${ONLY:-}" ]; } || [[ mixed =~ ^(${ONLY:-})$ ]]; }; then
 	log "mixed tier"
-	DURATION=$DURATION REPS=$REPS "$BENCH/mixed.sh" "$RAW/mixed" > "$RAW/mixed.log" 2>&1 \
+	DURATION=${MIXED_DURATION:-$DURATION} REPS=$REPS "$BENCH/mixed.sh" "$RAW/mixed" > "$RAW/mixed.log" 2>&1 \
 		|| log "mixed tier failed (see $RAW/mixed.log)"
 fi
 
@@ -648,5 +654,9 @@ note elapsed_s "$(( $(date +%s) - RUN_T0 ))"
 log "writing the report"
 python3 "$BENCH/report.py" build "$OUT"
 mkdir -p "$BENCH/results/latest"
-cp "$OUT/report.md" "$OUT/chart.svg" "$OUT/results.json" "$BENCH/results/latest/"
-log "done: $OUT/report.md (copied to bench/results/latest/)"
+if [ -z "${BENCH_OUT:-}" ]; then
+	cp "$OUT/report.md" "$OUT/chart.svg" "$OUT/results.json" "$BENCH/results/latest/"
+	log "done: $OUT/report.md (copied to bench/results/latest/)"
+else
+	log "done: $OUT/report.md"
+fi
