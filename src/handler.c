@@ -95,6 +95,27 @@ plan_is_constant(SPIPlanPtr plan)
 	return constant;
 }
 
+/*
+ * True at the first query, at any depth, that locks rows or writes: FOR
+ * UPDATE/SHARE in a subquery, a CTE or a sublink marks only that subquery,
+ * not the statement's top query.
+ */
+static bool
+locks_or_writes_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Query))
+	{
+		Query	   *q = (Query *) node;
+
+		if (q->commandType != CMD_SELECT || q->hasModifyingCTE || q->rowMarks != NIL)
+			return true;
+		return query_tree_walker(q, locks_or_writes_walker, context, 0);
+	}
+	return expression_tree_walker(node, locks_or_writes_walker, context);
+}
+
 /* True if the statement only reads: a SELECT without locks or writes. */
 static bool
 source_reads_only(CachedPlanSource *source)
@@ -102,12 +123,8 @@ source_reads_only(CachedPlanSource *source)
 	ListCell   *lc;
 
 	foreach(lc, source->query_list)
-	{
-		Query	   *q = lfirst_node(Query, lc);
-
-		if (q->commandType != CMD_SELECT || q->hasModifyingCTE || q->rowMarks != NIL)
+		if (locks_or_writes_walker(lfirst(lc), NULL))
 			return false;
-	}
 	return true;
 }
 

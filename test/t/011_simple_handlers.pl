@@ -123,5 +123,22 @@ is($res->{status}, 504, 'an expression that runs too long times out: 504');
 
 is(WebgresTest::http_get($port, '/hi/cy')->{body}, 'hi cy -', 'the worker keeps serving');
 
+# Row locks taken below the top query (a subquery, a CTE, a sublink) make a
+# handler one that writes: it must not run in read-only mode, where SPI
+# refuses FOR UPDATE ("not allowed in a non-volatile function").
+$node->safe_psql('postgres', q{
+	CREATE TABLE locked (id int PRIMARY KEY, v text);
+	INSERT INTO locked VALUES (1, 'locked');
+	GRANT SELECT, UPDATE ON locked TO app;
+});
+app_route('/lock/sublink', q{SELECT (SELECT v FROM locked WHERE id = 1 FOR UPDATE) AS body FROM request});
+app_route('/lock/from', q{SELECT s.v AS body FROM (SELECT v FROM locked WHERE id = 1 FOR SHARE) s, request});
+app_route('/lock/cte', q{WITH l AS (SELECT v FROM locked WHERE id = 1 FOR UPDATE) SELECT v AS body FROM l, request});
+for my $path ('/lock/sublink', '/lock/from', '/lock/cte')
+{
+	$res = WebgresTest::wait_for_status($port, $path, 200, 10);
+	is($res->{status} . ' ' . $res->{body}, '200 locked', "$path: a row lock below the top query runs");
+}
+
 $node->stop;
 done_testing();
