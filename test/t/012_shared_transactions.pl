@@ -19,6 +19,7 @@ $node->safe_psql('postgres', q{
 	CREATE TABLE counts (n int);
 	INSERT INTO counts VALUES (1), (2);
 	CREATE TABLE log (at timestamptz);
+	CREATE TABLE gate (g int);
 	CREATE FUNCTION tag() RETURNS text STABLE LANGUAGE sql AS $$SELECT 'tag'$$;
 	CREATE FUNCTION roll() RETURNS float8 VOLATILE LANGUAGE sql AS $$SELECT random()$$;
 	CREATE FUNCTION write_log() RETURNS text VOLATILE LANGUAGE plpgsql
@@ -29,7 +30,7 @@ $node->safe_psql('postgres', q{
 });
 
 my %routes = (
-	'/hold'   => q{SELECT pg_sleep(0.5)::text AS body},
+	'/hold'   => q{SELECT pg_sleep(0)::text || count(*) AS body FROM gate},
 	'/stamp'  => q{SELECT now()::text AS body},
 	'/echo'   => q{SELECT now()::text || ' ' || (request.query->>'x') AS body FROM request},
 	'/count'  => q{SELECT now()::text AS body FROM counts WHERE n = 1},
@@ -49,14 +50,20 @@ $node->safe_psql('postgres', "UPDATE webgres.routes SET mode = 'inline' WHERE pa
 WebgresTest::wait_for_status($port, '/stamp', 200);
 
 # Sends one GET per path, each on its own connection, while the only worker
-# is busy with /hold, so that it takes them all in its next pass.  Returns
-# the responses in the order of @paths.
+# is busy with /hold, so that it takes them all in its next pass.  /hold
+# waits for a lock on gate that a session holds until every other request
+# has been sent: no timing is involved.  Returns the responses in the order
+# of @paths.
 sub together
 {
 	my @paths = @_;
+	my $gate = $node->background_psql('postgres');
+	$gate->query_safe('BEGIN; LOCK TABLE gate IN ACCESS EXCLUSIVE MODE');
 	my $hold = WebgresTest::connect_to($port);
 	print $hold "GET /hold HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
-	sleep 0.15;
+	$node->poll_query_until('postgres',
+		q{SELECT count(*) > 0 FROM pg_locks WHERE NOT granted AND relation = 'gate'::regclass})
+	  or die "/hold never waited for the gate";
 	my @socks;
 	for my $p (@paths)
 	{
@@ -64,6 +71,8 @@ sub together
 		print $s "GET $p HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
 		push @socks, $s;
 	}
+	$gate->query_safe('COMMIT');
+	$gate->quit;
 	my ($held) = WebgresTest::read_responses($hold, 1, 10);
 	die "/hold did not answer" unless @$held && $held->[0]{status} == 200;
 	my @res;
@@ -139,8 +148,13 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM log'), $logged, 'and nothi
 # Off: every request has its own transaction.
 $node->safe_psql('postgres', q{ALTER SYSTEM SET webgres.share_read_transactions = off;
 	SELECT pg_reload_conf()});
-sleep 0.3;
-@r = together('/stamp', '/stamp', '/stamp');
+# The worker reads the setting at its next pass after the reload signal.
+for my $try (1 .. 50)
+{
+	@r = together('/stamp', '/stamp', '/stamp');
+	last if distinct(map { $_->{body} } @r) == 3;
+	sleep 0.2;
+}
 is(join(',', map { $_->{status} } @r), '200,200,200', 'with sharing off, requests are answered');
 is(distinct(map { $_->{body} } @r), 3, 'each in its own transaction');
 is(WebgresTest::http_get($port, '/sneaky')->{body}, 'logged', 'and the mislabelled function writes');
