@@ -32,20 +32,8 @@ WORKERS=${WORKERS:-$(( 2 * $(nproc) ))}
 EXECUTORS=${EXECUTORS:-4}
 
 log() { printf '[mixed %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-PGDIR=$(mktemp -d /tmp/webgres-mixed.XXXXXX)
-[ "$(id -u)" -eq 0 ] && chown postgres: "$PGDIR"
-PGPORT=$(free_port); WG_PORT=$(free_port)
-PGHOST=$PGDIR/socket
-export PGHOST PGPORT
-cleanup() {
-	"$CLUSTER" stop "$PGDIR" immediate >/dev/null 2>&1 || true
-	rm -rf "$PGDIR"
-}
-trap cleanup EXIT
+. "$ROOT/bench/lib.sh"
+throwaway_cluster mixed
 
 log "cluster in $PGDIR: $WORKERS workers, $EXECUTORS executors, webgres on $WG_PORT"
 "$CLUSTER" init "$PGDIR" "$PGPORT" <<EOF

@@ -28,20 +28,8 @@ ROWS=${ROWS:-1000000}
 REPS=${REPS:-3}
 
 log() { printf '[stream %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-PGDIR=$(mktemp -d /tmp/webgres-stream.XXXXXX)
-[ "$(id -u)" -eq 0 ] && chown postgres: "$PGDIR"
-PGPORT=$(free_port); WG_PORT=$(free_port)
-PGHOST=$PGDIR/socket
-export PGHOST PGPORT
-cleanup() {
-	"$CLUSTER" stop "$PGDIR" immediate >/dev/null 2>&1 || true
-	rm -rf "$PGDIR"
-}
-trap cleanup EXIT
+. "$ROOT/bench/lib.sh"
+throwaway_cluster stream
 
 log "cluster in $PGDIR: 1 worker, 2 executors, webgres on $WG_PORT, $ROWS rows"
 "$CLUSTER" init "$PGDIR" "$PGPORT" <<EOF

@@ -36,7 +36,7 @@ bin=$src/fuzz/bin
 mkdir -p "$bin" "$src/fuzz/findings"
 flags=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 	-fno-omit-frame-pointer -I"$src/fuzz/shim" -I"$src/src")
-"$cc" "${flags[@]}" "$src/fuzz/fuzz_screen.c" "$src/src/screen.c" -o "$bin/fuzz_screen"
+"$cc" "${flags[@]}" "$src/fuzz/fuzz_screen.c" "$src/src/screen.c" "$src/src/percent.c" -o "$bin/fuzz_screen"
 "$cc" "${flags[@]}" "$src/fuzz/fuzz_pattern.c" "$src/src/pattern.c" "$src/src/percent.c" "$src/fuzz/shim/shim.c" -o "$bin/fuzz_pattern"
 "$cc" "${flags[@]}" "$src/fuzz/fuzz_form.c" "$src/src/formscan.c" "$src/src/percent.c" \
 	"$src/fuzz/shim/shim.c" -o "$bin/fuzz_form"

@@ -374,29 +374,54 @@ execute_plan(HandlerState *st, RequestData *rd, long count)
 	return SPI_processed > 0 && SPI_tuptable != NULL;
 }
 
-bool
-handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen)
+/* What running a route's handler changed, to be put back by leave_route(). */
+typedef struct RouteCall
 {
+	ErrorContextCallback errcallback;
 	Oid			save_userid;
 	int			save_sec_context;
-	ErrorContextCallback errcallback;
-	bool		found;
-	TupleDesc	desc = NULL;
-	HeapTuple	tuple = NULL;
-	HandlerState *st = state_of(route);
 	int			path_level;
+} RouteCall;
 
-	errcallback.callback = route_error_context;
-	errcallback.arg = route;
-	errcallback.previous = error_context_stack;
-	error_context_stack = &errcallback;
+/*
+ * Takes on route's owner and search_path, with the route named in error
+ * context, and prepares its handler if it has not been.
+ */
+static HandlerState *
+enter_route(Route *route, RouteCall *call)
+{
+	HandlerState *st = state_of(route);
 
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(route->owner, save_sec_context | HANDLER_SEC_CONTEXT);
-	path_level = enter_search_path(route->search_path);
+	call->errcallback.callback = route_error_context;
+	call->errcallback.arg = route;
+	call->errcallback.previous = error_context_stack;
+	error_context_stack = &call->errcallback;
+
+	GetUserIdAndSecContext(&call->save_userid, &call->save_sec_context);
+	SetUserIdAndSecContext(route->owner, call->save_sec_context | HANDLER_SEC_CONTEXT);
+	call->path_level = enter_search_path(route->search_path);
 
 	if (st->plan == NULL)
 		prepare_route(route, st);
+	return st;
+}
+
+/* Gives back the caller's user and search_path; the error context stays. */
+static void
+leave_route(RouteCall *call)
+{
+	SetUserIdAndSecContext(call->save_userid, call->save_sec_context);
+	leave_search_path(call->path_level);
+}
+
+bool
+handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen)
+{
+	RouteCall	call;
+	bool		found;
+	TupleDesc	desc = NULL;
+	HeapTuple	tuple = NULL;
+	HandlerState *st = enter_route(route, &call);
 
 	if (st->event_stream)
 	{
@@ -416,8 +441,7 @@ handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen)
 			tuple = SPI_tuptable->vals[0];
 		}
 	}
-	SetUserIdAndSecContext(save_userid, save_sec_context);
-	leave_search_path(path_level);
+	leave_route(&call);
 	note_shareable(st);
 
 	if (st->event_stream)
@@ -433,35 +457,19 @@ handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen)
 		}
 	}
 
-	error_context_stack = errcallback.previous;
+	error_context_stack = call.errcallback.previous;
 	return found;
 }
 
 SPITupleTable *
 handler_run_rows(Route *route, RequestData *rd)
 {
-	Oid			save_userid;
-	int			save_sec_context;
-	bool		found;
-	ErrorContextCallback errcallback;
-	HandlerState *st = state_of(route);
-	int			path_level;
+	RouteCall	call;
+	HandlerState *st = enter_route(route, &call);
+	bool		found = execute_plan(st, rd, 0);
 
-	errcallback.callback = route_error_context;
-	errcallback.arg = route;
-	errcallback.previous = error_context_stack;
-	error_context_stack = &errcallback;
-
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(route->owner, save_sec_context | HANDLER_SEC_CONTEXT);
-	path_level = enter_search_path(route->search_path);
-	if (st->plan == NULL)
-		prepare_route(route, st);
-	found = execute_plan(st, rd, 0);
-	SetUserIdAndSecContext(save_userid, save_sec_context);
-	leave_search_path(path_level);
-
-	error_context_stack = errcallback.previous;
+	leave_route(&call);
+	error_context_stack = call.errcallback.previous;
 	return found ? SPI_tuptable : NULL;
 }
 

@@ -6,9 +6,8 @@
 
 #include "percent.h"
 
-/* The value of a hexadecimal digit, or -1. */
-static int
-hexval(char c)
+int
+percent_hexval(char c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -35,8 +34,8 @@ percent_decode(const char *src, size_t srclen, char *dst, bool plus_is_space)
 
 			if (i + 2 >= srclen)
 				return -1;
-			hi = hexval(src[i + 1]);
-			lo = hexval(src[i + 2]);
+			hi = percent_hexval(src[i + 1]);
+			lo = percent_hexval(src[i + 2]);
 			if (hi < 0 || lo < 0)
 				return -1;
 			dst[o++] = (char) (hi * 16 + lo);

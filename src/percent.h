@@ -8,6 +8,9 @@
 #include <stddef.h>
 #include <stdbool.h>
 
+/* The value of a hexadecimal digit, or -1. */
+extern int	percent_hexval(char c);
+
 /*
  * Percent-decodes src into dst (which has room for srclen bytes).  Returns
  * the decoded length, or -1 on a malformed escape.  plus_is_space is for

@@ -11,6 +11,7 @@
  */
 #include <string.h>
 
+#include "percent.h"
 #include "screen.h"
 
 static bool
@@ -28,18 +29,6 @@ static bool
 is_digit(unsigned char c)
 {
 	return c >= '0' && c <= '9';
-}
-
-static int
-hexval(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
 }
 
 static char
@@ -173,7 +162,7 @@ screen_origin(const char *t, size_t len, ScreenResult *res)
 			int			hi,
 						lo;
 
-			if (i + 2 >= len || (hi = hexval(t[i + 1])) < 0 || (lo = hexval(t[i + 2])) < 0)
+			if (i + 2 >= len || (hi = percent_hexval(t[i + 1])) < 0 || (lo = percent_hexval(t[i + 2])) < 0)
 				return fail(res, 400, "the request target holds a malformed percent-escape");
 			c = (unsigned char) (hi * 16 + lo);
 			i += 2;
@@ -193,7 +182,7 @@ screen_host(const char *s, size_t len)
 	{
 		/* IP-literal: hex digits, colons and dots (IPv6, with an IPv4 tail) */
 		for (i = 1; i < len && s[i] != ']'; i++)
-			if (hexval(s[i]) < 0 && s[i] != ':' && s[i] != '.')
+			if (percent_hexval(s[i]) < 0 && s[i] != ':' && s[i] != '.')
 				return false;
 		if (i >= len || i == 1)
 			return false;
@@ -210,7 +199,7 @@ screen_host(const char *s, size_t len)
 
 			if (c == '%')
 			{
-				if (i + 2 >= len || hexval(s[i + 1]) < 0 || hexval(s[i + 2]) < 0)
+				if (i + 2 >= len || percent_hexval(s[i + 1]) < 0 || percent_hexval(s[i + 2]) < 0)
 					return false;
 				i += 2;
 			}
