@@ -13,7 +13,10 @@
 #
 # Settings (environment): those of bench/run.sh. The default measures the
 # TechEmpower tiers and the mixed tier: ONLY (default the TechEmpower
-# endpoints and mixed), CONNS (64 512), QCONNS (512), REPS (3), DURATION (5).
+# endpoints and mixed), CONNS (64 512), QCONNS (512), REPS (3), DURATION (5),
+# MIXED_DURATION (10). AFTER_ALL=1 also runs, on this tree's build only, the
+# tiers an older build may not have (stream, sse, the route table and the
+# connection capacity), so that its report holds every tier.
 #
 # Writes bench/results/<UTC timestamp>-before-after/{before,after}/ (each a
 # bench/run.sh result directory) and report.md, the comparison
@@ -30,6 +33,8 @@ base_sha=$(git -C "$ROOT" rev-parse --verify "$BASE^{commit}")
 head_sha=$(git -C "$ROOT" describe --always --dirty)
 export ONLY=${ONLY:-plaintext|plaintext-pipelined|json|db|fortunes|queries|updates|cached-queries|mixed}
 export CONNS=${CONNS:-64 512} QCONNS=${QCONNS:-512} REPS=${REPS:-3} DURATION=${DURATION:-5}
+export MIXED_DURATION=${MIXED_DURATION:-10}
+AFTER_ALL=${AFTER_ALL:-0}
 export QUICK=0 SOAK=0 RSS_STEPS=${RSS_STEPS:-0} CAPACITY=0 SSE=0
 
 OUT=$BENCH/results/$(date -u +%Y%m%dT%H%M%SZ)-before-after
@@ -58,9 +63,14 @@ log "building and installing this tree ($head_sha)"
 make -C "$ROOT" -s all install > "$OUT/build-after.log" 2>&1 \
 	|| { tail -n 20 "$OUT/build-after.log" >&2; exit 1; }
 log "measuring this tree"
-BENCH_OUT=$OUT/after "$BENCH/run.sh"
+if [ "$AFTER_ALL" = 1 ]; then
+	ONLY="$ONLY|stream|sse|routes|plaintext-conns|plaintext-pipelined-conns|db-conns" CAPACITY=1 SSE=1 \
+		BENCH_OUT=$OUT/after "$BENCH/run.sh"
+else
+	BENCH_OUT=$OUT/after "$BENCH/run.sh"
+fi
 
 python3 "$BENCH/compare.py" "$OUT/before" "$OUT/after" \
-	"bench/before_after.sh $BASE (ONLY='$ONLY' CONNS='$CONNS' QCONNS='$QCONNS' REPS=$REPS DURATION=$DURATION)" \
+	"AFTER_ALL=$AFTER_ALL ONLY='$ONLY' CONNS='$CONNS' QCONNS='$QCONNS' REPS=$REPS DURATION=$DURATION MIXED_DURATION=$MIXED_DURATION bench/before_after.sh $BASE" \
 	$(( $(date +%s) - T0 )) > "$OUT/report.md"
 log "done: $OUT/report.md"

@@ -132,6 +132,13 @@ def main():
                 cells.append("%d / %d" % (lv["answered"], lv["refused"]))
             L.append("| %d | %s |" % (n, " | ".join(cells)))
         L.append("")
+    extra = sorted({c.get("tier") for c in a["cases"]} - {c.get("tier") for c in b["cases"]} - {None})
+    extra += [t for t in ("stream", "sse") if os.path.isdir(os.path.join(after_dir, "raw", t))
+              or (t == "sse" and a.get("sse"))]
+    if extra:
+        L.append("Measured on the newer build only: %s; see [after/report.md](after/report.md)."
+                 % ", ".join(extra))
+        L.append("")
     print("\n".join(L))
 
 
