@@ -7,6 +7,10 @@
  * two buffers, the one h2o is writing and the one new events go into; when
  * h2o is done the two swap.  A stream costs its connection's file
  * descriptor and these buffers, nothing else: no backend, no worker slot.
+ *
+ * A client that lets more than webgres.sse_buffer_limit bytes wait is cut
+ * off: on HTTP/1.1 its connection is shut down; on HTTP/2 only its stream
+ * is reset (RST_STREAM, CANCEL), and the connection's other streams go on.
  */
 #include "postgres.h"
 
@@ -18,6 +22,8 @@
 
 #define H2O_USE_LIBUV 0
 #include <h2o.h>
+#include <h2o/http2.h>
+#include <h2o/http2_internal.h>
 
 #include "sse.h"
 #include "webgres.h"
@@ -55,6 +61,7 @@ static dlist_head all_streams = DLIST_STATIC_INIT(all_streams);
 static int	nstreams = 0;
 static h2o_context_t *loop_ctx;
 static h2o_timeout_t heartbeat_timeout;
+static h2o_timeout_t reset_timeout;	/* 0: the loop's next pass */
 
 /* Appends bytes to a buffer, growing it in the streams' context. */
 static void
@@ -146,9 +153,30 @@ flush(SseStream *s)
 }
 
 /*
- * Disconnects a client that does not read.  Its connection is shut down
- * under h2o, whose pending write then fails and ends the request, which
- * calls on_stop.  On HTTP/2 this ends the whole connection.
+ * Resets a dropped HTTP/2 stream, from the loop's pass after the drop: h2o
+ * closes a stream whose data is still queued at once, which ends the
+ * request and calls on_stop, and drop()'s caller may be walking streams.
+ */
+static void
+on_reset_due(h2o_timeout_entry_t *entry)
+{
+	SseStream  *s = H2O_STRUCT_FROM_MEMBER(SseStream, heartbeat, entry);
+	h2o_http2_conn_t *conn = (h2o_http2_conn_t *) s->req->conn;
+	h2o_http2_stream_t *stream = H2O_STRUCT_FROM_MEMBER(h2o_http2_stream_t, req, s->req);
+
+	/* A connection already closing ends the request itself. */
+	if (conn->state >= H2O_HTTP2_CONN_STATE_IS_CLOSING)
+		return;
+	h2o_http2_encode_rst_stream_frame(&conn->_write.buf, stream->stream_id,
+									  -H2O_HTTP2_ERROR_CANCEL);
+	h2o_http2_conn_request_write(conn);
+	h2o_http2_stream_reset(conn, stream);
+}
+
+/*
+ * Disconnects a client that does not read.  On HTTP/1.1 its connection is
+ * shut down under h2o, whose pending write then fails and ends the
+ * request, which calls on_stop.  On HTTP/2 its stream alone is reset.
  */
 static void
 drop(SseStream *s)
@@ -164,7 +192,12 @@ drop(SseStream *s)
 	buffer_free(&s->queued);
 	if (h2o_timeout_is_linked(&s->heartbeat))
 		h2o_timeout_unlink(&s->heartbeat);
-	if (sock != NULL)
+	if (s->req->version >= 0x200)
+	{
+		s->heartbeat.cb = on_reset_due;
+		h2o_timeout_link(loop_ctx->loop, &reset_timeout, &s->heartbeat);
+	}
+	else if (sock != NULL)
 		shutdown(h2o_socket_get_fd(sock), SHUT_RDWR);
 }
 
@@ -203,6 +236,7 @@ sse_init(h2o_context_t *ctx)
 	stream_cxt = AllocSetContextCreate(TopMemoryContext, "webgres event streams",
 									   ALLOCSET_DEFAULT_SIZES);
 	h2o_timeout_init(ctx->loop, &heartbeat_timeout, Max(webgres_sse_heartbeat, 1));
+	h2o_timeout_init(ctx->loop, &reset_timeout, 0);
 }
 
 SseStream *
