@@ -11,29 +11,42 @@
  * answers).  Superusers may save anything; overlapping routes then answer
  * in the usual priority order.
  *
- * Routes are rows, not catalog objects, so the owner cannot be a
- * pg_shdepend entry: the dependency machinery describes, drops and
- * reassigns objects by catalog class and has no way to reach a row of an
- * extension's table.  Instead a ProcessUtility hook (the library is always
- * preloaded) makes the three commands that care about what a role owns
- * treat routes as owned objects, in the database they run in, as
- * Postgres does for non-shared objects:
+ * A route's owner is recorded in pg_shdepend as Postgres records the owner
+ * of any object: an owner entry whose depender is (webgres.routes, route
+ * id), kept by row triggers on the table.  So DROP ROLE of a route owner is
+ * refused from every database of the cluster, by Postgres itself from the
+ * others ("N objects in database ...").  The entries of the routes of a
+ * TRUNCATE, and of every route when the table itself is dropped (DROP
+ * EXTENSION), go with them.
  *
- *	DROP ROLE		refused while the role owns routes, with the Postgres error;
+ * Postgres cannot describe, drop or reassign such an entry in the database
+ * it lives in (it knows only catalog classes), so a ProcessUtility hook
+ * (the library is always preloaded) handles the routes before Postgres sees
+ * the three commands that care about what a role owns:
+ *
+ *	DROP ROLE		refused while the role owns routes, naming them;
  *	DROP OWNED BY	deletes the role's routes;
  *	REASSIGN OWNED	gives them to the new role.
  *
- * A role dropped from another database keeps its routes as before: a route
- * whose owner no longer exists is skipped by the workers, with a warning.
+ * A route saved before version 1.3 whose owner had been dropped from
+ * another database keeps its dangling owner: the workers skip it, with a
+ * warning.
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/table.h"
 #include "access/xact.h"
+#include "catalog/dependency.h"
+#include "catalog/indexing.h"
 #include "catalog/namespace.h"
+#include "catalog/objectaccess.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_shdepend.h"
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
+#include "commands/trigger.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
@@ -42,6 +55,7 @@
 #include "tcop/utility.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -51,6 +65,9 @@
 #include "pattern.h"
 
 PG_FUNCTION_INFO_V1(webgres_paths_overlap);
+PG_FUNCTION_INFO_V1(webgres_route_owner_recorded);
+PG_FUNCTION_INFO_V1(webgres_route_owners_forgotten);
+PG_FUNCTION_INFO_V1(webgres_route_owners_record_all);
 
 /* Routes listed in a DROP ROLE error, as Postgres lists dependent objects. */
 #define MAX_REPORTED_ROUTES 100
@@ -58,6 +75,7 @@ PG_FUNCTION_INFO_V1(webgres_paths_overlap);
 bool		ownership_changing_owner = false;
 
 static ProcessUtility_hook_type prev_ProcessUtility = NULL;
+static object_access_hook_type prev_object_access = NULL;
 
 /* The OID of webgres.routes in this database, or InvalidOid. */
 static Oid
@@ -264,19 +282,38 @@ role_oids(List *specs)
 	return oids;
 }
 
-/* REASSIGN OWNED: the roles' routes go to the new role. */
+/* DROP OWNED: the roles' routes are deleted, with their pg_shdepend entries. */
 static void
-reassign_routes(ReassignOwnedStmt *stmt, Oid relid)
+drop_owned_routes(DropOwnedStmt *stmt, Oid relid)
 {
-	Oid			newrole = get_rolespec_oid(stmt->newrole, false);
+	List	   *roles = role_oids(stmt->roles);
+	ListCell   *lc;
 
+	/* Postgres' own check, made first since the routes go before it runs. */
+	foreach(lc, roles)
+	{
+		if (!has_privs_of_role(GetUserId(), lfirst_oid(lc)))
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("permission denied to drop objects")));
+	}
+
+	run_on_routes(relid, "DELETE FROM webgres.routes WHERE owner::oid = ANY ($1)",
+				  roles, InvalidOid, SPI_OK_DELETE);
+	SPI_finish();
+}
+
+/* Gives the routes of roles to newrole. */
+static void
+move_routes(Oid relid, List *roles, Oid newrole)
+{
 	/* The handlers were checked when saved: a new owner changes only privileges. */
 	ownership_changing_owner = true;
 	PG_TRY();
 	{
 		run_on_routes(relid, "UPDATE webgres.routes SET owner = $2::regrole "
 					  "WHERE owner::oid = ANY ($1)",
-					  role_oids(stmt->roles), newrole, SPI_OK_UPDATE);
+					  roles, newrole, SPI_OK_UPDATE);
 		SPI_finish();
 	}
 	PG_FINALLY();
@@ -286,10 +323,36 @@ reassign_routes(ReassignOwnedStmt *stmt, Oid relid)
 	PG_END_TRY();
 }
 
+/* REASSIGN OWNED: the roles' routes, and their pg_shdepend entries, go to the new role. */
+static void
+reassign_routes(ReassignOwnedStmt *stmt, Oid relid)
+{
+	List	   *roles = role_oids(stmt->roles);
+	ListCell   *lc;
+	Oid			newrole;
+
+	/* Postgres' own checks, made first since the routes move before they run. */
+	foreach(lc, roles)
+	{
+		if (!has_privs_of_role(GetUserId(), lfirst_oid(lc)))
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("permission denied to reassign objects")));
+	}
+	newrole = get_rolespec_oid(stmt->newrole, false);
+	if (!has_privs_of_role(GetUserId(), newrole))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to reassign objects")));
+
+	move_routes(relid, roles, newrole);
+}
+
 /*
- * Acts on webgres.routes for DROP ROLE (before Postgres does: it refuses),
- * DROP OWNED and REASSIGN OWNED (after: Postgres checks the caller's
- * privileges over each role first).
+ * Acts on webgres.routes for DROP ROLE, DROP OWNED and REASSIGN OWNED
+ * before Postgres does: it refuses the first while routes remain, and
+ * would fail on the routes' pg_shdepend entries in the other two, whose
+ * class it does not know.
  */
 static void
 ownership_ProcessUtility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
@@ -305,8 +368,15 @@ ownership_ProcessUtility(PlannedStmt *pstmt, const char *queryString, bool readO
 		IsTransactionState())
 		relid = routes_relid();
 
-	if (OidIsValid(relid) && tag == T_DropRoleStmt)
-		refuse_drop_of_route_owners((DropRoleStmt *) parsetree, relid);
+	if (OidIsValid(relid))
+	{
+		if (tag == T_DropRoleStmt)
+			refuse_drop_of_route_owners((DropRoleStmt *) parsetree, relid);
+		else if (tag == T_DropOwnedStmt)
+			drop_owned_routes((DropOwnedStmt *) parsetree, relid);
+		else
+			reassign_routes((ReassignOwnedStmt *) parsetree, relid);
+	}
 
 	if (prev_ProcessUtility)
 		prev_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
@@ -314,26 +384,221 @@ ownership_ProcessUtility(PlannedStmt *pstmt, const char *queryString, bool readO
 	else
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
 								queryEnv, dest, qc);
-
-	if (!OidIsValid(relid))
-		return;
-	if (tag == T_DropOwnedStmt)
-	{
-		run_on_routes(relid, "DELETE FROM webgres.routes WHERE owner::oid = ANY ($1)",
-					  role_oids(((DropOwnedStmt *) parsetree)->roles), InvalidOid,
-					  SPI_OK_DELETE);
-		SPI_finish();
-	}
-	else if (tag == T_ReassignOwnedStmt)
-		reassign_routes((ReassignOwnedStmt *) parsetree, relid);
 }
 
-/* Installs the utility hook, once per process. */
+/* Deletes the pg_shdepend entries of every route of relid (webgres.routes) in this database. */
+static void
+forget_route_owners(Oid relid)
+{
+	Relation	sdep = table_open(SharedDependRelationId, RowExclusiveLock);
+	ScanKeyData key[2];
+	SysScanDesc scan;
+	HeapTuple	tuple;
+
+	ScanKeyInit(&key[0], Anum_pg_shdepend_dbid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(MyDatabaseId));
+	ScanKeyInit(&key[1], Anum_pg_shdepend_classid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(relid));
+	scan = systable_beginscan(sdep, SharedDependDependerIndexId, true, NULL, 2, key);
+	while (HeapTupleIsValid(tuple = systable_getnext(scan)))
+		CatalogTupleDelete(sdep, &tuple->t_self);
+	systable_endscan(scan);
+	table_close(sdep, RowExclusiveLock);
+}
+
+/* True if relid is webgres.routes. */
+static bool
+is_routes_table(Oid relid)
+{
+	HeapTuple	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Form_pg_class form;
+	bool		result;
+
+	if (!HeapTupleIsValid(tuple))
+		return false;
+	form = (Form_pg_class) GETSTRUCT(tuple);
+	result = form->relkind == RELKIND_RELATION &&
+		strcmp(NameStr(form->relname), "routes") == 0 &&
+		form->relnamespace == get_namespace_oid("webgres", true);
+	ReleaseSysCache(tuple);
+	return result;
+}
+
+/*
+ * Dropping webgres.routes (DROP EXTENSION, DROP SCHEMA ... CASCADE) drops
+ * the routes' pg_shdepend entries: left behind, they would keep their
+ * owners from ever being dropped.
+ */
+static void
+ownership_object_access(ObjectAccessType access, Oid classId, Oid objectId,
+						int subId, void *arg)
+{
+	if (prev_object_access)
+		prev_object_access(access, classId, objectId, subId, arg);
+	if (access == OAT_DROP && classId == RelationRelationId && subId == 0 &&
+		is_routes_table(objectId))
+		forget_route_owners(objectId);
+}
+
+/*
+ * The id of a route as the object id of its pg_shdepend entry; false if it
+ * does not fit one.
+ */
+static bool
+route_id_as_oid(HeapTuple tuple, TupleDesc desc, int att_id, Oid *oid, int64 *id)
+{
+	bool		isnull;
+
+	*id = DatumGetInt64(SPI_getbinval(tuple, desc, att_id, &isnull));
+	*oid = (Oid) *id;
+	return !isnull && *id >= 1 && *id <= (int64) OID_MAX;
+}
+
+/* Refuses a route whose id cannot name its pg_shdepend entry; returns that Oid. */
+static Oid
+checked_route_oid(HeapTuple tuple, TupleDesc desc, int att_id)
+{
+	Oid			oid;
+	int64		id;
+
+	if (!route_id_as_oid(tuple, desc, att_id, &oid, &id))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("route id %lld is out of range", (long long) id),
+				 errdetail("Route ids lie between 1 and %u, so that the route's owner can be recorded like the owner of any object.",
+						   (unsigned int) OID_MAX)));
+	return oid;
+}
+
+/* The owner column of a routes row. */
+static Oid
+route_owner(HeapTuple tuple, TupleDesc desc, int att_owner)
+{
+	bool		isnull;
+
+	return DatumGetObjectId(SPI_getbinval(tuple, desc, att_owner, &isnull));
+}
+
+/*
+ * AFTER INSERT OR UPDATE OR DELETE FOR EACH ROW on webgres.routes: keeps the
+ * route's owner entry in pg_shdepend (none for the bootstrap superuser,
+ * which Postgres never records).  After the row is stored, so that a row an
+ * INSERT ... ON CONFLICT DO NOTHING skips gets none.
+ */
+Datum
+webgres_route_owner_recorded(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	Relation	rel;
+	TupleDesc	desc;
+	Oid			relid;
+	int			att_id,
+				att_owner;
+	Oid			oldoid;
+	int64		oldid;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_AFTER(trigdata->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event))
+		elog(ERROR, "webgres_route_owner_recorded must be fired AFTER ... FOR EACH ROW");
+	rel = trigdata->tg_relation;
+	desc = RelationGetDescr(rel);
+	relid = RelationGetRelid(rel);
+	att_id = SPI_fnumber(desc, "id");
+	att_owner = SPI_fnumber(desc, "owner");
+	if (att_id <= 0 || att_owner <= 0)
+		elog(ERROR, "webgres.routes has no id or owner column");
+
+	if (TRIGGER_FIRED_BY_INSERT(trigdata->tg_event))
+		recordDependencyOnOwner(relid, checked_route_oid(trigdata->tg_trigtuple, desc, att_id),
+								route_owner(trigdata->tg_trigtuple, desc, att_owner));
+	else if (TRIGGER_FIRED_BY_DELETE(trigdata->tg_event))
+	{
+		/* A row whose id never fitted never had an entry. */
+		if (route_id_as_oid(trigdata->tg_trigtuple, desc, att_id, &oldoid, &oldid))
+			deleteSharedDependencyRecordsFor(relid, oldoid, 0);
+	}
+	else if (TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event))
+	{
+		HeapTuple	newtuple = trigdata->tg_newtuple;
+		Oid			newoid = checked_route_oid(newtuple, desc, att_id);
+		Oid			newowner = route_owner(newtuple, desc, att_owner);
+		bool		fits = route_id_as_oid(trigdata->tg_trigtuple, desc, att_id, &oldoid, &oldid);
+
+		if (!fits || oldoid != newoid)
+		{
+			if (fits)
+				deleteSharedDependencyRecordsFor(relid, oldoid, 0);
+			recordDependencyOnOwner(relid, newoid, newowner);
+		}
+		else if (route_owner(trigdata->tg_trigtuple, desc, att_owner) != newowner)
+			changeDependencyOnOwner(relid, newoid, newowner);
+	}
+	return PointerGetDatum(NULL);
+}
+
+/*
+ * AFTER TRUNCATE on webgres.routes: the routes are gone without row
+ * triggers, so their owner entries go here.
+ */
+Datum
+webgres_route_owners_forgotten(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BY_TRUNCATE(trigdata->tg_event))
+		elog(ERROR, "webgres_route_owners_forgotten must be fired AFTER TRUNCATE");
+	forget_route_owners(RelationGetRelid(trigdata->tg_relation));
+	return PointerGetDatum(NULL);
+}
+
+/*
+ * record_route_owners(): records afresh the owner entry of every route
+ * (for routes saved before the entries were kept) and returns how many it
+ * recorded.  A route whose owner no longer exists gets none.
+ */
+Datum
+webgres_route_owners_record_all(PG_FUNCTION_ARGS)
+{
+	Oid			relid = routes_relid();
+	int64		recorded = 0;
+	int			rc;
+
+	if (!OidIsValid(relid))
+		elog(ERROR, "webgres.routes does not exist");
+	if (!superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be superuser to record route owners")));
+	forget_route_owners(relid);
+
+	if ((rc = SPI_connect()) != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed: %s", SPI_result_code_string(rc));
+	rc = SPI_execute("SELECT r.id, r.owner::oid FROM webgres.routes r "
+					 "WHERE EXISTS (SELECT FROM pg_catalog.pg_authid a WHERE a.oid = r.owner::oid) "
+					 "ORDER BY r.id", true, 0);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "could not read webgres.routes: %s", SPI_result_code_string(rc));
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tuple = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+
+		recordDependencyOnOwner(relid, checked_route_oid(tuple, desc, 1),
+								route_owner(tuple, desc, 2));
+		recorded++;
+	}
+	SPI_finish();
+	PG_RETURN_INT64(recorded);
+}
+
+/* Installs the utility and object access hooks, once per process. */
 void
 ownership_init(void)
 {
 	prev_ProcessUtility = ProcessUtility_hook;
 	ProcessUtility_hook = ownership_ProcessUtility;
+	prev_object_access = object_access_hook;
+	object_access_hook = ownership_object_access;
 }
 
 /* paths_overlap(a, b): true if some request path matches both patterns. */

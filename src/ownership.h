@@ -25,7 +25,7 @@ extern bool ownership_changing_owner;
 extern void ownership_check_path(Relation rel, const char *path,
 								 const PathPattern *pattern, Oid owner);
 
-/* Installs the utility hook; from _PG_init. */
+/* Installs the utility and object access hooks; from _PG_init. */
 extern void ownership_init(void);
 
 #endif
