@@ -77,6 +77,17 @@ my $routes_sql = q{SELECT id, method, path, priority, handler, owner, search_pat
 	FROM webgres.routes ORDER BY id};
 my $original = $node->safe_psql('app', $routes_sql);
 
+# Route owners are recorded in pg_shdepend (but the bootstrap superuser,
+# whom Postgres never records); a restore records them again.
+my $owners_sql = q{SELECT string_agg(d.objid || ' ' || d.refobjid::regrole, ',' ORDER BY d.objid)
+	FROM pg_shdepend d JOIN pg_database db ON db.oid = d.dbid
+	WHERE db.datname = current_database() AND d.classid = 'webgres.routes'::regclass
+	AND d.deptype = 'o'};
+my $owners = $node->safe_psql('app', $owners_sql);
+is($owners, $node->safe_psql('app', q{SELECT string_agg(id || ' ' || owner, ',' ORDER BY id)
+	FROM webgres.routes WHERE owner <> 10::oid::regrole}), 'every route owner is recorded in pg_shdepend');
+is(scalar(() = $owners =~ /app_owner/g), 3, 'the three routes of app_owner');
+
 # Plain format through psql, stopping at the first error.
 $node->command_ok([ 'pg_dump', '-d', $node->connstr('app'), '-f', "$tmp/app.sql" ], 'pg_dump -Fp');
 my ($ret, $out, $err) = $node->psql('restored_plain', undef,
@@ -84,12 +95,14 @@ my ($ret, $out, $err) = $node->psql('restored_plain', undef,
 is($ret, 0, 'psql restores the plain dump without an error');
 unlike($err, qr/ERROR/, 'and prints none') or diag($err);
 is($node->safe_psql('restored_plain', $routes_sql), $original, 'plain: every route restored as it was');
+is($node->safe_psql('restored_plain', $owners_sql), $owners, 'plain: and every owner recorded');
 
 # Custom format through pg_restore.
 $node->command_ok([ 'pg_dump', '-Fc', '-d', $node->connstr('app'), '-f', "$tmp/app.dump" ], 'pg_dump -Fc');
 $node->command_ok([ 'pg_restore', '--exit-on-error', '-d', $node->connstr('restored_custom'), "$tmp/app.dump" ],
 	'pg_restore restores the custom dump without an error');
 is($node->safe_psql('restored_custom', $routes_sql), $original, 'custom: every route restored as it was');
+is($node->safe_psql('restored_custom', $owners_sql), $owners, 'custom: and every owner recorded');
 
 # The id sequence came along: a new route does not collide with a restored one.
 is($node->safe_psql('restored_custom', q{

@@ -90,5 +90,96 @@ is($node->safe_psql('postgres', q{SELECT count(*) FROM webgres.routes WHERE owne
 	'none left');
 $node->safe_psql('postgres', q{DROP ROLE alice});
 
+# Route owners are recorded in pg_shdepend, so that Postgres refuses their
+# DROP ROLE from every database, not only from the one serving them.
+$node->safe_psql('postgres', q{
+	CREATE DATABASE elsewhere;
+	CREATE ROLE carol LOGIN;
+	CREATE ROLE dave LOGIN;
+	GRANT SELECT, INSERT, UPDATE, DELETE ON webgres.routes TO carol, dave;
+});
+($ret, $err) = as('carol', q{INSERT INTO webgres.routes (method, path, handler) VALUES
+	('GET', '/carol/a', $$SELECT 'a' AS body$$), ('GET', '/carol/b', $$SELECT 'b' AS body$$)});
+is($ret, 0, 'carol saves two routes');
+my $routes_class = $node->safe_psql('postgres', q{SELECT 'webgres.routes'::regclass::oid});
+sub entries
+{
+	my ($role) = @_;
+	return $node->safe_psql('postgres', qq{SELECT coalesce(string_agg(r.path, ',' ORDER BY r.path), '')
+		FROM pg_shdepend d JOIN webgres.routes r ON r.id = d.objid
+		WHERE d.dbid = (SELECT oid FROM pg_database WHERE datname = 'postgres')
+		AND d.classid = $routes_class AND d.objsubid = 0 AND d.deptype = 'o'
+		AND d.refclassid = 'pg_authid'::regclass AND d.refobjid = '$role'::regrole});
+}
+is(entries('carol'), '/carol/a,/carol/b', 'each route has its owner entry');
+# Only the routes keep carol and dave now (grants are entries too).
+$node->safe_psql('postgres', q{REVOKE ALL ON webgres.routes FROM carol, dave});
+sub drop_elsewhere
+{
+	my ($role) = @_;
+	my ($r, $o, $e) = $node->psql('elsewhere', "\\set VERBOSITY verbose\nDROP ROLE $role");
+	return ($r, $e);
+}
+($ret, $err) = drop_elsewhere('carol');
+like($err, qr/ERROR:  2BP01: role "carol" cannot be dropped because some objects depend on it\nDETAIL:  2 objects in database postgres/,
+	'DROP ROLE of a route owner from another database is refused (2BP01), counting its routes');
+$node->safe_psql('postgres', q{DELETE FROM webgres.routes WHERE path = '/carol/b'});
+is(entries('carol'), '/carol/a', 'DELETE of a route removes its entry');
+($ret, $err) = drop_elsewhere('carol');
+like($err, qr/DETAIL:  1 object in database postgres/, 'and the refusal counts one route');
+
+($ret, $out, $err) = $node->psql('postgres', q{INSERT INTO webgres.routes (id, method, path, handler, owner)
+	VALUES (5000000000, 'GET', '/carol/big', $$SELECT 1 AS status$$, 'carol')});
+like($err, qr/ERROR:  route id 5000000000 is out of range/, 'a route id that cannot name an entry is refused');
+
+# DROP OWNED and REASSIGN OWNED act before Postgres, but with its checks.
+($ret, $err) = as('dave', q{REASSIGN OWNED BY carol TO dave});
+like($err, qr/ERROR:  permission denied to reassign objects/, 'REASSIGN OWNED keeps Postgres\' privilege check');
+($ret, $err) = as('dave', q{DROP OWNED BY carol});
+like($err, qr/ERROR:  permission denied to drop objects/, 'so does DROP OWNED');
+is(entries('carol'), '/carol/a', 'and neither touched carol\'s route');
+
+$node->safe_psql('postgres', q{REASSIGN OWNED BY carol TO dave});
+is(entries('carol') . ';' . entries('dave'), ';/carol/a', 'REASSIGN OWNED moves the entry to the new owner');
+($ret, $err) = drop_elsewhere('carol');
+is($ret, 0, 'then DROP ROLE of the old owner from another database succeeds') or diag($err);
+($ret, $err) = drop_elsewhere('dave');
+like($err, qr/ERROR:  2BP01: role "dave" cannot be dropped because some objects depend on it\nDETAIL:  1 object in database postgres/,
+	'and that of the new owner is refused');
+
+$node->safe_psql('postgres', q{UPDATE webgres.routes SET id = id + 1000 WHERE path = '/carol/a'});
+is($node->safe_psql('postgres', qq{SELECT count(*) FROM pg_shdepend WHERE classid = $routes_class
+	AND objid = (SELECT id FROM webgres.routes WHERE path = '/carol/a') AND refobjid = 'dave'::regrole}), '1',
+	'a new id moves the entry along');
+is($node->safe_psql('postgres', qq{SELECT count(*) FROM pg_shdepend WHERE classid = $routes_class
+	AND refobjid = 'dave'::regrole}), '1', 'leaving none behind');
+
+$node->safe_psql('postgres', q{DROP OWNED BY dave});
+is(entries('dave'), '', 'DROP OWNED deletes the routes and their entries');
+($ret, $err) = drop_elsewhere('dave');
+is($ret, 0, 'then DROP ROLE from another database succeeds') or diag($err);
+
+# TRUNCATE and DROP EXTENSION take the entries along.
+$node->safe_psql('postgres', q{
+	CREATE ROLE erin;
+	SET client_min_messages = warning;
+	INSERT INTO webgres.routes (method, path, handler, owner) VALUES ('GET', '/erin', $$SELECT 1 AS status$$, 'erin');
+});
+is(entries('erin'), '/erin', 'a superuser\'s route given to erin records erin');
+$node->safe_psql('postgres', q{TRUNCATE webgres.routes});
+is($node->safe_psql('postgres', qq{SELECT count(*) FROM pg_shdepend WHERE classid = $routes_class}), '0',
+	'TRUNCATE forgets every entry');
+$node->safe_psql('postgres', q{
+	SET client_min_messages = warning;
+	INSERT INTO webgres.routes (method, path, handler, owner) VALUES ('GET', '/erin', $$SELECT 1 AS status$$, 'erin');
+});
+($ret, $err) = drop_elsewhere('erin');
+like($err, qr/DETAIL:  1 object in database postgres/, 'erin\'s new route keeps her');
+$node->safe_psql('postgres', q{DROP EXTENSION webgres});
+is($node->safe_psql('postgres', qq{SELECT count(*) FROM pg_shdepend WHERE classid = $routes_class}), '0',
+	'DROP EXTENSION forgets every entry');
+($ret, $err) = drop_elsewhere('erin');
+is($ret, 0, 'and DROP ROLE of a former route owner then succeeds') or diag($err);
+
 $node->stop;
 done_testing();
