@@ -19,6 +19,11 @@ CREATE FUNCTION webgres.route_owners_forgotten() RETURNS trigger
 CREATE TRIGGER route_owners_forgotten AFTER TRUNCATE ON webgres.routes
 	FOR EACH STATEMENT EXECUTE FUNCTION webgres.route_owners_forgotten();
 
+-- Bookkeeping, not a check: the entries follow the rows under
+-- session_replication_role = replica too (logical replication applying).
+ALTER TABLE webgres.routes ENABLE ALWAYS TRIGGER route_owner_recorded;
+ALTER TABLE webgres.routes ENABLE ALWAYS TRIGGER route_owners_forgotten;
+
 -- Routes saved before 1.3 get their entries now (but for a route whose
 -- owner was dropped from another database meanwhile: it has none to get).
 CREATE FUNCTION webgres.record_route_owners() RETURNS bigint

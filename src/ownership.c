@@ -77,6 +77,8 @@ bool		ownership_changing_owner = false;
 static ProcessUtility_hook_type prev_ProcessUtility = NULL;
 static object_access_hook_type prev_object_access = NULL;
 
+static void forget_route_owners(Oid relid, List *roles);
+
 /* The OID of webgres.routes in this database, or InvalidOid. */
 static Oid
 routes_relid(void)
@@ -245,6 +247,9 @@ refuse_drop_of_route_owners(DropRoleStmt *stmt, Oid relid)
 		if (n == 0)
 		{
 			SPI_finish();
+			/* Entries left by routes that went without the triggers: see drop_owned_routes. */
+			forget_route_owners(relid, list_make1_oid(roleid));
+			CommandCounterIncrement();
 			continue;
 		}
 		initStringInfo(&detail);
@@ -301,6 +306,13 @@ drop_owned_routes(DropOwnedStmt *stmt, Oid relid)
 	run_on_routes(relid, "DELETE FROM webgres.routes WHERE owner::oid = ANY ($1)",
 				  roles, InvalidOid, SPI_OK_DELETE);
 	SPI_finish();
+
+	/*
+	 * Any entry left is one whose route went without the row triggers (with
+	 * them disabled): Postgres would fail on its class it does not know.
+	 */
+	forget_route_owners(relid, roles);
+	CommandCounterIncrement();
 }
 
 /* Gives the routes of roles to newrole. */
@@ -346,6 +358,9 @@ reassign_routes(ReassignOwnedStmt *stmt, Oid relid)
 				 errmsg("permission denied to reassign objects")));
 
 	move_routes(relid, roles, newrole);
+	/* As for DROP OWNED, no entry of the roles may remain for Postgres. */
+	forget_route_owners(relid, roles);
+	CommandCounterIncrement();
 }
 
 /*
@@ -386,9 +401,12 @@ ownership_ProcessUtility(PlannedStmt *pstmt, const char *queryString, bool readO
 								queryEnv, dest, qc);
 }
 
-/* Deletes the pg_shdepend entries of every route of relid (webgres.routes) in this database. */
+/*
+ * Deletes the pg_shdepend entries of the routes of relid (webgres.routes) in
+ * this database: of every route when roles is NIL, else of those roles'.
+ */
 static void
-forget_route_owners(Oid relid)
+forget_route_owners(Oid relid, List *roles)
 {
 	Relation	sdep = table_open(SharedDependRelationId, RowExclusiveLock);
 	ScanKeyData key[2];
@@ -401,7 +419,12 @@ forget_route_owners(Oid relid)
 				ObjectIdGetDatum(relid));
 	scan = systable_beginscan(sdep, SharedDependDependerIndexId, true, NULL, 2, key);
 	while (HeapTupleIsValid(tuple = systable_getnext(scan)))
-		CatalogTupleDelete(sdep, &tuple->t_self);
+	{
+		Form_pg_shdepend form = (Form_pg_shdepend) GETSTRUCT(tuple);
+
+		if (roles == NIL || list_member_oid(roles, form->refobjid))
+			CatalogTupleDelete(sdep, &tuple->t_self);
+	}
 	systable_endscan(scan);
 	table_close(sdep, RowExclusiveLock);
 }
@@ -437,7 +460,7 @@ ownership_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 		prev_object_access(access, classId, objectId, subId, arg);
 	if (access == OAT_DROP && classId == RelationRelationId && subId == 0 &&
 		is_routes_table(objectId))
-		forget_route_owners(objectId);
+		forget_route_owners(objectId, NIL);
 }
 
 /*
@@ -547,7 +570,7 @@ webgres_route_owners_forgotten(PG_FUNCTION_ARGS)
 
 	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BY_TRUNCATE(trigdata->tg_event))
 		elog(ERROR, "webgres_route_owners_forgotten must be fired AFTER TRUNCATE");
-	forget_route_owners(RelationGetRelid(trigdata->tg_relation));
+	forget_route_owners(RelationGetRelid(trigdata->tg_relation), NIL);
 	return PointerGetDatum(NULL);
 }
 
@@ -569,7 +592,7 @@ webgres_route_owners_record_all(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("must be superuser to record route owners")));
-	forget_route_owners(relid);
+	forget_route_owners(relid, NIL);
 
 	if ((rc = SPI_connect()) != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed: %s", SPI_result_code_string(rc));

@@ -159,6 +159,31 @@ is(entries('dave'), '', 'DROP OWNED deletes the routes and their entries');
 ($ret, $err) = drop_elsewhere('dave');
 is($ret, 0, 'then DROP ROLE from another database succeeds') or diag($err);
 
+# Entries are kept under session_replication_role = replica too; one left
+# by a route deleted with the triggers disabled does not break DROP OWNED
+# or DROP ROLE in the routes' database.
+$node->safe_psql('postgres', q{
+	CREATE ROLE frank;
+	CREATE ROLE gina;
+	SET client_min_messages = warning;
+	SET session_replication_role = replica;
+	INSERT INTO webgres.routes (method, path, handler, owner, search_path) VALUES
+		('GET', '/frank', $$SELECT 1 AS status$$, 'frank', 'public'),
+		('GET', '/gina', $$SELECT 1 AS status$$, 'gina', 'public');
+});
+is(entries('frank') . ';' . entries('gina'), '/frank;/gina', 'a route saved as a replica records its owner');
+$node->safe_psql('postgres', q{
+	ALTER TABLE webgres.routes DISABLE TRIGGER route_owner_recorded;
+	DELETE FROM webgres.routes WHERE path IN ('/frank', '/gina');
+	ALTER TABLE webgres.routes ENABLE ALWAYS TRIGGER route_owner_recorded;
+});
+($ret, $err) = drop_elsewhere('frank');
+like($err, qr/DETAIL:  1 object in database postgres/, 'an entry left behind keeps its role from other databases');
+($ret, $out, $err) = $node->psql('postgres', q{DROP OWNED BY frank; DROP ROLE frank});
+is($ret, 0, 'but not from DROP OWNED in its database') or diag($err);
+($ret, $out, $err) = $node->psql('postgres', q{DROP ROLE gina});
+is($ret, 0, 'nor from DROP ROLE there') or diag($err);
+
 # TRUNCATE and DROP EXTENSION take the entries along.
 $node->safe_psql('postgres', q{
 	CREATE ROLE erin;
