@@ -105,8 +105,9 @@ my $routes_class = $node->safe_psql('postgres', q{SELECT 'webgres.routes'::regcl
 sub entries
 {
 	my ($role) = @_;
-	return $node->safe_psql('postgres', qq{SELECT coalesce(string_agg(r.path, ',' ORDER BY r.path), '')
-		FROM pg_shdepend d JOIN webgres.routes r ON r.id = d.objid
+	# An entry whose route is gone shows as "gone".
+	return $node->safe_psql('postgres', qq{SELECT coalesce(string_agg(coalesce(r.path, 'gone'), ',' ORDER BY r.path), '')
+		FROM pg_shdepend d LEFT JOIN webgres.routes r ON r.id = d.objid
 		WHERE d.dbid = (SELECT oid FROM pg_database WHERE datname = 'postgres')
 		AND d.classid = $routes_class AND d.objsubid = 0 AND d.deptype = 'o'
 		AND d.refclassid = 'pg_authid'::regclass AND d.refobjid = '$role'::regrole});
