@@ -207,5 +207,26 @@ is($node->safe_psql('postgres', qq{SELECT count(*) FROM pg_shdepend WHERE classi
 ($ret, $err) = drop_elsewhere('erin');
 is($ret, 0, 'and DROP ROLE of a former route owner then succeeds') or diag($err);
 
+# Dropped where webgres is not loaded (no longer preloaded), the table
+# leaves its entries behind: docs/backup.md says how to remove them.
+$node->safe_psql('postgres', q{
+	SET client_min_messages = warning;
+	CREATE EXTENSION webgres;
+	CREATE ROLE hal;
+	INSERT INTO webgres.routes (method, path, handler, owner) VALUES ('GET', '/hal', $$SELECT 1 AS status$$, 'hal');
+});
+$routes_class = $node->safe_psql('postgres', q{SELECT 'webgres.routes'::regclass::oid});
+is(entries('hal'), '/hal', 'hal\'s route is recorded');
+$node->append_conf('postgresql.conf', "shared_preload_libraries = ''\n");
+$node->restart;
+$node->safe_psql('postgres', q{DROP EXTENSION webgres});
+($ret, $err) = drop_elsewhere('hal');
+like($err, qr/DETAIL:  1 object in database postgres/, 'without the library, DROP EXTENSION leaves the entry');
+$node->safe_psql('postgres', q{DELETE FROM pg_catalog.pg_shdepend
+	WHERE dbid = (SELECT oid FROM pg_catalog.pg_database WHERE datname = current_database())
+	AND classid NOT IN (SELECT oid FROM pg_catalog.pg_class)});
+($ret, $err) = drop_elsewhere('hal');
+is($ret, 0, 'which the documented DELETE removes') or diag($err);
+
 $node->stop;
 done_testing();
