@@ -15,9 +15,10 @@
  * of any object: an owner entry whose depender is (webgres.routes, route
  * id), kept by row triggers on the table.  So DROP ROLE of a route owner is
  * refused from every database of the cluster, by Postgres itself from the
- * others ("N objects in database ...").  The entries of the routes of a
- * TRUNCATE, and of every route when the table itself is dropped (DROP
- * EXTENSION), go with them.
+ * others ("N objects in database ...").  A TRUNCATE forgets the entries of
+ * its routes, and an object access hook those of every route when the
+ * table itself is dropped (DROP EXTENSION, DROP SCHEMA ... CASCADE): left
+ * behind, they would keep their owners forever.
  *
  * Postgres cannot describe, drop or reassign such an entry in the database
  * it lives in (it knows only catalog classes), so a ProcessUtility hook
@@ -27,6 +28,9 @@
  *	DROP ROLE		refused while the role owns routes, naming them;
  *	DROP OWNED BY	deletes the role's routes;
  *	REASSIGN OWNED	gives them to the new role.
+ *
+ * Any entry of those roles left then (a route deleted with the triggers
+ * disabled) is forgotten, so that Postgres never meets one.
  *
  * A route saved before version 1.3 whose owner had been dropped from
  * another database keeps its dangling owner: the workers skip it, with a
