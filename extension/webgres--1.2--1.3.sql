@@ -24,9 +24,14 @@ CREATE TRIGGER route_owners_forgotten AFTER TRUNCATE ON webgres.routes
 ALTER TABLE webgres.routes ENABLE ALWAYS TRIGGER route_owner_recorded;
 ALTER TABLE webgres.routes ENABLE ALWAYS TRIGGER route_owners_forgotten;
 
--- Routes saved before 1.3 get their entries now (but for a route whose
--- owner was dropped from another database meanwhile: it has none to get).
+-- Records the owner entry of every route afresh: for the routes saved
+-- before 1.3 (below), and after anything that loads routes without the
+-- triggers (pg_upgrade, a restore with --disable-triggers).
 CREATE FUNCTION webgres.record_route_owners() RETURNS bigint
 	LANGUAGE c AS 'MODULE_PATHNAME', 'webgres_route_owners_record_all';
+REVOKE ALL ON FUNCTION webgres.record_route_owners() FROM PUBLIC;
+COMMENT ON FUNCTION webgres.record_route_owners() IS
+  'Records afresh in pg_shdepend the owner of every route (but the bootstrap superuser, and roles that no longer exist); returns how many. Superusers only.';
+
+-- Routes saved before 1.3 get their entries now.
 SELECT webgres.record_route_owners();
-DROP FUNCTION webgres.record_route_owners();

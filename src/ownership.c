@@ -42,10 +42,12 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/xact.h"
+#include "catalog/catalog.h"
 #include "catalog/dependency.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/objectaccess.h"
+#include "catalog/pg_authid.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_shdepend.h"
 #include "catalog/pg_type.h"
@@ -579,9 +581,10 @@ webgres_route_owners_forgotten(PG_FUNCTION_ARGS)
 }
 
 /*
- * record_route_owners(): records afresh the owner entry of every route
- * (for routes saved before the entries were kept) and returns how many it
- * recorded.  A route whose owner no longer exists gets none.
+ * record_route_owners(): records afresh the owner entry of every route, for
+ * routes saved before the entries were kept or loaded without the triggers,
+ * and returns how many it recorded.  A route whose owner no longer exists,
+ * or is the bootstrap superuser, gets none.
  */
 Datum
 webgres_route_owners_record_all(PG_FUNCTION_ARGS)
@@ -609,10 +612,11 @@ webgres_route_owners_record_all(PG_FUNCTION_ARGS)
 	{
 		HeapTuple	tuple = SPI_tuptable->vals[i];
 		TupleDesc	desc = SPI_tuptable->tupdesc;
+		Oid			owner = route_owner(tuple, desc, 2);
 
-		recordDependencyOnOwner(relid, checked_route_oid(tuple, desc, 1),
-								route_owner(tuple, desc, 2));
-		recorded++;
+		recordDependencyOnOwner(relid, checked_route_oid(tuple, desc, 1), owner);
+		if (!IsPinnedObject(AuthIdRelationId, owner))
+			recorded++;
 	}
 	SPI_finish();
 	PG_RETURN_INT64(recorded);

@@ -71,8 +71,14 @@ $node->safe_psql('postgres', q{REVOKE ALL ON public_info FROM temp_owner});
 my (undef, undef, $drop_err) = $node->psql('postgres', q{DROP ROLE temp_owner});
 like($drop_err, qr/role "temp_owner" cannot be dropped because some objects depend on it/,
 	'a route owner cannot be dropped where its routes are');
-# From another database the routes cannot be seen, and the role goes.
+# From another database too: the route's owner entry in pg_shdepend keeps it.
 $node->safe_psql('postgres', q{CREATE DATABASE elsewhere});
+(undef, undef, $drop_err) = $node->psql('elsewhere', q{DROP ROLE temp_owner});
+like($drop_err, qr/role "temp_owner" cannot be dropped because some objects depend on it\nDETAIL:  1 object in database postgres/,
+	'nor from another database');
+# A route saved before 1.3 had no entry, and its owner went that way.
+$node->safe_psql('postgres', q{DELETE FROM pg_shdepend
+	WHERE classid = 'webgres.routes'::regclass AND refobjid = 'temp_owner'::regrole});
 $node->safe_psql('elsewhere', q{DROP ROLE temp_owner});
 # The DROP did not touch webgres.routes; a no-op statement fires the reload trigger.
 $node->safe_psql('postgres', q{DELETE FROM webgres.routes WHERE false});

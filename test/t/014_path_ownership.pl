@@ -185,6 +185,19 @@ is($ret, 0, 'but not from DROP OWNED in its database') or diag($err);
 ($ret, $out, $err) = $node->psql('postgres', q{DROP ROLE gina});
 is($ret, 0, 'nor from DROP ROLE there') or diag($err);
 
+# A route loaded without the triggers (pg_upgrade, --disable-triggers) is
+# recorded by record_route_owners().
+$node->safe_psql('postgres', q{
+	CREATE ROLE ivy;
+	ALTER TABLE webgres.routes DISABLE TRIGGER route_owner_recorded;
+	INSERT INTO webgres.routes (method, path, handler, owner) VALUES ('GET', '/ivy', $$SELECT 1 AS status$$, 'ivy');
+	ALTER TABLE webgres.routes ENABLE ALWAYS TRIGGER route_owner_recorded;
+});
+is(entries('ivy'), '', 'a route loaded without the triggers has no entry');
+$node->safe_psql('postgres', q{SELECT webgres.record_route_owners()});
+is(entries('ivy'), '/ivy', 'record_route_owners() records it');
+$node->safe_psql('postgres', q{DELETE FROM webgres.routes WHERE path = '/ivy'; DROP ROLE ivy});
+
 # TRUNCATE and DROP EXTENSION take the entries along.
 $node->safe_psql('postgres', q{
 	CREATE ROLE erin;

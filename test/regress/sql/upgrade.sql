@@ -24,6 +24,10 @@ SELECT r.path, d.refobjid::regrole AS owner
   FROM pg_shdepend d JOIN webgres.routes r ON r.id = d.objid
   WHERE d.classid = 'webgres.routes'::regclass AND d.deptype = 'o'
     AND d.dbid = (SELECT oid FROM pg_database WHERE datname = current_database());
+-- record_route_owners() records them afresh (after pg_upgrade, say).
+SELECT webgres.record_route_owners() AS recorded;
+SELECT count(*) AS entries FROM pg_shdepend
+  WHERE classid = 'webgres.routes'::regclass AND objid = (SELECT id FROM webgres.routes WHERE path = '/owned');
 -- Routes saved before 1.2 run with the default search_path they ran with then.
 SELECT path, search_path FROM webgres.routes ORDER BY id;
 
