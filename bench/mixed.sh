@@ -8,12 +8,13 @@
 # TechEmpower database, and adds one route whose handler takes 1 s.  Then,
 # for each level of SLOW clients (default "0 2 8 32"), it runs
 # bench/slowclients.py (each client loops request -> response on the slow
-# route) and, meanwhile, wrk on /db with CONNS (64) connections for DURATION
+# route) and, meanwhile, wrk on /db with MIXED_CONNS (64) connections for DURATION
 # seconds, REPS times.  Writes OUTDIR/mixed.jsonl, one line per run, and
 # prints a table of min / median / max /db throughput and p99 per level,
 # with the slow route's answered and refused counts.
 #
-# Settings (environment): SLOW, CONNS, DURATION (default 10), REPS (3),
+# Settings (environment): SLOW, MIXED_CONNS (64; not CONNS, which bench/run.sh
+# uses for its own levels), DURATION (default 10), REPS (3),
 # EXECUTORS (default as in scripts/run.sh), WORKERS (2 x nproc), BENCH_TFB_DB
 # (the script that sets up the TechEmpower database; an older build's own).
 set -euo pipefail
@@ -25,7 +26,7 @@ OUT=${1:?usage: bench/mixed.sh OUTDIR}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 SLOW=${SLOW:-0 2 8 32}
-CONNS=${CONNS:-64}
+CONNS=${MIXED_CONNS:-64}
 DURATION=${DURATION:-10}
 REPS=${REPS:-3}
 WORKERS=${WORKERS:-$(( 2 * $(nproc) ))}
