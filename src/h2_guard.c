@@ -14,9 +14,15 @@
  *
  * h2o's HTTP/2 connection sets its read callback when it starts
  * (h2o_http2_accept), after an Upgrade (never, here), and, in Debian's
- * build with the 2019 fixes, when it resumes reading after more than
- * 512 kB of output had made it stop; keep_screened() puts the screening
- * back at the next request.  It starts inside h2o's
+ * build with the 2019 fixes (h2o 2.2.6's), when it resumes reading after
+ * more than 512 kB of output had made it stop.  It resumes from its write
+ * completion, which the event loop may run from a timer as well as from a
+ * socket event, out of webgres' sight.  What makes this safe is the order
+ * of h2o's evloop: a socket whose reading was restarted is read only
+ * after the loop's next epoll_wait, that is in a later h2o_evloop_run().
+ * So h2_guard_rescreen(), run by the worker after every h2o_evloop_run(),
+ * puts the screening back on every connection where h2o has put its own
+ * callback, before any byte reaches it.  h2o's HTTP/2 starts inside its
  * HTTP/1 code, which on seeing the prior-knowledge preface hands the
  * socket over and parses whatever followed the preface at once.  So h2o's
  * own switch to HTTP/2 is kept off (http1.upgrade_to_http2 = 0), and
@@ -33,6 +39,7 @@
 
 #include <sys/socket.h>
 
+#include "lib/ilist.h"
 #include "utils/memutils.h"
 
 #define H2O_USE_LIBUV 0
@@ -54,6 +61,8 @@ static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
 typedef struct H2Guard
 {
+	dlist_node	node;			/* in guards */
+	h2o_socket_t *sock;
 	H2Screen	screen;
 	size_t		seen;			/* bytes at the start of sock->input already fed */
 	bool		ending;			/* GOAWAY sent: the connection is being closed */
@@ -64,6 +73,7 @@ typedef struct H2Guard
 
 static h2o_context_t *guarded;
 static MemoryContext guard_cxt;
+static dlist_head guards = DLIST_STATIC_INIT(guards);	/* every screened connection */
 
 /* h2o's read callbacks, learnt from the first sockets they are set on. */
 static h2o_socket_cb http1_on_read;
@@ -88,6 +98,7 @@ guard_closed(void *data)
 	void		(*prev_close) (void *) = g->prev_close;
 	void	   *prev_close_data = g->prev_close_data;
 
+	dlist_delete(&g->node);
 	pfree(g);
 	/* The hook that was there first (capacity.c counts connections with it). */
 	if (prev_close != NULL)
@@ -223,6 +234,8 @@ start_http2(h2o_socket_t *sock)
 	http2_on_read = sock->_cb.read;
 
 	g = MemoryContextAllocZero(guard_cxt, sizeof(H2Guard));
+	g->sock = sock;
+	dlist_push_tail(&guards, &g->node);
 	h2_screen_init(&g->screen, webgres_http2_max_resets);
 	g->prev_close = sock->on_close.cb;
 	g->prev_close_data = sock->on_close.data;
@@ -298,11 +311,10 @@ header_list_size(h2o_req_t *req)
 }
 
 /*
- * Puts the screening back in front of h2o's read callback, should h2o have
- * set it again: Debian's libh2o stops reading while its output buffer is
- * over H2O_HTTP2_DEFAULT_OUTBUF_SOFT_MAX_SIZE and restarts it, with its
- * own callback, from its (static) write completion.  Every request passes
- * through here.
+ * Puts the screening back in front of h2o's read callback if h2o has set
+ * its own again (see the header comment).  h2o cannot have read with it
+ * yet, so the screening goes on where it was; should the input have
+ * changed all the same, the screening starts afresh at h2o's next frame.
  */
 static void
 keep_screened(h2o_socket_t *sock, H2Guard *g)
@@ -310,7 +322,21 @@ keep_screened(h2o_socket_t *sock, H2Guard *g)
 	if (sock->_cb.read != http2_on_read)
 		return;
 	sock->_cb.read = h2_read;
-	g->resync = true;
+	if (sock->input->size != g->seen)
+		g->resync = true;
+}
+
+void
+h2_guard_rescreen(void)
+{
+	dlist_iter	iter;
+
+	dlist_foreach(iter, &guards)
+	{
+		H2Guard    *g = dlist_container(H2Guard, node, iter.cur);
+
+		keep_screened(g->sock, g);
+	}
 }
 
 bool

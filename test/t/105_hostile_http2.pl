@@ -223,6 +223,37 @@ for my $desc (sort keys %floods)
 	$h->reset_hits;
 }
 
+# Cheap frames after h2o has stopped and restarted reading.  h2o stops
+# reading a connection while more than 512 kB of its output wait, and
+# restarts it, with its own read callback, once they have gone: 100
+# answers with 48 kB headers to a client that reads nothing yet (a small
+# receive buffer) make it stop.  Then the client reads everything and
+# sends a PING flood and no request: it must still be screened.
+{
+	WebgresTest::add_route($h->node, 'GET', '/bighead',
+		q{SELECT 'x' AS body, jsonb_build_object('X-Big', repeat(md5('b'), 1500)) AS headers});
+	WebgresTest::wait_for_status($port, '/bighead', 200);
+	socket(my $s, Socket::PF_INET(), Socket::SOCK_STREAM(), 0) or die "socket: $!";
+	setsockopt($s, Socket::SOL_SOCKET(), Socket::SO_RCVBUF(), 4096);
+	connect($s, Socket::pack_sockaddr_in($port, Socket::inet_aton('127.0.0.1'))) or die "connect: $!";
+	setsockopt($s, IPPROTO_TCP, TCP_NODELAY, 1);
+	my $before = $h->node->safe_psql('postgres', 'SELECT sum(requests) FROM webgres.workers');
+	send_all($s, start() . join('', map { get(2 * $_ - 1, '/bighead') } 1 .. 100));
+	# Let the answers pile up in the server before reading them.
+	$h->node->poll_query_until('postgres',
+		"SELECT sum(requests) >= $before + 100 FROM webgres.workers")
+	  or diag('the 100 requests were not all counted');
+	my $r = read_frames($s, timeout => 30,
+		until => sub { (grep { $_->{type} == DATA && $_->{flags} & END_STREAM } @{ $_[0] }) >= 100 });
+	is(scalar(grep { $_->{type} == DATA && $_->{flags} & END_STREAM } @{ $r->{frames} }), 100,
+		'output drained: all 100 answers with large headers read');
+	send_all($s, join('', map { frame(PING, 0, 0, pack('NN', 1, $_)) } 1 .. 3000));
+	$r = read_frames($s);
+	calmed($r, 'PING flood after reading restarted');
+	my $acks = count_type($r, PING);
+	cmp_ok($acks, '<=', 1100, "PING flood after reading restarted: $acks of 3000 PINGs answered");
+}
+
 # Empty DATA frames on an open request body.
 {
 	my $s = connect_h2();

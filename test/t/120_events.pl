@@ -295,6 +295,66 @@ is_deeply(\@nums, [ 1 .. $burst ], 'the reading client got every event in order'
 ok(log_has(qr/disconnects an event-stream client that is not reading/), 'the client that does not read was dropped');
 close $slow;
 
+# ---- the order of the phases: LISTEN commits before the catch-up reads ----
+# A NOTIFY that commits after the catch-up query took its snapshot is in
+# neither the catch-up nor, had LISTEN come after the catch-up, the live
+# events: Postgres starts a new listener at the furthest point any other
+# listener in the database has read to, past that NOTIFY.  So with no
+# stream left on the worker (it is then no listener at all) and a psql
+# session listening, the handler's second run, the catch-up, is held on a
+# lock after taking its snapshot while an event commits and psql reads it.
+# A restart leaves the worker with no stream and no channel.
+close $fast->{sock};
+$node->restart;
+WebgresTest::wait_for_status($port, '/events/nosuch', 404);
+$node->safe_psql('postgres', q{
+	CREATE TABLE gate (g int);
+	CREATE SEQUENCE gate_runs;
+	CREATE FUNCTION gate_wait() RETURNS bool LANGUAGE plpgsql AS
+		$$BEGIN PERFORM count(*) FROM gate; RETURN true; END$$;
+	CREATE TABLE gate_events (id bigint PRIMARY KEY, data text);
+	INSERT INTO gate_events VALUES (1, 'before');
+});
+# Every second run waits for the lock on gate: the catch-up of one request.
+WebgresTest::add_route($node, 'GET', '/gated', q{
+	SELECT ARRAY['gate_room'] AS channels, e.id, e.data
+	FROM request
+	CROSS JOIN LATERAL (SELECT CASE WHEN nextval('gate_runs') % 2 = 0 THEN gate_wait() END) AS w
+	LEFT JOIN gate_events e ON e.id > coalesce((request.headers->>'last-event-id')::bigint, 0)
+	ORDER BY e.id});
+my $listener = $node->background_psql('postgres');
+$listener->query_safe('LISTEN gate_room');
+my $locker = $node->background_psql('postgres');
+$locker->query_safe('BEGIN; LOCK TABLE gate IN ACCESS EXCLUSIVE MODE');
+my $gs = WebgresTest::connect_to($port);
+print $gs "GET /gated HTTP/1.1\r\nHost: x\r\nLast-Event-ID: 0\r\n\r\n";
+ok($node->poll_query_until('postgres',
+	q{SELECT count(*) > 0 FROM pg_locks WHERE NOT granted AND relation = 'gate'::regclass}),
+	'the catch-up holds its snapshot, waiting for the gate');
+$node->safe_psql('postgres', q{
+	INSERT INTO gate_events VALUES (2, 'between');
+	SELECT pg_notify('gate_room', '{"id": 2, "data": "between"}')});
+my $heard = 0;
+for (1 .. 100)
+{
+	my $out = $listener->query_safe('SELECT 1') // '';
+	if ($out =~ /between/) { $heard = 1; last; }
+	sleep 0.1;
+}
+ok($heard, 'another listener has read past the event');
+$locker->query_safe('COMMIT');
+my $gc = { sock => $gs, raw => '', body => '', head => undef, eof => 0 };
+fill($gc, sub { grep { $_->{id} eq '2' } events_of($gc->{body}) });
+$node->safe_psql('postgres', q{
+	INSERT INTO gate_events VALUES (3, 'after');
+	SELECT pg_notify('gate_room', '{"id": 3, "data": "after"}')});
+fill($gc, sub { grep { $_->{id} eq '3' } events_of($gc->{body}) });
+is(join(',', map { $_->{id} } events_of($gc->{body})), '1,2,3',
+	'the event that committed during the catch-up arrives, once, in order');
+close $gs;
+$listener->quit;
+$locker->quit;
+
 # ---- shutdown ends streams cleanly ----
 my $z = sse_open('/plain/zeta');
 $node->stop('fast');
