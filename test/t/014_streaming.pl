@@ -13,7 +13,7 @@ use Time::HiRes qw(sleep time);
 use WebgresTest;
 
 my $node = WebgresTest->new_node('streaming', workers => 1,
-	conf => "webgres.executors = 2\nwebgres.http2 = on\nwebgres.handler_timeout = '2s'\n");
+	conf => "webgres.executors = 2\nwebgres.http2 = on\nwebgres.handler_timeout = '3s'\n");
 my $port = $node->{webgres_port};
 
 $node->safe_psql('postgres', q{
