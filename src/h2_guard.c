@@ -14,23 +14,33 @@
  *
  * h2o's HTTP/2 connection sets its read callback when it starts
  * (h2o_http2_accept), after an Upgrade (never, here), and, in Debian's
- * build with the 2019 fixes (h2o 2.2.6's), when it resumes reading after
- * more than 512 kB of output had made it stop.  It resumes from its write
- * completion, which the event loop may run from a timer as well as from a
- * socket event, out of webgres' sight.  What makes this safe is the order
- * of h2o's evloop: a socket whose reading was restarted is read only
- * after the loop's next epoll_wait, that is in a later h2o_evloop_run().
- * So h2_guard_rescreen(), run by the worker after every h2o_evloop_run(),
- * puts the screening back on every connection where h2o has put its own
- * callback, before any byte reaches it.  h2o's HTTP/2 starts inside its
- * HTTP/1 code, which on seeing the prior-knowledge preface hands the
- * socket over and parses whatever followed the preface at once.  So h2o's
- * own switch to HTTP/2 is kept off (http1.upgrade_to_http2 = 0), and
- * webgres watches the first bytes of each connection itself: on a
- * preface it lets h2o switch, for that one call, with only the preface in
- * the buffer, then installs its read callback and feeds the rest through
- * it.  An HTTP/1.1 request with "Upgrade: h2c" is served as HTTP/1.1: RFC
- * 9113 deprecates that upgrade.
+ * build with the 2019 fixes (as in h2o 2.2.6), when it resumes reading:
+ * h2o_http2_conn_request_write() stops reading while 512 kB
+ * (H2O_HTTP2_DEFAULT_OUTBUF_SOFT_MAX_SIZE) or more of output wait, and
+ * h2o's static on_write_complete() starts it again, with its own read
+ * callback, once a write has brought them below.  That completion runs
+ * only as the socket's write callback (sock->_cb.write), so webgres stands
+ * in front of that callback too, and puts the screening back the moment
+ * h2o's completion returns, in the same call, before the event loop can
+ * deliver another read.  h2o starts the writes of an HTTP/2 connection in
+ * three places only: at the end of its read callback (run by h2_read), in
+ * a write completion, and from the connection's write timer entry
+ * (conn->_write.timeout_entry, whose callback h2o sets once); webgres
+ * wraps the write callback h2o has set after each, so every completion of
+ * every write passes through it, however many writes reading takes to
+ * restart.  The other ways were worse: the event loop delivers reads from
+ * a static function straight to sock->_cb.read, and a sweep of all
+ * connections, periodic or after each pass of the loop, costs a delay or
+ * work for every idle connection; this costs one call per write.
+ *
+ * h2o's HTTP/2 starts inside its HTTP/1 code, which on seeing the
+ * prior-knowledge preface hands the socket over and parses whatever
+ * followed the preface at once.  So h2o's own switch to HTTP/2 is kept
+ * off (http1.upgrade_to_http2 = 0), and webgres watches the first bytes of
+ * each connection itself: on a preface it lets h2o switch, for that one
+ * call, with only the preface in the buffer, then installs its callbacks
+ * and feeds the rest through h2_read.  An HTTP/1.1 request with "Upgrade:
+ * h2c" is served as HTTP/1.1: RFC 9113 deprecates that upgrade.
  *
  * The screening state of a connection hangs off its socket's on_close
  * hook, which h2o leaves unused for server connections and which frees it.
@@ -39,7 +49,6 @@
 
 #include <sys/socket.h>
 
-#include "lib/ilist.h"
 #include "utils/memutils.h"
 
 #define H2O_USE_LIBUV 0
@@ -61,25 +70,25 @@ static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
 typedef struct H2Guard
 {
-	dlist_node	node;			/* in guards */
-	h2o_socket_t *sock;
 	H2Screen	screen;
 	size_t		seen;			/* bytes at the start of sock->input already fed */
 	bool		ending;			/* GOAWAY sent: the connection is being closed */
 	bool		resync;			/* h2o read without the screening: start afresh */
+	h2o_socket_cb h2o_write_done;	/* h2o's callback for the write in flight */
 	void		(*prev_close) (void *);	/* the socket's on_close hook before ours */
 	void	   *prev_close_data;
 } H2Guard;
 
 static h2o_context_t *guarded;
 static MemoryContext guard_cxt;
-static dlist_head guards = DLIST_STATIC_INIT(guards);	/* every screened connection */
 
-/* h2o's read callbacks, learnt from the first sockets they are set on. */
+/* h2o's callbacks, learnt from the first sockets and connections they are set on. */
 static h2o_socket_cb http1_on_read;
 static h2o_socket_cb http2_on_read;
+static h2o_timeout_cb http2_emit_write;	/* conn->_write.timeout_entry's */
 
 static void h2_read(h2o_socket_t *sock, const char *err);
+static void stay_in_front(h2o_socket_t *sock, H2Guard *g);
 
 void
 h2_guard_init(h2o_context_t *ctx)
@@ -98,7 +107,6 @@ guard_closed(void *data)
 	void		(*prev_close) (void *) = g->prev_close;
 	void	   *prev_close_data = g->prev_close_data;
 
-	dlist_delete(&g->node);
 	pfree(g);
 	/* The hook that was there first (capacity.c counts connections with it). */
 	if (prev_close != NULL)
@@ -193,15 +201,108 @@ h2_read(h2o_socket_t *sock, const char *err)
 		return;
 	h2_screen_processed(&g->screen);
 	g->seen = sock->input->size;
+	/* h2o writes at the end of its read callback what the chunk called for. */
+	stay_in_front(sock, g);
 	/* A request's header list may have overspent a budget meanwhile. */
 	if (g->screen.verdict != H2_OK)
 		end_connection(sock, g, g->screen.verdict);
 }
 
 /*
+ * Puts the screening back in front of h2o's read callback if h2o has just
+ * set its own again, from its write completion.  Nothing can have been read
+ * since h2_read last ran, so the screening goes on where it was; should the
+ * input have changed all the same, it starts afresh at h2o's next frame.
+ */
+static void
+keep_screened(h2o_socket_t *sock, H2Guard *g)
+{
+	if (sock->_cb.read != http2_on_read)
+		return;
+	sock->_cb.read = h2_read;
+	if (sock->input->size != g->seen)
+		g->resync = true;
+}
+
+/*
+ * The write callback of a screened connection: runs h2o's own, which may
+ * restart reading, then stands in front of what it left behind.
+ */
+static void
+write_done(h2o_socket_t *sock, const char *err)
+{
+	H2Guard    *g = guard_of(sock);
+	h2o_socket_cb cb;
+
+	Assert(g != NULL && g->h2o_write_done != NULL);
+	cb = g->h2o_write_done;
+	g->h2o_write_done = NULL;
+	cb(sock, err);
+	/* h2o may have closed the connection, and g with it. */
+	if (h2o_socket_get_fd(sock) == -1)
+		return;
+	stay_in_front(sock, g);
+}
+
+/*
+ * The callback of a screened connection's write timer entry, which h2o
+ * links when it has output and no write in flight: runs h2o's own, which
+ * starts the write, then wraps the write's callback.
+ */
+static void
+emit_write(h2o_timeout_entry_t *entry)
+{
+	h2o_http2_conn_t *conn = H2O_STRUCT_FROM_MEMBER(h2o_http2_conn_t, _write.timeout_entry, entry);
+	h2o_socket_t *sock = conn->sock;
+	H2Guard    *g;
+
+	http2_emit_write(entry);
+	/* conn is freed if h2o closed the connection; the socket lasts the pass. */
+	if (h2o_socket_get_fd(sock) == -1 || (g = guard_of(sock)) == NULL)
+		return;
+	stay_in_front(sock, g);
+}
+
+/*
+ * After h2o has run on a screened connection: puts the screening back if h2o
+ * restarted reading, and wraps the callback of any write h2o has started,
+ * so that its completion, where h2o restarts reading, runs through
+ * write_done().
+ */
+static void
+stay_in_front(h2o_socket_t *sock, H2Guard *g)
+{
+	keep_screened(sock, g);
+	if (sock->_cb.write != NULL && sock->_cb.write != write_done)
+	{
+		g->h2o_write_done = sock->_cb.write;
+		sock->_cb.write = write_done;
+	}
+}
+
+/*
+ * True if h2o has switched sock to HTTP/2 with the callbacks webgres stands
+ * in front of (those it met on the first connection switched, if any).
+ */
+static bool
+switched_as_expected(h2o_socket_t *sock)
+{
+	h2o_http2_conn_t *conn;
+
+	if (sock->_cb.read == NULL || sock->_cb.read == http1_on_read ||
+		(http2_on_read != NULL && sock->_cb.read != http2_on_read))
+		return false;
+	conn = (h2o_http2_conn_t *) sock->data;
+	if (conn == NULL || conn->sock != sock || conn->_write.timeout_entry.cb == NULL ||
+		(http2_emit_write != NULL && conn->_write.timeout_entry.cb != http2_emit_write))
+		return false;
+	return true;
+}
+
+/*
  * Lets h2o's HTTP/1 code switch the connection to HTTP/2 with only the
  * preface in its buffer, then puts the screening in front of h2o's HTTP/2
- * read callback and feeds it what followed the preface.
+ * read and write callbacks and feeds it what followed the preface.
  */
 static void
 start_http2(h2o_socket_t *sock)
@@ -209,6 +310,7 @@ start_http2(h2o_socket_t *sock)
 	size_t		rest = sock->input->size - PREFACE_LEN;
 	char	   *stash = MemoryContextAlloc(guard_cxt, Max(rest, 1));
 	H2Guard    *g;
+	h2o_http2_conn_t *conn;
 
 	memcpy(stash, sock->input->bytes + PREFACE_LEN, rest);
 	sock->input->size = PREFACE_LEN;
@@ -221,8 +323,7 @@ start_http2(h2o_socket_t *sock)
 		pfree(stash);
 		return;
 	}
-	if (sock->_cb.read == NULL || sock->_cb.read == http1_on_read ||
-		(http2_on_read != NULL && sock->_cb.read != http2_on_read))
+	if (!switched_as_expected(sock))
 	{
 		/* Not the switch this libh2o makes: end what cannot be screened. */
 		ereport(WARNING,
@@ -231,11 +332,11 @@ start_http2(h2o_socket_t *sock)
 		shutdown(h2o_socket_get_fd(sock), SHUT_RDWR);
 		return;
 	}
+	conn = (h2o_http2_conn_t *) sock->data;
 	http2_on_read = sock->_cb.read;
+	http2_emit_write = conn->_write.timeout_entry.cb;
 
 	g = MemoryContextAllocZero(guard_cxt, sizeof(H2Guard));
-	g->sock = sock;
-	dlist_push_tail(&guards, &g->node);
 	h2_screen_init(&g->screen, webgres_http2_max_resets);
 	g->prev_close = sock->on_close.cb;
 	g->prev_close_data = sock->on_close.data;
@@ -243,6 +344,10 @@ start_http2(h2o_socket_t *sock)
 	sock->on_close.data = g;
 	sock->_cb.read = h2_read;
 	g->seen = sock->input->size;	/* nothing: h2o consumed the preface */
+	/* h2o sets this callback once, when it creates the connection. */
+	conn->_write.timeout_entry.cb = emit_write;
+	/* Its SETTINGS frame may be on its way already. */
+	stay_in_front(sock, g);
 
 	if (rest > 0)
 	{
@@ -310,35 +415,6 @@ header_list_size(h2o_req_t *req)
 	return size;
 }
 
-/*
- * Puts the screening back in front of h2o's read callback if h2o has set
- * its own again (see the header comment).  h2o cannot have read with it
- * yet, so the screening goes on where it was; should the input have
- * changed all the same, the screening starts afresh at h2o's next frame.
- */
-static void
-keep_screened(h2o_socket_t *sock, H2Guard *g)
-{
-	if (sock->_cb.read != http2_on_read)
-		return;
-	sock->_cb.read = h2_read;
-	if (sock->input->size != g->seen)
-		g->resync = true;
-}
-
-void
-h2_guard_rescreen(void)
-{
-	dlist_iter	iter;
-
-	dlist_foreach(iter, &guards)
-	{
-		H2Guard    *g = dlist_container(H2Guard, node, iter.cur);
-
-		keep_screened(g->sock, g);
-	}
-}
-
 bool
 h2_guard_check(h2o_req_t *req, char **body, size_t *bodylen)
 {
@@ -349,7 +425,6 @@ h2_guard_check(h2o_req_t *req, char **body, size_t *bodylen)
 
 	if (g == NULL)
 		return true;
-	keep_screened(sock, g);
 	stream = H2O_STRUCT_FROM_MEMBER(h2o_http2_stream_t, req, req);
 
 	/* h2o discards the answer when it reads the reset, next. */

@@ -23,12 +23,6 @@ extern void h2_guard_accepted(struct st_h2o_socket_t *sock);
  * (its stream is already reset, or its header list is too large); the
  * answer is then in req->res and *body.
  */
-/*
- * Screens again every HTTP/2 connection on which h2o restarted reading
- * with its own callback; run after every h2o_evloop_run().
- */
-extern void h2_guard_rescreen(void);
-
 extern bool h2_guard_check(struct st_h2o_req_t *req, char **body, size_t *bodylen);
 
 /* After an HTTP/2 request was answered with bodylen bytes of body. */

@@ -25,7 +25,6 @@
 #include <h2o/http2.h>
 #include <h2o/http2_internal.h>
 
-#include "h2_guard.h"
 #include "sse.h"
 #include "webgres.h"
 
@@ -318,10 +317,7 @@ sse_end_all(void)
 	/* Streams still writing end when their last bytes are out. */
 	deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), SSE_END_WAIT_MS);
 	while (nstreams > 0 && GetCurrentTimestamp() < deadline)
-	{
 		h2o_evloop_run(loop_ctx->loop, 50);
-		h2_guard_rescreen();
-	}
 }
 
 int

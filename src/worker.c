@@ -270,8 +270,6 @@ webgres_worker_main(Datum main_arg)
 	{
 		/* The wait is bounded so that a lost postmaster is noticed. */
 		h2o_evloop_run(ctx.loop, 1000);
-		/* Before the next epoll_wait can hand h2o a read (h2_guard.c). */
-		h2_guard_rescreen();
 		pipeline_before_wait();
 		/* Event streams: notifications in, idle channels UNLISTENed (events.c). */
 		events_between_requests();

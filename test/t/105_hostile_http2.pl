@@ -223,35 +223,85 @@ for my $desc (sort keys %floods)
 	$h->reset_hits;
 }
 
-# Cheap frames after h2o has stopped and restarted reading.  h2o stops
-# reading a connection while more than 512 kB of its output wait, and
-# restarts it, with its own read callback, once they have gone: 100
-# answers with 48 kB headers to a client that reads nothing yet (a small
-# receive buffer) make it stop.  Then the client reads everything and
-# sends a PING flood and no request: it must still be screened.
+# ---- cheap frames after h2o has stopped and restarted reading ----
+# h2o stops reading a connection while more than 512 kB of its output wait
+# (response headers: DATA frames wait in the streams, under flow control)
+# and restarts it, with its own read callback, from a write completion once
+# they have gone.  Each case makes it stop with responses that have large
+# headers, to a client that reads nothing yet (a small receive buffer), then
+# reads them all and sends a flood of control frames and no request: the
+# screening must be back in front of h2o by then.  The cases start h2o's
+# writes from each place it starts them: its read callback when the
+# requests came with the preface or on their own, and its write timer when
+# the answers come from executors.
+WebgresTest::add_route($h->node, 'GET', '/bighead',
+	q{SELECT 'x' AS body, jsonb_build_object('X-Big', repeat(md5('b'), 1500)) AS headers});
+WebgresTest::add_route($h->node, 'GET', '/bighead-executor',
+	q{SELECT 'x' AS body, jsonb_build_object('X-Big', repeat(md5('b'), 6000)) AS headers});
+$h->node->safe_psql('postgres', q{UPDATE webgres.routes SET mode = 'executor' WHERE path = '/bighead-executor'});
+WebgresTest::wait_for_status($port, '/bighead', 200);
+WebgresTest::wait_for_status($port, '/bighead-executor', 200);
+
+# Opens a connection that reads slowly, has $n requests for $path answered
+# before reading anything, then reads every answer.  The requests go with
+# the preface, or after the server's SETTINGS ACK if $o{handshake}.
+sub stall_then_drain
 {
-	WebgresTest::add_route($h->node, 'GET', '/bighead',
-		q{SELECT 'x' AS body, jsonb_build_object('X-Big', repeat(md5('b'), 1500)) AS headers});
-	WebgresTest::wait_for_status($port, '/bighead', 200);
+	my ($path, $n, %o) = @_;
 	socket(my $s, Socket::PF_INET(), Socket::SOCK_STREAM(), 0) or die "socket: $!";
 	setsockopt($s, Socket::SOL_SOCKET(), Socket::SO_RCVBUF(), 4096);
 	connect($s, Socket::pack_sockaddr_in($port, Socket::inet_aton('127.0.0.1'))) or die "connect: $!";
 	setsockopt($s, IPPROTO_TCP, TCP_NODELAY, 1);
-	my $before = $h->node->safe_psql('postgres', 'SELECT sum(requests) FROM webgres.workers');
-	send_all($s, start() . join('', map { get(2 * $_ - 1, '/bighead') } 1 .. 100));
+	my $before = $h->node->safe_psql('postgres', 'SELECT sum(responses_2xx) FROM webgres.workers');
+	my $requests = join('', map { get(2 * $_ - 1, $path) } 1 .. $n);
+	if ($o{handshake})
+	{
+		send_all($s, start());
+		read_frames($s, until => sub { grep { $_->{type} == SETTINGS && $_->{flags} & ACK } @{ $_[0] } });
+		send_all($s, $requests);
+	}
+	else
+	{
+		send_all($s, start() . $requests);
+	}
 	# Let the answers pile up in the server before reading them.
 	$h->node->poll_query_until('postgres',
-		"SELECT sum(requests) >= $before + 100 FROM webgres.workers")
-	  or diag('the 100 requests were not all counted');
-	my $r = read_frames($s, timeout => 30,
-		until => sub { (grep { $_->{type} == DATA && $_->{flags} & END_STREAM } @{ $_[0] }) >= 100 });
-	is(scalar(grep { $_->{type} == DATA && $_->{flags} & END_STREAM } @{ $r->{frames} }), 100,
-		'output drained: all 100 answers with large headers read');
-	send_all($s, join('', map { frame(PING, 0, 0, pack('NN', 1, $_)) } 1 .. 3000));
-	$r = read_frames($s);
-	calmed($r, 'PING flood after reading restarted');
-	my $acks = count_type($r, PING);
-	cmp_ok($acks, '<=', 1100, "PING flood after reading restarted: $acks of 3000 PINGs answered");
+		"SELECT sum(responses_2xx) >= $before + $n FROM webgres.workers")
+	  or diag("$path: the $n answers were not all counted");
+	my $r = read_frames($s, timeout => 60,
+		until => sub { (grep { $_->{type} == DATA && $_->{flags} & END_STREAM } @{ $_[0] }) >= $n });
+	is(scalar(grep { $_->{type} == DATA && $_->{flags} & END_STREAM } @{ $r->{frames} }), $n,
+		"$o{desc}: output drained, all $n answers read");
+	return $s;
+}
+
+for my $case (
+	[ 'PING flood after reading restarted (requests with the preface)', '/bighead', 100, 0, PING,
+		sub { frame(PING, 0, 0, pack('NN', 1, $_[0])) } ],
+	[ 'SETTINGS flood after reading restarted (requests after the handshake)', '/bighead', 100, 1, SETTINGS,
+		sub { frame(SETTINGS, 0, 0) } ],
+	[ 'PING flood after reading restarted (answers from executors)', '/bighead-executor', 50, 0, PING,
+		sub { frame(PING, 0, 0, pack('NN', 2, $_[0])) } ])
+{
+	my ($desc, $path, $n, $handshake, $type, $flood) = @$case;
+	my $s = stall_then_drain($path, $n, handshake => $handshake, desc => $desc);
+	send_all($s, join('', map { $flood->($_) } 1 .. 3000));
+	my $r = read_frames($s);
+	calmed($r, $desc);
+	is($r->{goaway} && $r->{goaway}{debug}, 'too many control frames', "$desc: the GOAWAY says why");
+	my $acks = scalar grep { $_->{type} == $type && $_->{flags} & ACK } @{ $r->{frames} };
+	cmp_ok($acks, '<=', 1100, "$desc: $acks of 3000 answered");
+	close $s;
+}
+# And a normal HTTP/2 client is served after them.
+{
+	my $s = connect_h2();
+	send_all($s, start() . get(1, '/hello'));
+	my $r = read_frames($s, until => sub { grep { $_->{type} == DATA && $_->{flags} & END_STREAM } @{ $_[0] } });
+	is(join(',', map { $_->{payload} } grep { $_->{type} == DATA } @{ $r->{frames} }), 'hi',
+		'after the floods: a normal HTTP/2 client is served');
+	ok(!$r->{goaway}, 'after the floods: no GOAWAY for it');
+	close $s;
 }
 
 # Empty DATA frames on an open request body.
