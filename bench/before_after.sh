@@ -1,26 +1,29 @@
 #!/usr/bin/env bash
-# Measures an older build and this tree's with the same harness, one after
-# the other, and writes a report comparing their same-run ratios.
+# Measures an older build and this tree's in one run of the harness, side by
+# side, and reports how this build compares with the older one.
 #
 #   bench/before_after.sh BASE        BASE: a commit (e.g. the one before a change)
 #
-# Both builds run bench/run.sh of this tree, with its references (bare h2o,
-# pgbench, node-pg) measured in each run, so each build's ratios against the
-# references come from its own run and the two sets can be compared even if
-# the machine drifted between them. The older build sets up the TechEmpower
-# database with its own scripts/tfb-db.sh (its routes and catalog), the newer
-# with this tree's.
+# Two builds of one extension cannot be loaded by one Postgres installation,
+# so the older build goes into a copy of it: the Postgres programs find their
+# libraries and extension files relative to their own directory, and the copy
+# mirrors the installation's layout under a directory of its own. bench/run.sh
+# then serves the older build from a second cluster (BASE_BINDIR) and measures
+# it as one more server, webgres-base, with its repetitions interleaved with
+# this build's and the references' in the TechEmpower tiers; the mixed tier
+# runs once for each build. A drift of the machine during the run hits both
+# builds alike, which two runs one after the other cannot promise.
 #
 # Settings (environment): those of bench/run.sh. The default measures the
 # TechEmpower tiers and the mixed tier: ONLY (default the TechEmpower
 # endpoints and mixed), CONNS (64 512), QCONNS (512), REPS (3), DURATION (5),
 # MIXED_DURATION (10). AFTER_ALL=1 also runs, on this tree's build only, the
 # tiers an older build may not have (stream, sse, the route table and the
-# connection capacity), so that its report holds every tier.
+# connection capacity), so that the report holds every tier.
 #
-# Writes bench/results/<UTC timestamp>-before-after/{before,after}/ (each a
-# bench/run.sh result directory) and report.md, the comparison
-# (bench/compare.py). Leaves this tree's build installed.
+# Writes bench/results/<UTC timestamp>-before-after/ (a bench/run.sh result
+# directory whose report.md has the section "Against the older build").
+# Leaves this tree's build installed.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,23 +31,18 @@ BENCH=$ROOT/bench
 BASE=${1:?usage: bench/before_after.sh BASE-COMMIT}
 
 log() { printf '[before-after %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
 
 base_sha=$(git -C "$ROOT" rev-parse --verify "$BASE^{commit}")
-head_sha=$(git -C "$ROOT" describe --always --dirty)
 export ONLY=${ONLY:-plaintext|plaintext-pipelined|json|db|fortunes|queries|updates|cached-queries|mixed}
 export CONNS=${CONNS:-64 512} QCONNS=${QCONNS:-512} REPS=${REPS:-3} DURATION=${DURATION:-5}
 export MIXED_DURATION=${MIXED_DURATION:-10}
 AFTER_ALL=${AFTER_ALL:-0}
 export QUICK=0 SOAK=0 RSS_STEPS=${RSS_STEPS:-0} CAPACITY=0 SSE=0
 
-OUT=$BENCH/results/$(date -u +%Y%m%dT%H%M%SZ)-before-after
-mkdir -p "$OUT"
-T0=$(date +%s)
-
-# The older build, from a worktree of its own.
 SRC=$(mktemp -d /tmp/webgres-base.XXXXXX)
 cleanup() {
-	git -C "$ROOT" worktree remove --force "$SRC/tree" >/dev/null 2>&1 || rm -rf "$SRC"
+	git -C "$ROOT" worktree remove --force "$SRC/tree" >/dev/null 2>&1 || true
 	rm -rf "$SRC"
 }
 trap cleanup EXIT
@@ -52,25 +50,35 @@ git -C "$ROOT" worktree add --detach "$SRC/tree" "$base_sha" >/dev/null 2>&1
 # Postgres runs as an unprivileged user and reads the TFB SQL files from here.
 chmod -R a+rX "$SRC"
 
-log "building and installing the older build ${base_sha:0:7}"
-make -C "$SRC/tree" -s all install > "$OUT/build-before.log" 2>&1 \
-	|| { tail -n 20 "$OUT/build-before.log" >&2; exit 1; }
-log "measuring the older build"
-BENCH_OUT=$OUT/before BENCH_BUILD=${base_sha:0:7} BENCH_TFB_DB=$SRC/tree/scripts/tfb-db.sh \
-	"$BENCH/run.sh"
+# The copy of the Postgres installation: each directory the programs look in,
+# at the same path below $SRC/pg, without this tree's webgres.
+bindir=$(pg_config --bindir); pkglibdir=$(pg_config --pkglibdir); sharedir=$(pg_config --sharedir)
+for d in "$bindir" "$pkglibdir" "$sharedir"; do
+	mkdir -p "$SRC/pg$(dirname "$d")"
+	[ -d "$SRC/pg$d" ] || cp -a "$d" "$SRC/pg$d"
+done
+rm -f "$SRC/pg$pkglibdir"/webgres.* "$SRC/pg$sharedir"/extension/webgres*
+[ "$("$SRC/pg$bindir/pg_config" --pkglibdir)" = "$SRC/pg$pkglibdir" ] ||
+	die "the copy of Postgres in $SRC/pg does not look for its libraries in its own directory"
 
-log "building and installing this tree ($head_sha)"
-make -C "$ROOT" -s all install > "$OUT/build-after.log" 2>&1 \
-	|| { tail -n 20 "$OUT/build-after.log" >&2; exit 1; }
-log "measuring this tree"
+log "building the older build ${base_sha:0:7} into a copy of Postgres in $SRC/pg"
+make -C "$SRC/tree" -s all > "$SRC/build-before.log" 2>&1 &&
+	make -C "$SRC/tree" -s install DESTDIR="$SRC/pg" >> "$SRC/build-before.log" 2>&1 ||
+	{ tail -n 20 "$SRC/build-before.log" >&2; exit 1; }
+[ -f "$SRC/pg$pkglibdir/webgres.so" ] || die "the older build did not install into $SRC/pg"
+
+log "building and installing this tree ($(git -C "$ROOT" describe --always --dirty))"
+make -C "$ROOT" -s all install > "$SRC/build-after.log" 2>&1 \
+	|| { tail -n 20 "$SRC/build-after.log" >&2; exit 1; }
+
+OUT=$BENCH/results/$(date -u +%Y%m%dT%H%M%SZ)-before-after
+export BENCH_VIA="bench/before_after.sh $BASE" BENCH_OUT=$OUT BASE_BINDIR=$SRC/pg$bindir BASE_BUILD=${base_sha:0:7}
+export BASE_TFB_DB=$SRC/tree/scripts/tfb-db.sh
+log "measuring both builds"
 if [ "$AFTER_ALL" = 1 ]; then
 	ONLY="$ONLY|stream|sse|routes|plaintext-conns|plaintext-pipelined-conns|db-conns" CAPACITY=1 SSE=1 \
-		BENCH_OUT=$OUT/after "$BENCH/run.sh"
+		"$BENCH/run.sh"
 else
-	BENCH_OUT=$OUT/after "$BENCH/run.sh"
+	"$BENCH/run.sh"
 fi
-
-python3 "$BENCH/compare.py" "$OUT/before" "$OUT/after" \
-	"AFTER_ALL=$AFTER_ALL ONLY='$ONLY' CONNS='$CONNS' QCONNS='$QCONNS' REPS=$REPS DURATION=$DURATION MIXED_DURATION=$MIXED_DURATION bench/before_after.sh $BASE" \
-	$(( $(date +%s) - T0 )) > "$OUT/report.md"
 log "done: $OUT/report.md"

@@ -119,8 +119,8 @@ python3 - "$OUT/mixed.jsonl" <<'PY' | tee "$OUT/mixed.md"
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 levels = sorted({r['slow_clients'] for r in rows})
-def mmm(xs):
-    return '%s / %s / %s' % (min(xs), statistics.median(xs), max(xs))
+def mmm(xs, fmt):
+    return ' / '.join(fmt % v for v in (min(xs), statistics.median(xs), max(xs)))
 base = [r for r in rows if r['slow_clients'] == 0]
 bp99 = statistics.median([r['p99_us'] for r in base]) if base else None
 brps = statistics.median([r['rps'] for r in base]) if base else None
@@ -128,12 +128,12 @@ print('| slow clients | /db req/s min / median / max | /db p99 ms min / median /
 print('| --- | --- | --- | --- | --- | --- | --- | --- |')
 for n in levels:
     rs = [r for r in rows if r['slow_clients'] == n]
-    rps = [round(r['rps']) for r in rs]
-    p99 = [round(r['p99_us'] / 1000, 2) for r in rs]
+    rps = [r['rps'] for r in rs]
+    p99 = [r['p99_us'] / 1000 for r in rs]
     mp99 = statistics.median([r['p99_us'] for r in rs])
     mrps = statistics.median([r['rps'] for r in rs])
     print('| %d | %s | %s | %s | %s | %d | %d | %d |' % (
-        n, mmm(rps), mmm(p99),
+        n, mmm(rps, '%.0f'), mmm(p99, '%.2f'),
         '%.2fx' % (mp99 / bp99) if bp99 else '-', '%.2fx' % (mrps / brps) if brps else '-',
         sum(r['slow']['answered'] for r in rs), sum(r['slow']['refused'] for r in rs),
         sum(r['slow']['other'] + r['slow']['errors'] for r in rs)))

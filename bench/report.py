@@ -20,9 +20,14 @@ import re
 import statistics
 import sys
 
-SERVERS = ["webgres", "h2o", "pgbench", "pgbench-sql", "node-pg"]
-COLOURS = {"webgres": "#336791", "h2o": "#e8a33d", "pgbench": "#6a9f58", "pgbench-sql": "#9bc48a",
-           "node-pg": "#c0504d"}
+SERVERS = ["webgres", "webgres-base", "h2o", "pgbench", "pgbench-sql", "node-pg"]
+COLOURS = {"webgres": "#336791", "webgres-base": "#8fa9c4", "h2o": "#e8a33d", "pgbench": "#6a9f58",
+           "pgbench-sql": "#9bc48a", "node-pg": "#c0504d"}
+# An older webgres build measured beside this one (bench/before_after.sh); its
+# repetitions are interleaved with this build's, so rep i of each is paired.
+BASE = "webgres-base"
+# A change smaller than this is within the spread of these shared machines.
+BASE_SAME_WITHIN = 0.05
 REFERENCES = ["h2o", "pgbench", "pgbench-sql", "node-pg"]
 PCTS = ["p50", "p90", "p99", "p99.9"]
 DB_ENDPOINTS = ["db", "queries", "fortunes", "updates"]
@@ -157,6 +162,28 @@ def errors_of(d):
     return "%d socket errors, %d non-2xx" % (d["socket_errors_total"], d["non_2xx"])
 
 
+def run_rps(r):
+    """Requests per second of one run."""
+    d = r["result"]["duration_us"]
+    return r["result"]["requests"] / (d / 1e6) if d else 0.0
+
+
+def base_comparison(servers):
+    """This build against the older one in one case: the ratio of medians and
+    the spread of the per-repetition ratios (rep i of each ran side by side),
+    or None when the older build was not measured."""
+    pairs = {}
+    for server in ("webgres", BASE):
+        for r in servers.get(server, {}).get("runs", []):
+            if r.get("result"):
+                pairs.setdefault(r["rep"], {})[server] = run_rps(r)
+    ratios = [p["webgres"] / p[BASE] for p in pairs.values() if len(p) == 2 and p[BASE] > 0]
+    if not ratios:
+        return None
+    return {"rep_ratio": {"min": min(ratios), "median": statistics.median(ratios), "max": max(ratios)},
+            "reps": len(ratios)}
+
+
 def aggregate(cases):
     """Groups the repetitions of each (case, server)."""
     groups, order = {}, []
@@ -179,8 +206,7 @@ def aggregate(cases):
                 entry["servers"][server] = {"unavailable": g["unavailable"] or "no result",
                                             "reps": len(g["runs"])}
                 continue
-            rps = [r["result"]["requests"] / (r["result"]["duration_us"] / 1e6)
-                   if r["result"]["duration_us"] else 0.0 for r in runs]
+            rps = [run_rps(r) for r in runs]
             lat = {p: statistics.median(r["result"]["latency_us"][p] for r in runs) for p in PCTS}
             problems = sorted(set(filter(None, (latency_problem(server, key[4], r["result"]) for r in runs))))
             errs = {k: sum(r["result"]["errors"][k] for r in runs)
@@ -204,10 +230,24 @@ def aggregate(cases):
             else:
                 entry["servers"][server]["latency_us"] = lat
         w = entry["servers"].get("webgres", {})
+        base_vs = base_comparison(groups[key])
+        if base_vs:
+            entry["base"] = base_vs
         entry["ratios"] = {}
         # a ratio whose either side had socket errors or error statuses
         # compares something other than served requests: marked, not counted
         entry["ratio_doubts"] = {}
+        b = entry["servers"].get(BASE, {})
+        if "base" in entry and "rps" in w and "rps" in b and b["rps"]["median"] > 0:
+            entry["base"]["ratio"] = w["rps"]["median"] / b["rps"]["median"]
+            entry["base"]["doubt"] = "; ".join(filter(None, (
+                errors_of(w) and "webgres had %s" % errors_of(w),
+                errors_of(b) and "the older build had %s" % errors_of(b)))) or None
+            entry["base"]["ref_ratios"] = {
+                ref: (b["rps"]["median"] / entry["servers"][ref]["rps"]["median"],
+                      w["rps"]["median"] / entry["servers"][ref]["rps"]["median"])
+                for ref in REFERENCES
+                if entry["servers"].get(ref, {}).get("rps", {}).get("median", 0) > 0}
         for ref in REFERENCES:
             r = entry["servers"].get(ref, {})
             if "rps" in w and "rps" in r and r["rps"]["median"] > 0:
@@ -304,10 +344,13 @@ def targets(summary, ops, meta):
         r = capacity_ratio(summary, ep, pipeline=pipe)
         if r is not None:
             top, ratio = r
-            rows.append(("%s: req/s at %s connections ≥ %.1f× at %d (medians)"
+            # the target holds only with no socket error at any level
+            errs = sum(e["servers"]["webgres"]["socket_errors_total"] for e in find(summary, ep, pipeline=pipe)
+                       if "rps" in e["servers"].get("webgres", {}))
+            rows.append(("%s: req/s at %s connections ≥ %.1f× at %d (medians), no socket errors"
                          % (ep.replace("-pipelined-conns", " pipelined %d" % pipe).replace("-conns", ""),
                             fmt_count(top), CAPACITY_TARGET, CAPACITY_BASE_CONNS),
-                         "%.2f×" % ratio, ratio >= CAPACITY_TARGET))
+                         "%.2f×, %d socket errors" % (ratio, errs), ratio >= CAPACITY_TARGET and errs == 0))
     # The capacity tier reports its own socket errors (see its section).
     tfb = [e for e in summary if e.get("tier") != "capacity"]
     errs = sum(s.get("socket_errors_total", 0) for e in tfb for n, s in e["servers"].items() if n == "webgres")
@@ -470,6 +513,42 @@ def md_table(header, rows):
     return "\n".join(out)
 
 
+def base_md(meta, summary):
+    """The section comparing this build with the older one, or nothing."""
+    rows = []
+    for e in summary:
+        c = e.get("base")
+        if not c or "ratio" not in c:
+            continue
+        w, b = e["servers"]["webgres"], e["servers"][BASE]
+        change = c["ratio"] - 1
+        verdict_ = ("same within %d%%" % round(BASE_SAME_WITHIN * 100) if abs(change) < BASE_SAME_WITHIN
+                    else ("**%+.0f%%**" % (change * 100)))
+        refs = ", ".join("%s %.2f× → %.2f×" % (ref, before, after)
+                         for ref, (before, after) in sorted(c["ref_ratios"].items()))
+        rows.append((e["label"],
+                     "%s (%s–%s)" % (fmt_rps(b["rps"]["median"]), fmt_rps(b["rps"]["min"]), fmt_rps(b["rps"]["max"])),
+                     "%s (%s–%s)" % (fmt_rps(w["rps"]["median"]), fmt_rps(w["rps"]["min"]), fmt_rps(w["rps"]["max"])),
+                     "%.2f×" % c["ratio"] + (" ⚠ (%s)" % c["doubt"] if c["doubt"] else ""),
+                     "%.2f–%.2f×" % (c["rep_ratio"]["min"], c["rep_ratio"]["max"]),
+                     verdict_, refs or "–"))
+    if not rows:
+        return []
+    return ["## Against the older build",
+            "",
+            "The older build `%s` and this one, each served by its own cluster with the same "
+            "settings and set up by its own `scripts/tfb-db.sh`, measured in this one run: "
+            "their repetitions alternate (this build, then the older, then each reference), "
+            "so a drift of the machine hits both alike. *This ÷ older* is the ratio of the "
+            "medians; *per repetition* gives the lowest and highest ratio of the runs made side "
+            "by side. The last column is each build's ratio against the references of the "
+            "same case, older → this." % meta.get("base_build", "?"),
+            "",
+            md_table(["case", "older build req/s (min–max)", "this build req/s (min–max)",
+                      "this ÷ older", "per repetition", "change", "ratios to references, older → this"], rows),
+            ""]
+
+
 def report_md(meta, summary, ops, target_rows):
     L = []
     L.append("# webgres bench report — %s" % meta.get("stamp", "?"))
@@ -483,9 +562,10 @@ def report_md(meta, summary, ops, target_rows):
                 "/".join(str(c) for c in meta.get("conns", [])), meta.get("qconns"),
                 meta.get("nproc", 0), meta.get("cpu", "?"), fmt_kib(meta.get("mem_total_kib", 0)),
                 meta.get("kernel", "?"), meta.get("postgres", "?"), meta.get("libh2o", "?"),
-                meta.get("node", "?"), meta.get("wrk", "?"), meta.get("build", meta.get("git", "?")),
-                "" if meta.get("build", meta.get("git")) == meta.get("git")
-                else " (measured with the harness of `%s`)" % meta.get("git", "?")))
+                meta.get("node", "?"), meta.get("wrk", "?"), meta.get("git", "?"),
+                "; beside it the older build `%s`, served by a second cluster of the same "
+                "settings (see [the comparison](#against-the-older-build))" % meta["base_build"]
+                if meta.get("base_build") else ""))
     L.append("")
     facts = []
     if meta.get("command"):
@@ -498,7 +578,7 @@ def report_md(meta, summary, ops, target_rows):
             meta["share_read_transactions"],
             "" if meta["share_read_transactions"] == "off"
             else " (TechEmpower's rules forbid it: these figures are not TechEmpower-legal)"))
-    if str(meta.get("git", "")).endswith("-dirty") or str(meta.get("build", "")).endswith("-dirty"):
+    if str(meta.get("git", "")).endswith("-dirty"):
         facts.append("**The tree had uncommitted changes**: no commit reproduces these figures.")
     if facts:
         L.append(" ".join(facts))
@@ -556,6 +636,8 @@ def report_md(meta, summary, ops, target_rows):
              "(≥ 400) in that case: it is shown, but no target counts it. † marks latency "
              "figures that cannot be right, listed under [Figures not reported](#figures-not-reported).")
     L.append("")
+
+    L.extend(base_md(meta, summary))
 
     L.append("## Overhead tax")
     L.append("")
@@ -890,16 +972,23 @@ def chart_svg(meta, summary):
 
 # ---------------------------------------------------------------- main --
 
-def mixed_md(raw):
-    """The mixed tier's section (bench/mixed.sh wrote its table), or nothing."""
+def mixed_md(raw, meta):
+    """The mixed tier's section (bench/mixed.sh wrote its table), or nothing;
+    with the older build's table after it when that was measured too."""
     table = os.path.join(raw, "mixed", "mixed.md")
     if not os.path.exists(table):
         return ""
-    return ("\n## Mixed tier: /db beside clients looping on a 1 s handler\n\n"
-            "bench/mixed.sh: make run's settings, /db at 64 connections alone and beside "
-            "2, 8 and 32 clients that each loop request -> response on a 1 s route. "
-            "Target, medians: /db p99 at most 2x alone, req/s at least 0.8x alone; "
-            "slow requests answered, not refused.\n\n" + open(table).read())
+    out = ("\n## Mixed tier: /db beside clients looping on a 1 s handler\n\n"
+           "bench/mixed.sh: make run's settings, /db at 64 connections alone and beside "
+           "2, 8 and 32 clients that each loop request -> response on a 1 s route. "
+           "Target, medians: /db p99 at most 2x alone, req/s at least 0.8x alone; "
+           "slow requests answered, not refused.\n\n" + open(table).read())
+    base_table = os.path.join(raw, "mixed-base", "mixed.md")
+    if os.path.exists(base_table):
+        out += ("\n### The same, on the older build `%s`\n\nIts own cluster and its own run "
+                "of bench/mixed.sh, just after this build's.\n\n" % meta.get("base_build", "?")
+                + open(base_table).read())
+    return out + "\n"
 
 
 def stream_md(raw):
@@ -938,7 +1027,7 @@ def build(outdir):
         f.write("\n")
     with open(os.path.join(outdir, "report.md"), "w") as f:
         f.write(report_md(meta, summary, ops, target_rows))
-        f.write(mixed_md(raw))
+        f.write(mixed_md(raw, meta))
         f.write(stream_md(raw))
         f.write(sse_md(sse_rows))
     with open(os.path.join(outdir, "chart.svg"), "w") as f:

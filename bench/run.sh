@@ -19,6 +19,11 @@
 # (its connection levels),
 # SSE (1: the sse tier, bench/sse/run.sh, event-stream subscribers; default on;
 # ONLY=sse runs it alone among the endpoint tiers).
+# BASE_BINDIR (the bindir of a second Postgres installation holding an older
+# webgres build; bench/before_after.sh makes one): that build is served by a
+# cluster of its own and measured as one more server, webgres-base, in the
+# TechEmpower tiers and the mixed tier, interleaved with this build rep by
+# rep; BASE_BUILD names it, BASE_TFB_DB is its own scripts/tfb-db.sh.
 #
 # Writes bench/results/<UTC timestamp>/{report.md,results.json,chart.svg,raw/}
 # and copies report.md and chart.svg to bench/results/latest/.
@@ -45,6 +50,12 @@ PROFILE=${PROFILE:-0}
 ROUTE_COUNTS=${ROUTE_COUNTS:-1 1000 10000}
 CAPACITY=${CAPACITY:-$(( 1 - QUICK ))}
 CAP_CONNS=${CAP_CONNS:-256 1000 5000 10000}
+# TechEmpower runs each level for 15 s: opening thousands of connections and
+# their first segments (the kernel acknowledges each at once while a
+# connection is new) weigh on a shorter run, and wrk's --timeout 8 can only
+# show a request that waited too long in a run longer than 8 s.
+CAP_DURATION=${CAP_DURATION:-$([ "$QUICK" = 1 ] && echo "$DURATION" || echo 15)}
+BASE_BINDIR=${BASE_BINDIR:-}
 WEBGRES=${WEBGRES:-1}
 TFB_DB=${BENCH_TFB_DB:-$ROOT/scripts/tfb-db.sh}
 THREADS=2                      # wrk threads (and pgbench -j)
@@ -57,10 +68,11 @@ HANDLER_TIMEOUT_MS=${HANDLER_TIMEOUT_MS:-50}
 NODE_POOL=${NODE_POOL:-32}
 # what the report states as the command that made it
 BENCH_COMMAND=""
-for v in QUICK WORKERS REPS DURATION MIXED_DURATION CONNS QCONNS SOAK SOAK_REQUESTS RSS_STEPS PROFILE WEBGRES ONLY NODE_POOL HANDLER_TIMEOUT_MS CAPACITY CAP_CONNS SSE ROUTE_COUNTS BENCH_BUILD BENCH_TFB_DB; do
+for v in QUICK WORKERS REPS DURATION MIXED_DURATION CONNS QCONNS SOAK SOAK_REQUESTS RSS_STEPS PROFILE WEBGRES ONLY NODE_POOL HANDLER_TIMEOUT_MS CAPACITY CAP_CONNS CAP_DURATION SSE ROUTE_COUNTS BENCH_TFB_DB BASE_BUILD; do
 	[ -n "${!v:-}" ] && BENCH_COMMAND+="$v='${!v}' "
 done
-BENCH_COMMAND+="bench/run.sh"
+# BENCH_VIA: the command that ran this script (bench/before_after.sh sets it)
+BENCH_COMMAND+=${BENCH_VIA:-bench/run.sh}
 RUN_T0=$(date +%s)
 
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
@@ -150,6 +162,10 @@ cleanup() {
 	if [ -f "$PGDIR/postmaster.pid" ]; then
 		"$CLUSTER" stop "$PGDIR" fast 2>/dev/null || "$CLUSTER" stop "$PGDIR" immediate
 	fi
+	if [ -f "$BASE_PGDIR/postmaster.pid" ]; then
+		WEBGRES_BINDIR=$BASE_BINDIR "$CLUSTER" stop "$BASE_PGDIR" immediate 2>/dev/null
+		cp "$BASE_PGDIR/postgres.log" "$RAW/postgres-base.log" 2>/dev/null
+	fi
 	[ -f "$PGDIR/postgres.log" ] && cp "$PGDIR/postgres.log" "$RAW/postgres.log"
 	rm -rf "$TMP"
 	[ $rc -ne 0 ] && log "failed (exit $rc); partial results in $OUT"
@@ -174,10 +190,13 @@ PGHOST=$PGDIR/socket
 export PGHOST PGPORT
 MAX_CLIENTS=$(printf '%s\n' $CONNS $QCONNS 256 | sort -n | tail -n 1)
 log "cluster in $PGDIR (port $PGPORT), webgres on 127.0.0.1:$WG_PORT, $WORKERS workers"
-"$CLUSTER" init "$PGDIR" "$PGPORT" <<EOF
-shared_preload_libraries = '$PRELOAD'
-webgres.listen = '127.0.0.1:$WG_PORT'
-webgres.workers = $([ "$WEBGRES" = 1 ] && echo "$WORKERS" || echo 0)
+# cluster_settings PRELOAD WG_PORT WORKERS: the postgresql.conf lines of a
+# bench cluster (this build's, and the older build's with BASE_BINDIR)
+cluster_settings() {
+	cat <<EOF
+shared_preload_libraries = '$1'
+webgres.listen = '127.0.0.1:$2'
+webgres.workers = $3
 max_worker_processes = $(( WORKERS + 8 ))
 webgres.database = 'hello_world'
 # TechEmpower's rules forbid sharing a transaction among requests: off, as
@@ -199,9 +218,30 @@ track_activity_query_size = 2048
 max_pred_locks_per_transaction = 256
 log_min_messages = warning
 EOF
+}
+cluster_settings "$PRELOAD" "$WG_PORT" "$([ "$WEBGRES" = 1 ] && echo "$WORKERS" || echo 0)" |
+	"$CLUSTER" init "$PGDIR" "$PGPORT"
 "$CLUSTER" start "$PGDIR"
 log "setting up the TechEmpower database ($TFB_DB)"
 "$TFB_DB" > "$RAW/tfb-db.log" 2>&1 || { cat "$RAW/tfb-db.log" >&2; die "$TFB_DB failed"; }
+
+# The older build (BASE_BINDIR), in a cluster of its own with the same
+# settings and its own TechEmpower set-up; it idles while the others run.
+BASE_PGDIR=$TMP/pg-base
+BASE_SERVER=""
+if [ -n "$BASE_BINDIR" ] && [ "$WEBGRES" = 1 ]; then
+	[ -x "$BASE_BINDIR/postgres" ] || die "BASE_BINDIR=$BASE_BINDIR has no postgres"
+	BASE_PGPORT=$(free_port); WG_BASE_PORT=$(free_port)
+	log "older build ${BASE_BUILD:-?}: cluster in $BASE_PGDIR (port $BASE_PGPORT), webgres on 127.0.0.1:$WG_BASE_PORT"
+	cluster_settings "$PRELOAD" "$WG_BASE_PORT" "$WORKERS" |
+		WEBGRES_BINDIR=$BASE_BINDIR "$CLUSTER" init "$BASE_PGDIR" "$BASE_PGPORT"
+	WEBGRES_BINDIR=$BASE_BINDIR "$CLUSTER" start "$BASE_PGDIR"
+	PGHOST=$BASE_PGDIR/socket PGPORT=$BASE_PGPORT WEBGRES_BINDIR=$BASE_BINDIR \
+		"${BASE_TFB_DB:?BASE_TFB_DB must name the scripts/tfb-db.sh of the older build}" > "$RAW/tfb-db-base.log" 2>&1 ||
+		{ cat "$RAW/tfb-db-base.log" >&2; die "$BASE_TFB_DB failed"; }
+	wait_200 "http://127.0.0.1:$WG_BASE_PORT/plaintext" 60 >/dev/null || die "the older build did not answer 200 on /plaintext"
+	BASE_SERVER=webgres-base
+fi
 
 # Routes only the harness uses: the overhead probe, and the soak tier's
 # failing, slow and acknowledging handlers.
@@ -297,6 +337,7 @@ wait_200 "http://127.0.0.1:$NODE_PORT/plaintext" 20 >/dev/null || die "node-pg d
 server_url() {
 	case $1 in
 	webgres) echo "http://127.0.0.1:$WG_PORT" ;;
+	webgres-base) echo "http://127.0.0.1:$WG_BASE_PORT" ;;
 	h2o) echo "http://127.0.0.1:$H2O_PORT" ;;
 	node-pg) echo "http://127.0.0.1:$NODE_PORT" ;;
 	esac
@@ -305,6 +346,7 @@ server_url() {
 server_ticks() {
 	case $1 in
 	webgres|pgbench|pgbench-sql) tree_ticks "$(postmaster_pid)" ;;
+	webgres-base) tree_ticks "$(head -n 1 "$BASE_PGDIR/postmaster.pid")" ;;
 	h2o) tree_ticks "$H2O_PID" ;;
 	node-pg) echo $(( $(tree_ticks "$NODE_PID") + $(tree_ticks "$(postmaster_pid)") )) ;;
 	esac
@@ -410,9 +452,8 @@ bench_case() {
 	echo "\"conns\": [$(echo $CONNS | tr ' ' ',')], \"qconns\": $QCONNS, \"wrk_threads\": $THREADS,"
 	echo "\"node_pool\": $NODE_POOL, \"soak\": $SOAK, \"profile\": $PROFILE,"
 	echo "\"git\": $(jstr "$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)"),"
-	# BENCH_BUILD: the commit of the installed webgres when it is not this
-	# tree's (bench/before_after.sh measures an older build with this harness)
-	echo "\"build\": $(jstr "${BENCH_BUILD:-$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)}"),"
+	# BASE_BUILD: the older build measured beside this one (before_after.sh)
+	echo "\"base_build\": $(jstr "$([ -n "$BASE_SERVER" ] && echo "${BASE_BUILD:-unknown}")"),"
 	echo "\"command\": $(jstr "$BENCH_COMMAND"),"
 	echo "\"share_read_transactions\": $(jstr "$("$CLUSTER" psql "$PGDIR" -d postgres -At -c 'SHOW webgres.share_read_transactions' 2>/dev/null || echo unknown)"),"
 	echo "\"nproc\": $(nproc), \"cpu\": $(jstr "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"),"
@@ -449,23 +490,23 @@ done
 # --- tier 1 + 2 + 4: TechEmpower endpoints against the references ----------
 log "TechEmpower endpoints: $REPS repetition(s) of ${DURATION}s, connections $CONNS (queries: $QCONNS)"
 for c in $CONNS; do
-	bench_case tfb plaintext /plaintext "$ACCEPT_PLAIN" "$c" 1 webgres h2o node-pg
-	bench_case tfb json /json "$ACCEPT_JSON" "$c" 1 webgres h2o "pgbench-sql:$JSON_SQL" node-pg
-	bench_case tfb db /db "$ACCEPT_JSON" "$c" 1 webgres "pgbench:$BENCH/pgbench/db.sql" "pgbench-sql:$DB_SQL" node-pg
-	bench_case tfb fortunes /fortunes "$ACCEPT_HTML" "$c" 1 webgres "pgbench:$BENCH/pgbench/fortunes.sql" \
+	bench_case tfb plaintext /plaintext "$ACCEPT_PLAIN" "$c" 1 webgres $BASE_SERVER h2o node-pg
+	bench_case tfb json /json "$ACCEPT_JSON" "$c" 1 webgres $BASE_SERVER h2o "pgbench-sql:$JSON_SQL" node-pg
+	bench_case tfb db /db "$ACCEPT_JSON" "$c" 1 webgres $BASE_SERVER "pgbench:$BENCH/pgbench/db.sql" "pgbench-sql:$DB_SQL" node-pg
+	bench_case tfb fortunes /fortunes "$ACCEPT_HTML" "$c" 1 webgres $BASE_SERVER "pgbench:$BENCH/pgbench/fortunes.sql" \
 		"pgbench-sql:$FORTUNES_SQL" node-pg
-	bench_case tfb plaintext-pipelined /plaintext "$ACCEPT_PLAIN" "$c" 16 webgres h2o node-pg
+	bench_case tfb plaintext-pipelined /plaintext "$ACCEPT_PLAIN" "$c" 16 webgres $BASE_SERVER h2o node-pg
 done
 for q in 1 5 20; do
-	bench_case tfb queries "/queries?queries=$q" "$ACCEPT_JSON" "$QCONNS" 1 webgres node-pg
+	bench_case tfb queries "/queries?queries=$q" "$ACCEPT_JSON" "$QCONNS" 1 webgres $BASE_SERVER node-pg
 done
 for q in 1 5 20; do
 	if [ "$q" = 1 ]; then script=$BENCH/pgbench/updates.sql
 	else script=$TMP/updates-$q.sql; "$BENCH/pgbench/updates.sh" "$q" > "$script"; fi
-	bench_case tfb updates "/updates?queries=$q" "$ACCEPT_JSON" "$QCONNS" 1 webgres "pgbench:$script" node-pg
+	bench_case tfb updates "/updates?queries=$q" "$ACCEPT_JSON" "$QCONNS" 1 webgres $BASE_SERVER "pgbench:$script" node-pg
 done
 for n in 1 20 100; do
-	bench_case tfb cached-queries "/cached-queries?count=$n" "$ACCEPT_JSON" "$QCONNS" 1 webgres node-pg
+	bench_case tfb cached-queries "/cached-queries?count=$n" "$ACCEPT_JSON" "$QCONNS" 1 webgres $BASE_SERVER node-pg
 done
 mid=$(echo $CONNS | awk '{ print $(int((NF + 1) / 2)) }')
 bench_case overhead select1 /select1 "$ACCEPT_PLAIN" "$mid" 1 webgres
@@ -520,10 +561,10 @@ if [ "$CAPACITY" = 1 ] && [ "$WEBGRES" = 1 ]; then
 	fi
 	# bare h2o on /plaintext: how much of the drop is the machine's, not webgres'
 	for c in $CAP_CONNS; do
-		bench_case capacity plaintext-conns /plaintext "$ACCEPT_PLAIN" "$c" 1 webgres h2o
+		DURATION=$CAP_DURATION bench_case capacity plaintext-conns /plaintext "$ACCEPT_PLAIN" "$c" 1 webgres h2o
 		# as TechEmpower's plaintext test runs it: 16 requests pipelined
-		bench_case capacity plaintext-pipelined-conns /plaintext "$ACCEPT_PLAIN" "$c" 16 webgres h2o
-		bench_case capacity db-conns /db "$ACCEPT_JSON" "$c" 1 webgres
+		DURATION=$CAP_DURATION bench_case capacity plaintext-pipelined-conns /plaintext "$ACCEPT_PLAIN" "$c" 16 webgres h2o
+		DURATION=$CAP_DURATION bench_case capacity db-conns /db "$ACCEPT_JSON" "$c" 1 webgres
 	done
 fi
 
@@ -633,6 +674,12 @@ if [ "$WEBGRES" = 1 ] && { { [ "$QUICK" = 0 ] && [ -z "${ONLY:-}" ]; } || [[ mix
 	log "mixed tier"
 	DURATION=${MIXED_DURATION:-$DURATION} REPS=$REPS "$BENCH/mixed.sh" "$RAW/mixed" > "$RAW/mixed.log" 2>&1 \
 		|| log "mixed tier failed (see $RAW/mixed.log)"
+	if [ -n "$BASE_SERVER" ]; then
+		log "mixed tier, older build ${BASE_BUILD:-}"
+		WEBGRES_BINDIR=$BASE_BINDIR BENCH_TFB_DB=$BASE_TFB_DB DURATION=${MIXED_DURATION:-$DURATION} REPS=$REPS \
+			"$BENCH/mixed.sh" "$RAW/mixed-base" > "$RAW/mixed-base.log" 2>&1 \
+			|| log "mixed tier of the older build failed (see $RAW/mixed-base.log)"
+	fi
 fi
 
 # --- tier: stream (a 1M-row table export in mode stream; bench/stream.sh) ----

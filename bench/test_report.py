@@ -77,6 +77,33 @@ class ReportTest(unittest.TestCase):
                 return t
         self.fail("no target %s" % name)
 
+    def test_older_build_is_compared_rep_by_rep(self):
+        self.meta["base_build"] = "109b006"
+        for rep, (new, old) in enumerate(((100000, 80000), (90000, 100000), (110000, 100000)), 1):
+            for server, rps in (("webgres", new), ("webgres-base", old), ("h2o", 120000)):
+                c = case("plaintext", "/plaintext", 256, 1, server, wrk_result(rps))
+                c["rep"] = rep
+                self.cases.append(c)
+        results, md = self.build()
+        base = results["cases"][0]["base"]
+        self.assertAlmostEqual(base["ratio"], 1.0)             # medians 100k and 100k
+        self.assertAlmostEqual(base["rep_ratio"]["min"], 0.9)  # rep 2: 90k beside 100k
+        self.assertAlmostEqual(base["rep_ratio"]["max"], 1.25)  # rep 1: 100k beside 80k
+        self.assertIn("## Against the older build", md)
+        self.assertIn("h2o 0.83× → 0.83×", md)
+        self.assertIn("older build `109b006`", md)
+
+    def test_capacity_target_needs_no_socket_errors(self):
+        for conns, rps, timeouts in ((256, 100000, 0), (10000, 80000, 12)):
+            c = case("plaintext-conns", "/plaintext", conns, 1, "webgres",
+                     wrk_result(rps, errors={"timeout": timeouts}))
+            c["tier"] = "capacity"
+            self.cases.append(c)
+        results, md = self.build()
+        t = self.target(results, "plaintext: req/s at 10k connections")
+        self.assertEqual(t["measured"], "0.80×, 12 socket errors")
+        self.assertFalse(t["met"])
+
     def test_pipelined_latency_is_not_reported(self):
         self.cases += [case("plaintext-pipelined", "/plaintext", 256, 16, "webgres", wrk_result(4e5, p99=0, p999=0)),
                        case("plaintext-pipelined", "/plaintext", 256, 16, "h2o", wrk_result(3.9e5))]

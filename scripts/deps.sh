@@ -7,10 +7,10 @@ set -euo pipefail
 # postgresql-contrib-15 is only a name it provides, which dpkg never reports
 # as installed, so listing it would run apt-get on every call. libkrb5-dev:
 # the server's libpq/libpq.h (PqCommMethods, for LISTEN in src/events.c)
-# includes gssapi.h.
+# includes gssapi.h. python3: make test checks the bench's report code.
 packages=(postgresql-15 postgresql-server-dev-15
           libh2o-evloop-dev wrk libipc-run-perl gcc make pkg-config curl
-          libkrb5-dev)
+          libkrb5-dev python3)
 [ "${WEBGRES_DEPS_EXTRA:-}" ] && packages+=(${WEBGRES_DEPS_EXTRA})
 
 missing=()

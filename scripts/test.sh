@@ -100,6 +100,10 @@ else
 	run() { env PATH="$bindir:$PATH" "$@"; }
 fi
 
+# ---- the bench's report: it refuses figures that cannot be right ----
+echo "== bench report"
+PYTHONDONTWRITEBYTECODE=1 python3 "$src/bench/test_report.py"
+
 # ---- pg_regress: the SQL surface, on a temporary instance ----
 tests=$(cd "$src/test/regress/sql" && ls *.sql | sed 's/\.sql$//' | sort)
 cat > "$scratch/regress.conf" <<CONF
@@ -154,5 +158,5 @@ fi
 # Every stage above stops the script on a failure, so reaching here means all passed.
 nregress=$(echo "$tests" | wc -w)
 ntap=$(cd "$scratch/src/test" && ls ${WEBGRES_TAP:-t/*.pl} | wc -l)
-echo "webgres: $nregress pg_regress file(s), $ntap TAP file(s)$fuzzers passed${SANITIZE:+ (SANITIZE=$SANITIZE)}"
-echo "$((nregress + ntap)) passed, 0 failed"
+echo "webgres: the bench report's tests, $nregress pg_regress file(s), $ntap TAP file(s)$fuzzers passed${SANITIZE:+ (SANITIZE=$SANITIZE)}"
+echo "$((1 + nregress + ntap)) passed, 0 failed"
