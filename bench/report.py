@@ -212,6 +212,9 @@ def aggregate(cases):
             errs = {k: sum(r["result"]["errors"][k] for r in runs)
                     for k in ("connect", "read", "write", "timeout")}
             cpu = sum(r.get("cpu_s", 0.0) for r in runs)
+            # TCP segments the machine sent per request, both ends together
+            tcp = [(r["tcp"]["out_segs"] / r["result"]["requests"], r["tcp"]["delayed_acks"] / r["result"]["requests"])
+                   for r in runs if r.get("tcp") and r["result"]["requests"] > 0]
             reqs = sum(r["result"]["requests"] for r in runs)
             entry["servers"][server] = {
                 "reps": len(runs),
@@ -223,6 +226,10 @@ def aggregate(cases):
                 "cpu_s": round(cpu, 2),
                 "requests_per_cpu_s": round(reqs / cpu) if cpu > 0 else None,
             }
+            if tcp:
+                entry["servers"][server]["tcp_per_request"] = {
+                    "segments": statistics.median(t[0] for t in tcp),
+                    "delayed_acks": statistics.median(t[1] for t in tcp)}
             # figures that cannot be right are kept apart, never reported
             if problems:
                 entry["servers"][server]["latency_us_unreliable"] = lat
@@ -405,7 +412,7 @@ def capacity_md(summary, ops):
         for e in find(summary, ep, pipeline=pipe):
             w = e["servers"].get("webgres", {})
             if "rps" not in w:
-                rows.append((e["label"], "– (%s)" % w.get("unavailable", "not run"), "", "", "", ""))
+                rows.append((e["label"], "– (%s)" % w.get("unavailable", "not run"), "", "", "", "", ""))
                 continue
             se = w["socket_errors"]
             ratio = (w["rps"]["median"] / base[0]["servers"]["webgres"]["rps"]["median"]) if base else None
@@ -413,21 +420,31 @@ def capacity_md(summary, ops):
             hb = [b["servers"]["h2o"]["rps"]["median"] for b in base if "rps" in b["servers"].get("h2o", {})]
             href = ("%s (%.2f×)" % (fmt_rps(h["rps"]["median"]), h["rps"]["median"] / hb[0])
                     if "rps" in h and hb and hb[0] > 0 else "")
+            tcp = w.get("tcp_per_request")
             rows.append((e["label"], "%s (%s–%s)" % (fmt_rps(w["rps"]["median"]), fmt_rps(w["rps"]["min"]), fmt_rps(w["rps"]["max"])),
                          "%s / %s" % (fmt_us(w["latency_us"]["p50"]), fmt_us(w["latency_us"]["p99"]))
                          if "latency_us" in w else "not measured (%s)" % w.get("latency_problem", "?"),
                          "%d / %d / %d / %d" % (se["connect"], se["read"], se["write"], se["timeout"]),
-                         "%.2f×" % ratio if ratio is not None else "", href))
+                         "%.2f×" % ratio if ratio is not None else "", href,
+                         "%.2f (%.2f)" % (tcp["segments"], tcp["delayed_acks"]) if tcp else ""))
     if not rows:
         L += ["Not run (CAPACITY=1 runs it; on by default in full runs, off with QUICK=1).", ""]
         return L
     L.append(md_table(["case", "webgres req/s, median (min–max)", "p50 / p99",
                        "socket errors connect / read / write / timeout", "÷ at %d" % CAPACITY_BASE_CONNS,
-                       "bare h2o_hello req/s (÷ at %d)" % CAPACITY_BASE_CONNS], rows))
+                       "bare h2o_hello req/s (÷ at %d)" % CAPACITY_BASE_CONNS,
+                       "TCP segments per request (delayed ACKs)"], rows))
     L.append("")
     L.append("wrk, the workers and Postgres share the machine's cores; bare h2o_hello, measured "
              "in the same run at the same levels, shows how much of any fall with more "
-             "connections is the load generator's and the kernel's rather than webgres'.")
+             "connections is the load generator's and the kernel's rather than webgres'. "
+             "The last column counts the TCP segments the machine sent per request, both "
+             "ends together (`/proc/net/snmp` OutSegs; delayed ACKs from `/proc/net/netstat`): "
+             "2 means the request and its response, each carrying the ACK of the other. "
+             "With thousands of connections each waiting its turn, a request waits longer "
+             "than the kernel's delayed-ACK timer (40 ms at least), so the kernel sends its "
+             "ACK in a packet of its own; and every new connection acknowledges its first "
+             "segments at once. Both cost kernel time on the same two cores.")
     L.append("")
     lim = ops.get("capacity_limits") if isinstance(ops.get("capacity_limits"), dict) else {}
     idle = ops.get("capacity_idle") if isinstance(ops.get("capacity_idle"), dict) else {}
@@ -441,12 +458,21 @@ def capacity_md(summary, ops):
                     lim.get("bench_nofile_hard"), lim.get("worker_nofile_soft"), lim.get("workers")))
         L.append("")
     per_conn = idle.get("server_bytes_per_connection")
+    if per_conn is not None and per_conn <= 0:
+        # The workers gave back memory of earlier tiers while the connections
+        # were held: the difference says nothing about the connections.
+        per_conn = None
     if idle:
         L.append("Idle keep-alive connections (`bench/idleconns.py`: %s opened, one request each, "
-                 "then held): worker RSS grew by %s in all, **%s bytes per connection**; kernel socket "
-                 "buffers %s bytes and slab about %s bytes per connection, both ends together "
-                 "(slab is machine-wide, so approximate)."
-                 % (idle.get("connections"), fmt_kib(idle.get("rss_delta_kib", 0)), per_conn,
+                 "then held): %s; kernel socket buffers %s bytes and slab about %s bytes per "
+                 "connection, both ends together (slab is machine-wide, so approximate)."
+                 % (idle.get("connections"),
+                    "worker RSS grew by %s in all, **%s bytes per connection**"
+                    % (fmt_kib(idle.get("rss_delta_kib", 0)), per_conn) if per_conn else
+                    "worker memory per connection **not measured**: the workers' RSS changed by %s "
+                    "while the connections were held, so they gave back memory of earlier tiers "
+                    "meanwhile (run the capacity tier first, or alone, to measure it)"
+                    % fmt_kib(idle.get("rss_delta_kib", 0)),
                     idle.get("kernel_buffer_bytes_per_connection_both_ends"),
                     idle.get("kernel_slab_bytes_per_connection_both_ends")))
         L.append("")

@@ -382,11 +382,20 @@ pgbench_cmd() {
 	rm -rf "$logdir"
 }
 
+# tcp_counters: the machine's TCP segments sent, delayed ACKs and tail loss
+# probes so far, as "OUT DELAYED PROBES" (from /proc/net/snmp and netstat;
+# the load generator's side counts too, since both ends are on this machine)
+tcp_counters() {
+	awk '/^Tcp:/ { if (!h) { for (i = 1; i <= NF; i++) col[$i] = i; h = 1 } else printf "%s", $col["OutSegs"] }' /proc/net/snmp
+	awk '/^TcpExt:/ { if (!h) { for (i = 1; i <= NF; i++) col[$i] = i; h = 1 } else printf " %s %s", $col["DelayedACKs"], $col["TCPLossProbes"] }' /proc/net/netstat
+}
+
 # run_one SERVER TIER ENDPOINT PATH ACCEPT CONNS PIPELINE REP SECONDS [PGBENCH SCRIPT]
 run_one() {
 	local server=$1 tier=$2 endpoint=$3 path=$4 accept=$5 conns=$6 pipe=$7 rep=$8 secs=$9 pgscript=${10:-}
 	local out="$RAW/$tier.$server.$(echo "$path" | tr -c 'A-Za-z0-9=' '_').c$conns.p$pipe.r$rep.txt"
-	local t0 t1 w0 w1 result
+	local t0 t1 w0 w1 result tcp0 tcp1
+	tcp0=$(tcp_counters)
 	t0=$(server_ticks "$server"); w0=$(now_ms)
 	if [[ $server == pgbench* ]]; then
 		pgbench_cmd "$out" "$pgscript" "$conns" "$secs"
@@ -396,11 +405,14 @@ run_one() {
 		wrk_cmd "$out" "$(server_url "$server")$path" "$accept" "$conns" "$secs" report.lua || true
 	fi
 	w1=$(now_ms); t1=$(server_ticks "$server")
+	tcp1=$(tcp_counters)
 	result=$(sed -n 's/^WRKJSON //p' "$out" | tail -n 1)
 	[ -n "$result" ] || result=null
-	printf '{"tier":"%s","endpoint":"%s","path":"%s","conns":%d,"pipeline":%d,"server":"%s","rep":%d,"seconds":%d,"wall_ms":%d,"cpu_s":%.2f,"result":%s}\n' \
+	printf '{"tier":"%s","endpoint":"%s","path":"%s","conns":%d,"pipeline":%d,"server":"%s","rep":%d,"seconds":%d,"wall_ms":%d,"cpu_s":%.2f,"tcp":%s,"result":%s}\n' \
 		"$tier" "$endpoint" "$path" "$conns" "$pipe" "$server" "$rep" "$secs" $(( w1 - w0 )) \
-		"$(awk -v t=$(( t1 - t0 )) -v h="$CLK_TCK" 'BEGIN { print t / h }')" "$result" >> "$CASES"
+		"$(awk -v t=$(( t1 - t0 )) -v h="$CLK_TCK" 'BEGIN { print t / h }')" \
+		"$(echo "$tcp0 $tcp1" | awk 'NF == 6 { printf "{\"out_segs\":%d,\"delayed_acks\":%d,\"loss_probes\":%d}", $4 - $1, $5 - $2, $6 - $3; next } { printf "null" }')" \
+		"$result" >> "$CASES"
 	printf '  %-8s %-26s c=%-4s p=%-2s rep %s: %s req/s\n' "$server" "$path" "$conns" "$pipe" "$rep" \
 		"$(awk '/^Requests\/sec:/ { print $2 } /^tps = / { print $3 }' "$out" | tail -n 1)" >&2
 }

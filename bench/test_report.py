@@ -104,6 +104,30 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(t["measured"], "0.80×, 12 socket errors")
         self.assertFalse(t["met"])
 
+    def test_capacity_counts_tcp_segments_per_request(self):
+        for conns, segs, delayed in ((256, 60000, 0), (10000, 90000, 12000)):
+            c = case("plaintext-conns", "/plaintext", conns, 1, "webgres", wrk_result(10000))
+            c["tier"] = "capacity"
+            c["tcp"] = {"out_segs": segs, "delayed_acks": delayed, "loss_probes": 0}
+            self.cases.append(c)
+        results, md = self.build()
+        w = self.server(results, "/plaintext c=10000", "webgres")
+        self.assertAlmostEqual(w["tcp_per_request"]["segments"], 3.0)   # 90,000 over 30,000 requests
+        self.assertIn("| 3.00 (0.40) |", md)
+        self.assertIn("| 2.00 (0.00) |", md)
+
+    def test_idle_connection_memory_that_fell_is_not_reported(self):
+        c = case("plaintext-conns", "/plaintext", 256, 1, "webgres", wrk_result(10000))
+        c["tier"] = "capacity"
+        self.cases.append(c)
+        self.ops.append({"key": "capacity_idle", "value": {
+            "connections": 5000, "rss_delta_kib": -40448, "server_bytes_per_connection": -8284,
+            "kernel_buffer_bytes_per_connection_both_ends": 0,
+            "kernel_slab_bytes_per_connection_both_ends": 7931}})
+        results, md = self.build()
+        self.assertNotIn("-8284", md)
+        self.assertIn("worker memory per connection **not measured**", md)
+
     def test_pipelined_latency_is_not_reported(self):
         self.cases += [case("plaintext-pipelined", "/plaintext", 256, 16, "webgres", wrk_result(4e5, p99=0, p999=0)),
                        case("plaintext-pipelined", "/plaintext", 256, 16, "h2o", wrk_result(3.9e5))]
