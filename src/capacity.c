@@ -10,6 +10,14 @@
  * sockets are level-triggered, so a worker that keeps watching one it
  * cannot accept from would spin.  New connections meanwhile wait in the
  * kernel's accept queue of that worker's socket.
+ *
+ * epoll reports a level-triggered listener among all the worker's ready
+ * sockets, at most 256 a wait in libh2o: with thousands of busy
+ * connections it came round once in many passes of the loop, and a burst
+ * of new connections waited seconds in the queue (wrk's 10,000 pipelined
+ * connections: 700 still queued after 6 s).  So a listener that had more
+ * queued than one batch took is accepted from again after every pass,
+ * until it runs dry, whatever epoll reports.
  */
 #include "postgres.h"
 
@@ -24,8 +32,8 @@
 #include "stats.h"
 #include "webgres.h"
 
-/* Connections taken from a listener per wake-up, so that one cannot starve the rest. */
-#define ACCEPT_BATCH 16
+/* Connections taken from a listener per pass, so that a burst cannot starve the rest. */
+#define ACCEPT_BATCH 64
 
 /* How long accepting pauses after accept() failed for want of resources. */
 #define ACCEPT_BACKOFF_MS 100
@@ -42,6 +50,7 @@
 static h2o_loop_t *loop;
 static h2o_accept_ctx_t *accept_ctx;
 static h2o_socket_t **listeners;
+static bool *queued_more;		/* per listener: its last batch was full */
 static int	nlisteners;
 static h2o_socket_cb accept_cb;
 
@@ -179,6 +188,12 @@ back_off(int failure)
 void
 capacity_accept(h2o_socket_t *listener)
 {
+	int			taken = 0;
+	int			which = 0;
+
+	while (which < nlisteners && listeners[which] != listener)
+		which++;
+
 	for (int i = 0; i < ACCEPT_BATCH && !backing_off; i++)
 	{
 		h2o_socket_t *sock;
@@ -195,13 +210,25 @@ capacity_accept(h2o_socket_t *listener)
 			break;
 		}
 		open_connections++;
+		taken++;
 		sock->on_close.cb = on_connection_close;
 		sock->on_close.data = NULL;
 		h2o_accept(accept_ctx, sock);
 		h2_guard_accepted(sock);
 	}
+	if (which < nlisteners)
+		queued_more[which] = (taken == ACCEPT_BATCH);
 	stats_set_connections(open_connections);
 	update_listening();
+}
+
+/* After a pass of the loop: more from each listener whose last batch was full. */
+void
+capacity_accept_queued(void)
+{
+	for (int i = 0; i < nlisteners; i++)
+		if (queued_more[i] && !backing_off && open_connections < connection_limit)
+			capacity_accept(listeners[i]);
 }
 
 /* Remembers the loop and where accepted sockets go; arms nothing yet. */
@@ -221,6 +248,10 @@ capacity_add_listener(h2o_socket_t *listener, h2o_socket_cb on_accept)
 	listeners = listeners ?
 		repalloc(listeners, sizeof(h2o_socket_t *) * (nlisteners + 1)) :
 		MemoryContextAlloc(TopMemoryContext, sizeof(h2o_socket_t *));
+	queued_more = queued_more ?
+		repalloc(queued_more, sizeof(bool) * (nlisteners + 1)) :
+		MemoryContextAlloc(TopMemoryContext, sizeof(bool));
+	queued_more[nlisteners] = false;
 	listeners[nlisteners++] = listener;
 	accept_cb = on_accept;
 	update_listening();

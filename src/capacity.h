@@ -20,6 +20,9 @@ extern void capacity_add_listener(h2o_socket_t *listener, h2o_socket_cb on_accep
 /* Accepts what a listener has queued, within the limits. */
 extern void capacity_accept(h2o_socket_t *listener);
 
+/* Accepts more from listeners whose last batch was full; after each pass of the loop. */
+extern void capacity_accept_queued(void);
+
 /* Applies webgres.max_connections_per_worker (at start and after a reload). */
 extern void capacity_configure(void);
 

@@ -270,6 +270,8 @@ webgres_worker_main(Datum main_arg)
 	{
 		/* The wait is bounded so that a lost postmaster is noticed. */
 		h2o_evloop_run(ctx.loop, 1000);
+		/* A burst of new connections is not left to epoll's turn (capacity.c). */
+		capacity_accept_queued();
 		pipeline_before_wait();
 		/* Event streams: notifications in, idle channels UNLISTENed (events.c). */
 		events_between_requests();
