@@ -15,9 +15,9 @@
  * sockets, at most 256 a wait in libh2o: with thousands of busy
  * connections it came round once in many passes of the loop, and a burst
  * of new connections waited seconds in the queue (wrk's 10,000 pipelined
- * connections: 700 still queued after 6 s).  So a listener that had more
- * queued than one batch took is accepted from again after every pass,
- * until it runs dry, whatever epoll reports.
+ * connections: 759 still queued after 6 s).  So after a batch that was
+ * full, the listeners are accepted from again after every pass until they
+ * run dry, whatever epoll reports.
  */
 #include "postgres.h"
 
@@ -50,7 +50,7 @@
 static h2o_loop_t *loop;
 static h2o_accept_ctx_t *accept_ctx;
 static h2o_socket_t **listeners;
-static bool *queued_more;		/* per listener: its last batch was full */
+static bool queue_may_hold_more;	/* a batch was full since the last pass */
 static int	nlisteners;
 static h2o_socket_cb accept_cb;
 
@@ -189,10 +189,6 @@ void
 capacity_accept(h2o_socket_t *listener)
 {
 	int			taken = 0;
-	int			which = 0;
-
-	while (which < nlisteners && listeners[which] != listener)
-		which++;
 
 	for (int i = 0; i < ACCEPT_BATCH && !backing_off; i++)
 	{
@@ -216,18 +212,24 @@ capacity_accept(h2o_socket_t *listener)
 		h2o_accept(accept_ctx, sock);
 		h2_guard_accepted(sock);
 	}
-	if (which < nlisteners)
-		queued_more[which] = (taken == ACCEPT_BATCH);
+	if (taken == ACCEPT_BATCH)
+		queue_may_hold_more = true;
 	stats_set_connections(open_connections);
 	update_listening();
 }
 
-/* After a pass of the loop: more from each listener whose last batch was full. */
+/*
+ * After a pass of the loop: if a batch was full, more from every listener
+ * (one that has nothing queued costs a single accept4() returning EAGAIN).
+ */
 void
 capacity_accept_queued(void)
 {
+	if (!queue_may_hold_more)
+		return;
+	queue_may_hold_more = false;
 	for (int i = 0; i < nlisteners; i++)
-		if (queued_more[i] && !backing_off && open_connections < connection_limit)
+		if (!backing_off && open_connections < connection_limit)
 			capacity_accept(listeners[i]);
 }
 
@@ -248,10 +250,6 @@ capacity_add_listener(h2o_socket_t *listener, h2o_socket_cb on_accept)
 	listeners = listeners ?
 		repalloc(listeners, sizeof(h2o_socket_t *) * (nlisteners + 1)) :
 		MemoryContextAlloc(TopMemoryContext, sizeof(h2o_socket_t *));
-	queued_more = queued_more ?
-		repalloc(queued_more, sizeof(bool) * (nlisteners + 1)) :
-		MemoryContextAlloc(TopMemoryContext, sizeof(bool));
-	queued_more[nlisteners] = false;
 	listeners[nlisteners++] = listener;
 	accept_cb = on_accept;
 	update_listening();
