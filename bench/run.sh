@@ -166,6 +166,10 @@ cleanup() {
 		WEBGRES_BINDIR=$BASE_BINDIR "$CLUSTER" stop "$BASE_PGDIR" immediate 2>/dev/null
 		cp "$BASE_PGDIR/postgres.log" "$RAW/postgres-base.log" 2>/dev/null
 	fi
+	if [ "$REF_PGDIR" != "$PGDIR" ] && [ -f "$REF_PGDIR/postmaster.pid" ]; then
+		"$CLUSTER" stop "$REF_PGDIR" immediate 2>/dev/null
+		cp "$REF_PGDIR/postgres.log" "$RAW/postgres-references.log" 2>/dev/null
+	fi
 	[ -f "$PGDIR/postgres.log" ] && cp "$PGDIR/postgres.log" "$RAW/postgres.log"
 	rm -rf "$TMP"
 	[ $rc -ne 0 ] && log "failed (exit $rc); partial results in $OUT"
@@ -242,6 +246,22 @@ if [ -n "$BASE_BINDIR" ] && [ "$WEBGRES" = 1 ]; then
 	wait_200 "http://127.0.0.1:$WG_BASE_PORT/plaintext" 60 >/dev/null || die "the older build did not answer 200 on /plaintext"
 	BASE_SERVER=webgres-base
 fi
+
+# The database the references (pgbench, node-pg) use.  Beside an older
+# build it is a third cluster, so that their writes (/updates) land in
+# neither build's tables: each build's cluster then holds only what that
+# build wrote, and neither starts a case with the other's dead tuples.
+REF_PGDIR=$PGDIR REF_PGHOST=$PGHOST REF_PGPORT=$PGPORT
+if [ -n "$BASE_SERVER" ]; then
+	REF_PGDIR=$TMP/pg-references REF_PGPORT=$(free_port)
+	REF_PGHOST=$REF_PGDIR/socket
+	log "the references' database: cluster in $REF_PGDIR (port $REF_PGPORT), no webgres workers"
+	cluster_settings "$PRELOAD" "$(free_port)" 0 | "$CLUSTER" init "$REF_PGDIR" "$REF_PGPORT"
+	"$CLUSTER" start "$REF_PGDIR"
+	PGHOST=$REF_PGHOST PGPORT=$REF_PGPORT "$TFB_DB" > "$RAW/tfb-db-references.log" 2>&1 ||
+		{ cat "$RAW/tfb-db-references.log" >&2; die "$TFB_DB failed for the references' cluster"; }
+fi
+ref_postmaster_pid() { head -n 1 "$REF_PGDIR/postmaster.pid"; }
 
 # Routes only the harness uses: the overhead probe, and the soak tier's
 # failing, slow and acknowledging handlers.
@@ -328,7 +348,7 @@ CLK_TCK=$(getconf CLK_TCK)
 # --- start the references -------------------------------------------------
 "$BENCH/reference/h2o_hello" "$H2O_PORT" "$WORKERS" > "$RAW/h2o_hello.log" 2>&1 &
 H2O_PID=$!; PIDS+=("$H2O_PID")
-PORT=$NODE_PORT WORKERS=$WORKERS POOL=$NODE_POOL PGHOST=$PGHOST PGPORT=$PGPORT \
+PORT=$NODE_PORT WORKERS=$WORKERS POOL=$NODE_POOL PGHOST=$REF_PGHOST PGPORT=$REF_PGPORT \
 	node "$NODEDIR/server.js" > "$RAW/node-pg.log" 2>&1 &
 NODE_PID=$!; PIDS+=("$NODE_PID")
 wait_200 "http://127.0.0.1:$H2O_PORT/plaintext" 10 >/dev/null || die "h2o_hello did not start"
@@ -345,10 +365,11 @@ server_url() {
 # the processes whose CPU time a server's figures are charged with
 server_ticks() {
 	case $1 in
-	webgres|pgbench|pgbench-sql) tree_ticks "$(postmaster_pid)" ;;
+	webgres) tree_ticks "$(postmaster_pid)" ;;
+	pgbench|pgbench-sql) tree_ticks "$(ref_postmaster_pid)" ;;
 	webgres-base) tree_ticks "$(head -n 1 "$BASE_PGDIR/postmaster.pid")" ;;
 	h2o) tree_ticks "$H2O_PID" ;;
-	node-pg) echo $(( $(tree_ticks "$NODE_PID") + $(tree_ticks "$(postmaster_pid)") )) ;;
+	node-pg) echo $(( $(tree_ticks "$NODE_PID") + $(tree_ticks "$(ref_postmaster_pid)") )) ;;
 	esac
 }
 
@@ -376,7 +397,8 @@ pgbench_cmd() {
 	# behind a meta-command the same script is timed right.  report.py flags
 	# a run that still logged zeros.
 	{ echo '\set bench_clock 0'; cat "$script"; } > "$logdir/script.sql"
-	pgbench -n -M prepared -f "$logdir/script.sql" --max-tries=10 -c "$conns" -j "$threads" -T "$secs" \
+	PGHOST=$REF_PGHOST PGPORT=$REF_PGPORT \
+		pgbench -n -M prepared -f "$logdir/script.sql" --max-tries=10 -c "$conns" -j "$threads" -T "$secs" \
 		-l --log-prefix="$logdir/log" -U benchmarkdbuser hello_world > "$out" 2>&1 || true
 	python3 "$BENCH/report.py" pgbench-json "$out" "$logdir" >> "$out"
 	rm -rf "$logdir"
@@ -425,7 +447,7 @@ bench_case() {
 	local tier=$1 endpoint=$2 path=$3 accept=$4 conns=$5 pipe=$6
 	shift 6
 	[ -n "${ONLY:-}" ] && ! [[ $endpoint =~ ^($ONLY)$ ]] && return 0
-	local spec server script rep status live=()
+	local spec server script rep status live=() order
 	for spec in "$@"; do
 		server=${spec%%:*}
 		[ "$server" = webgres ] && [ "$WEBGRES" != 1 ] && continue
@@ -448,7 +470,14 @@ bench_case() {
 		live+=("$spec")
 	done
 	for rep in $(seq 1 "$REPS"); do
-		for spec in "${live[@]}"; do
+		# Beside an older build the two builds swap places every other
+		# repetition: each in turn runs first, right after the previous
+		# repetition's last reference, and each in turn follows the other.
+		order=("${live[@]}")
+		if [ $(( rep % 2 )) = 0 ] && [ "${#order[@]}" -ge 2 ] && [ "${order[1]%%:*}" = webgres-base ]; then
+			order[0]=${live[1]} order[1]=${live[0]}
+		fi
+		for spec in "${order[@]}"; do
 			server=${spec%%:*}; script=""
 			[ "$spec" != "$server" ] && script=${spec#*:}
 			run_one "$server" "$tier" "$endpoint" "$path" "$accept" "$conns" "$pipe" "$rep" "$DURATION" "$script"
