@@ -301,6 +301,37 @@ method_matches(const Route *r, h2o_req_t *req, bool is_head)
 }
 
 /*
+ * Starts m's walk over the routes of table that match segs: again from the
+ * start if m already walked them in this table (the second look of a
+ * request), else anew.  m's memory is the request's, so that a walk begun
+ * inside a transaction that fails can still be ended.
+ */
+static void
+match_begin(RouteMatch *m, const RouteTable *table, const PathSegments *segs)
+{
+	MemoryContext oldcxt;
+
+	if (m->table != NULL)
+	{
+		if (routes_match_rewind(m, table))
+			return;
+		routes_match_end(m);
+	}
+	oldcxt = MemoryContextSwitchTo(request_cxt);
+	routes_match_init(m, table, segs);
+	MemoryContextSwitchTo(oldcxt);
+}
+
+/* Ends m's walk, if one was begun. */
+static void
+match_end(RouteMatch *m)
+{
+	if (m->table != NULL)
+		routes_match_end(m);
+	m->table = NULL;
+}
+
+/*
  * Looks at the routes the request matches in the table as last loaded,
  * without a transaction.  Answers from the cached response of a constant
  * route, if the first match is one and the table was checked recently, and
@@ -310,8 +341,8 @@ method_matches(const Route *r, h2o_req_t *req, bool is_head)
  */
 static bool
 look_up_without_transaction(h2o_req_t *req, const PathSegments *segs, bool is_head,
-							TimestampTz now, bool on_loop, bool *share, Route **offload,
-							char **body, size_t *bodylen)
+							TimestampTz now, bool on_loop, RouteMatch *m, bool *share,
+							Route **offload, char **body, size_t *bodylen)
 {
 	RouteTable *routes = routes_peek();
 	PathCapture caps[MAX_PATH_SEGMENTS + 1];
@@ -320,7 +351,6 @@ look_up_without_transaction(h2o_req_t *req, const PathSegments *segs, bool is_he
 		DefaultXactIsoLevel == XACT_READ_COMMITTED;
 	bool		answered = false;
 	bool		sharing = true;
-	RouteMatch	m;
 	Route	   *r;
 	int			ncaps;
 	const CachedResponse *cached;
@@ -330,8 +360,8 @@ look_up_without_transaction(h2o_req_t *req, const PathSegments *segs, bool is_he
 	if (routes == NULL)
 		return false;
 
-	routes_match_init(&m, routes, segs);
-	while ((r = routes_match_next(&m, &ncaps, caps)) != NULL)
+	match_begin(m, routes, segs);
+	while ((r = routes_match_next(m, &ncaps, caps)) != NULL)
 	{
 		if (!method_matches(r, req, is_head))
 			continue;
@@ -363,7 +393,6 @@ look_up_without_transaction(h2o_req_t *req, const PathSegments *segs, bool is_he
 			}
 		}
 	}
-	routes_match_end(&m);
 	if (*offload != NULL)
 		*share = false;
 	return answered;
@@ -413,6 +442,7 @@ serve(h2o_req_t *req, PipelineRun *run, char **body, size_t *bodylen)
 	bool		split = path_split(req->path.base, pathlen, &segs);
 	bool		share = false;
 	volatile bool restart;
+	RouteMatch	m;
 
 	/* One clock reading serves both the cache check and the statement. */
 	SetCurrentStatementStartTimestamp();
@@ -421,11 +451,16 @@ serve(h2o_req_t *req, PipelineRun *run, char **body, size_t *bodylen)
 	deadline = webgres_handler_timeout > 0 ?
 		TimestampTzPlusMilliseconds(run->head_at != 0 ? run->head_at : started,
 									webgres_handler_timeout) : 0;
+	m.table = NULL;
 	if (split && look_up_without_transaction(req, &segs, is_head, started, on_loop,
-											 &share, &early, body, bodylen))
+											 &m, &share, &early, body, bodylen))
+	{
+		match_end(&m);
 		return;
+	}
 	if (early != NULL)
 	{
+		match_end(&m);
 		set_hand_off(run, early, false);
 		return;
 	}
@@ -443,7 +478,6 @@ again:
 	{
 		RouteTable *routes;
 		PathCapture *caps;
-		RouteMatch	m;
 		Route	   *r;
 		int			ncaps;
 		bool		path_matched = false;
@@ -482,7 +516,7 @@ again:
 			if (deadline != 0)
 				enable_timeout_at(STATEMENT_TIMEOUT, deadline);
 
-			routes_match_init(&m, routes, &segs);
+			match_begin(&m, routes, &segs);
 			while (!answered && (r = routes_match_next(&m, &ncaps, caps)) != NULL)
 			{
 				path_matched = true;
@@ -529,7 +563,6 @@ again:
 					running = NULL;
 				}
 			}
-			routes_match_end(&m);
 
 			/* Armed by handler_timeout, or by a stream for its whole length. */
 			disable_timeout(STATEMENT_TIMEOUT, false);
@@ -584,6 +617,7 @@ again:
 		share = false;
 		goto again;
 	}
+	match_end(&m);
 }
 
 void

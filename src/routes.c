@@ -79,6 +79,7 @@ free_table(void)
 	table.routes = NULL;
 	table.max_captures = 0;
 	table.trie = NULL;
+	table.generation++;			/* walks begun on the old table end */
 	if (routes_cxt != NULL)
 		MemoryContextReset(routes_cxt);
 }
@@ -244,6 +245,7 @@ void
 routes_match_init(RouteMatch *m, const RouteTable *table, const PathSegments *segs)
 {
 	m->table = table;
+	m->generation = table->generation;
 	m->segs = segs;
 	m->next = 0;
 	route_trie_lookup(table->trie, segs, &m->candidates);
@@ -274,6 +276,15 @@ routes_match_end(RouteMatch *m)
 {
 	route_trie_candidates_free(&m->candidates);
 	m->next = 0;
+}
+
+bool
+routes_match_rewind(RouteMatch *m, const RouteTable *table)
+{
+	if (m->table != table || m->generation != table->generation)
+		return false;
+	m->next = 0;
+	return true;
 }
 
 RouteTable *

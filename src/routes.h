@@ -48,6 +48,7 @@ typedef struct RouteTable
 	Route	   *routes;			/* in matching order */
 	int			max_captures;	/* most segments of any pattern */
 	RouteTrie  *trie;			/* the patterns, for matching */
+	uint64		generation;		/* counts loads: a match is for one of them */
 } RouteTable;
 
 /*
@@ -76,6 +77,7 @@ typedef struct RouteTable
 typedef struct RouteMatch
 {
 	const RouteTable *table;
+	uint64		generation;		/* table->generation when the walk began */
 	const PathSegments *segs;
 	TrieCandidates candidates;	/* indexes into table->routes, ascending */
 	int			next;			/* the next candidate to return */
@@ -85,6 +87,15 @@ extern void routes_match_init(RouteMatch *m, const RouteTable *table,
 							  const PathSegments *segs);
 extern Route *routes_match_next(RouteMatch *m, int *ncaps, PathCapture *caps);
 extern void routes_match_end(RouteMatch *m);
+
+/*
+ * Rewinds m to walk the same routes again, if table is the table m was
+ * made for and has not been reloaded since; otherwise returns false and
+ * leaves m to be ended.  A request looks at its routes twice (outside its
+ * transaction for the constant-route fast path, then inside it), and the
+ * second look then costs no trie lookup.
+ */
+extern bool routes_match_rewind(RouteMatch *m, const RouteTable *table);
 
 /* Registers the invalidation callback; once per worker. */
 extern void routes_init(void);
