@@ -228,9 +228,9 @@ capacity_accept_queued(void)
 	if (!queue_may_hold_more)
 		return;
 	queue_may_hold_more = false;
+	/* capacity_accept() itself stops at the connection limit and while backing off. */
 	for (int i = 0; i < nlisteners; i++)
-		if (!backing_off && open_connections < connection_limit)
-			capacity_accept(listeners[i]);
+		capacity_accept(listeners[i]);
 }
 
 /* Remembers the loop and where accepted sockets go; arms nothing yet. */

@@ -303,32 +303,20 @@ method_matches(const Route *r, h2o_req_t *req, bool is_head)
 /*
  * Starts m's walk over the routes of table that match segs: again from the
  * start if m already walked them in this table (the second look of a
- * request), else anew.  m's memory is the request's, so that a walk begun
- * inside a transaction that fails can still be ended.
+ * request), else anew.  m's memory is the request's, reset after every
+ * request (pipeline_run), so a walk is never ended one by one: not after an
+ * error either, which leaves m as it was when the error was thrown.
  */
 static void
 match_begin(RouteMatch *m, const RouteTable *table, const PathSegments *segs)
 {
 	MemoryContext oldcxt;
 
-	if (m->table != NULL)
-	{
-		if (routes_match_rewind(m, table))
-			return;
-		routes_match_end(m);
-	}
+	if (m->table != NULL && routes_match_rewind(m, table))
+		return;
 	oldcxt = MemoryContextSwitchTo(request_cxt);
 	routes_match_init(m, table, segs);
 	MemoryContextSwitchTo(oldcxt);
-}
-
-/* Ends m's walk, if one was begun. */
-static void
-match_end(RouteMatch *m)
-{
-	if (m->table != NULL)
-		routes_match_end(m);
-	m->table = NULL;
 }
 
 /*
@@ -454,13 +442,9 @@ serve(h2o_req_t *req, PipelineRun *run, char **body, size_t *bodylen)
 	m.table = NULL;
 	if (split && look_up_without_transaction(req, &segs, is_head, started, on_loop,
 											 &m, &share, &early, body, bodylen))
-	{
-		match_end(&m);
 		return;
-	}
 	if (early != NULL)
 	{
-		match_end(&m);
 		set_hand_off(run, early, false);
 		return;
 	}
@@ -617,7 +601,6 @@ again:
 		share = false;
 		goto again;
 	}
-	match_end(&m);
 }
 
 void

@@ -72,7 +72,7 @@ typedef struct RouteTable
  * the number of routes: the table's trie yields the few routes whose
  * pattern can match, which are then put in matching order.  Allocates in
  * CurrentMemoryContext only when very many routes match; routes_match_end()
- * frees it.
+ * frees it (a caller whose context is reset anyway may skip it).
  */
 typedef struct RouteMatch
 {
