@@ -8,44 +8,19 @@
 #   make fuzz       run each libFuzzer harness in fuzz/ for FUZZ_SECONDS (60)
 
 MODULE_big = webgres
+# One line a folder, top floor first (docs/internals-modules.md).
 OBJS = \
-	src/webgres.o \
-	src/supervisor.o \
-	src/worker.o \
-	src/pipeline.o \
-	src/executor.o \
-	src/exec_socket.o \
-	src/handoff.o \
-	src/handoff_frame.o \
-	src/route_limits.o \
-	src/http_guard.o \
-	src/screen.o \
-	src/h2_screen.o \
-	src/h2_guard.o \
-	src/timeouts.o \
-	src/listen.o \
-	src/capacity.o \
-	src/routes.o \
-	src/pattern.o \
-	src/percent.o \
-	src/route_trie.o \
-	src/handler.o \
-	src/simple_eval.o \
-	src/splice.o \
-	src/request.o \
-	src/response.o \
-	src/stream.o \
-	src/errors.o \
-	src/querystring.o \
-	src/formscan.o \
-	src/html.o \
-	src/sample.o \
-	src/functions.o \
-	src/ownership.o \
-	src/stats.o \
-	src/cache.o \
-	src/events.o \
-	src/sse.o
+	src/module/supervisor.o src/module/webgres.o \
+	src/sql/cache.o src/sql/functions.o src/sql/html.o src/sql/sample.o \
+	src/http/capacity.o src/http/h2_guard.o src/http/http_guard.o src/http/listen.o src/http/timeouts.o src/http/worker.o \
+	src/exec/exec_socket.o src/exec/executor.o src/exec/handoff.o src/exec/handoff_frame.o \
+	src/serve/pipeline.o \
+	src/events/events.o src/events/sse.o \
+	src/handler/handler.o src/handler/simple_eval.o src/handler/splice.o src/handler/stream.o \
+	src/routes/ownership.o src/routes/route_limits.o src/routes/route_trie.o src/routes/routes.o \
+	src/message/errors.o src/message/querystring.o src/message/request.o src/message/response.o \
+	src/parse/formscan.o src/parse/h2_screen.o src/parse/pattern.o src/parse/percent.o src/parse/screen.o \
+	src/common/stats.o
 
 MODULEDIR = extension
 DATA = extension/webgres.control $(wildcard extension/webgres--*.sql)

@@ -1,14 +1,14 @@
 /*
  * Fuzzes query-string and form decoding: the span scanner
- * (src/formscan.c) and percent_decode (src/percent.c) as querystring.c
+ * (src/parse/formscan.c) and percent_decode (src/parse/percent.c) as querystring.c
  * uses them.  Spans lie inside the input, cover every byte that is not a
  * separator, and decode to no more bytes than they hold.
  */
 #include <assert.h>
 
 #include "postgres.h"
-#include "formscan.h"
-#include "percent.h"
+#include "parse/formscan.h"
+#include "parse/percent.h"
 
 int			LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 

@@ -1,5 +1,5 @@
 /*
- * Fuzzes the HTTP/2 frame screening (src/h2_screen.c): any bytes, cut into
+ * Fuzzes the HTTP/2 frame screening (src/parse/h2_screen.c): any bytes, cut into
  * any chunks, no crash; the verdict and the counts do not depend on where
  * the chunks are cut; the budgets stay within their bounds.
  */
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "h2_screen.h"
+#include "parse/h2_screen.h"
 
 int			LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 

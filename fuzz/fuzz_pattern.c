@@ -1,5 +1,5 @@
 /*
- * Fuzzes route patterns (src/pattern.c): the input is a pattern, a newline
+ * Fuzzes route patterns (src/parse/pattern.c): the input is a pattern, a newline
  * and a request path.  Compiling, splitting, matching and decoding the
  * captures must never crash, and captures must lie inside the path.
  * The path, read as a pattern too, checks pattern_overlaps: two patterns
@@ -8,8 +8,8 @@
 #include <assert.h>
 
 #include "postgres.h"
-#include "pattern.h"
-#include "percent.h"
+#include "parse/pattern.h"
+#include "parse/percent.h"
 
 int			LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 

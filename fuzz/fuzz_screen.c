@@ -1,12 +1,12 @@
 /*
- * Fuzzes the request-head screening (src/screen.c): any bytes, no crash,
+ * Fuzzes the request-head screening (src/parse/screen.c): any bytes, no crash,
  * and what it accepts is internally consistent.
  */
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "screen.h"
+#include "parse/screen.h"
 
 int			LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 

@@ -6,7 +6,7 @@ set -euo pipefail
 # postgresql-15 carries the contrib modules (pg_stat_statements): Debian's
 # postgresql-contrib-15 is only a name it provides, which dpkg never reports
 # as installed, so listing it would run apt-get on every call. libkrb5-dev:
-# the server's libpq/libpq.h (PqCommMethods, for LISTEN in src/events.c)
+# the server's libpq/libpq.h (PqCommMethods, for LISTEN in src/events/events.c)
 # includes gssapi.h. python3: make test checks the bench's report code.
 packages=(postgresql-15 postgresql-server-dev-15
           libh2o-evloop-dev wrk libipc-run-perl gcc make pkg-config curl

@@ -36,11 +36,11 @@ bin=$src/fuzz/bin
 mkdir -p "$bin" "$src/fuzz/findings"
 flags=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 	-fno-omit-frame-pointer -I"$src/fuzz/shim" -I"$src/src")
-"$cc" "${flags[@]}" "$src/fuzz/fuzz_screen.c" "$src/src/screen.c" "$src/src/percent.c" -o "$bin/fuzz_screen"
-"$cc" "${flags[@]}" "$src/fuzz/fuzz_pattern.c" "$src/src/pattern.c" "$src/src/percent.c" "$src/fuzz/shim/shim.c" -o "$bin/fuzz_pattern"
-"$cc" "${flags[@]}" "$src/fuzz/fuzz_form.c" "$src/src/formscan.c" "$src/src/percent.c" \
+"$cc" "${flags[@]}" "$src/fuzz/fuzz_screen.c" "$src/src/parse/screen.c" "$src/src/parse/percent.c" -o "$bin/fuzz_screen"
+"$cc" "${flags[@]}" "$src/fuzz/fuzz_pattern.c" "$src/src/parse/pattern.c" "$src/src/parse/percent.c" "$src/fuzz/shim/shim.c" -o "$bin/fuzz_pattern"
+"$cc" "${flags[@]}" "$src/fuzz/fuzz_form.c" "$src/src/parse/formscan.c" "$src/src/parse/percent.c" \
 	"$src/fuzz/shim/shim.c" -o "$bin/fuzz_form"
-"$cc" "${flags[@]}" "$src/fuzz/fuzz_h2_screen.c" "$src/src/h2_screen.c" -o "$bin/fuzz_h2_screen"
+"$cc" "${flags[@]}" "$src/fuzz/fuzz_h2_screen.c" "$src/src/parse/h2_screen.c" -o "$bin/fuzz_h2_screen"
 
 status=0
 for t in "${targets[@]}"; do

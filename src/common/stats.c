@@ -1,0 +1,174 @@
+/*
+ * stats.c
+ *		Per-worker request counters in shared memory.
+ *
+ * Each worker writes only its own slot, so counters are plain atomic reads
+ * and writes without locks; webgres.worker_stats() reads every slot.
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "port/atomics.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+
+#include "common/stats.h"
+
+#define STATS_SLOTS 256			/* the most webgres.workers allows */
+
+typedef struct WorkerStats
+{
+	pg_atomic_uint32 pid;		/* 0: slot not in use */
+	TimestampTz started_at;
+	pg_atomic_uint64 counters[STAT_NCOUNTERS];
+	pg_atomic_uint32 connections;	/* open now: a gauge, not a counter */
+} WorkerStats;
+
+static WorkerStats *slots = NULL;
+static WorkerStats *my_slot = NULL;
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+PG_FUNCTION_INFO_V1(webgres_worker_stats);
+
+static Size
+stats_size(void)
+{
+	return mul_size(STATS_SLOTS, sizeof(WorkerStats));
+}
+
+static void
+stats_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(stats_size());
+}
+
+static void
+stats_startup(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	slots = ShmemInitStruct("webgres worker stats", stats_size(), &found);
+	if (!found)
+	{
+		memset(slots, 0, stats_size());
+		for (int i = 0; i < STATS_SLOTS; i++)
+		{
+			pg_atomic_init_u32(&slots[i].pid, 0);
+			pg_atomic_init_u32(&slots[i].connections, 0);
+			for (int c = 0; c < STAT_NCOUNTERS; c++)
+				pg_atomic_init_u64(&slots[i].counters[c], 0);
+		}
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+void
+stats_shmem_request(void)
+{
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = stats_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = stats_startup;
+}
+
+static void
+stats_detach(int code, Datum arg)
+{
+	if (my_slot != NULL)
+		pg_atomic_write_u32(&my_slot->pid, 0);
+	my_slot = NULL;
+}
+
+void
+stats_attach(int worker_index)
+{
+	if (slots == NULL || worker_index < 0 || worker_index >= STATS_SLOTS)
+		return;
+	my_slot = &slots[worker_index];
+	for (int c = 0; c < STAT_NCOUNTERS; c++)
+		pg_atomic_write_u64(&my_slot->counters[c], 0);
+	pg_atomic_write_u32(&my_slot->connections, 0);
+	my_slot->started_at = GetCurrentTimestamp();
+	pg_write_barrier();
+	pg_atomic_write_u32(&my_slot->pid, (uint32) MyProcPid);
+	on_shmem_exit(stats_detach, (Datum) 0);
+}
+
+void
+stats_count(StatsCounter counter)
+{
+	/* Only this process writes the slot: no locked add needed. */
+	if (my_slot != NULL)
+		pg_atomic_write_u64(&my_slot->counters[counter],
+							pg_atomic_read_u64(&my_slot->counters[counter]) + 1);
+}
+
+void
+stats_count_response(int status)
+{
+	stats_count(STAT_REQUESTS);
+	if (status >= 200 && status < 300)
+		stats_count(STAT_2XX);
+	else if (status >= 300 && status < 400)
+		stats_count(STAT_3XX);
+	else if (status >= 400 && status < 500)
+		stats_count(STAT_4XX);
+	else if (status >= 500)
+		stats_count(STAT_5XX);
+}
+
+void
+stats_set_connections(int connections)
+{
+	if (my_slot != NULL)
+		pg_atomic_write_u32(&my_slot->connections, (uint32) connections);
+}
+
+/*
+ * webgres.worker_stats(): one row per running worker.  Extension versions
+ * before 1.2 declare no connections column: a tuple is formed from as many
+ * values as the declared row has, so theirs end before it.
+ */
+Datum
+webgres_worker_stats(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (slots == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("webgres must be loaded via shared_preload_libraries to report worker statistics")));
+
+	for (int i = 0; i < STATS_SLOTS; i++)
+	{
+		WorkerStats *s = &slots[i];
+		Datum		values[3 + STAT_NCOUNTERS + 1];
+		bool		nulls[3 + STAT_NCOUNTERS + 1] = {0};
+		uint32		pid = pg_atomic_read_u32(&s->pid);
+
+		if (pid == 0)
+			continue;
+		pg_read_barrier();
+		values[0] = Int32GetDatum(i);
+		values[1] = Int32GetDatum((int32) pid);
+		values[2] = TimestampTzGetDatum(s->started_at);
+		for (int c = 0; c < STAT_NCOUNTERS; c++)
+			values[3 + c] = Int64GetDatum((int64) pg_atomic_read_u64(&s->counters[c]));
+		values[3 + STAT_NCOUNTERS] = Int32GetDatum((int32) pg_atomic_read_u32(&s->connections));
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}

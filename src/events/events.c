@@ -1,0 +1,861 @@
+/*
+ * events.c
+ *		Event-stream routes: LISTEN/NOTIFY delivered as server-sent events.
+ *
+ * Postgres delivers a notification to a listening backend's frontend:
+ * async.c reads the queue when the backend is signalled and calls
+ * NotifyMyFrontEnd(), which writes a protocol message 'A' through
+ * PqCommMethods when whereToSendOutput is DestRemote.  A worker has no
+ * frontend, so for the length of one ProcessNotifyInterrupt() call it points
+ * both at its own methods, as parallel workers redirect theirs to a shm_mq,
+ * and each 'A' message it is handed becomes an event for the streams that
+ * follow that channel.  Anything else sent through them (a NOTICE, an
+ * error's report) is dropped: it went to the server log as well.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/pg_type.h"
+#include "commands/async.h"
+#include "lib/ilist.h"
+#include "libpq/libpq.h"
+#include "miscadmin.h"
+#include "tcop/dest.h"
+#include "tcop/tcopprot.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/hsearch.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/timeout.h"
+
+#define H2O_USE_LIBUV 0
+#include <h2o.h>
+
+#include "message/errors.h"
+#include "events/events.h"
+#include "handler/handler.h"
+#include "message/response.h"
+#include "routes/routes.h"
+#include "events/sse.h"
+#include "common/webgres.h"
+
+/* A channel this worker LISTENs on, and the streams that follow it. */
+typedef struct Channel
+{
+	char		name[NAMEDATALEN];	/* hash key */
+	dlist_head	subscribers;
+	int			nsubscribers;
+} Channel;
+
+typedef struct EventStream EventStream;
+
+/* One stream following one channel. */
+typedef struct Subscription
+{
+	dlist_node	node;			/* in the channel's subscribers */
+	Channel    *channel;
+	EventStream *stream;
+} Subscription;
+
+/* An event stream as events.c knows it. */
+struct EventStream
+{
+	SseStream  *sse;
+	char	  **catchup_ids;	/* ids sent as catch-up, sorted, for de-duplication */
+	int			ncatchup_ids;
+	int			nsubscriptions;
+	Subscription subscriptions[FLEXIBLE_ARRAY_MEMBER];
+};
+
+/* A notification read from the queue, waiting to be delivered. */
+typedef struct Notification
+{
+	char	   *channel;
+	char	   *payload;
+} Notification;
+
+/* What phase 1 decided, until phase 2 runs. */
+typedef struct PendingStream
+{
+	bool		active;
+	bool		committed;		/* the transaction that LISTENed committed */
+	int64		route_id;
+	char	  **channels;
+	int			nchannels;
+} PendingStream;
+
+static HTAB *channels;
+static MemoryContext events_cxt;	/* subscriptions, catch-up ids */
+static MemoryContext notify_cxt;	/* notifications being delivered; reset after */
+static List *received = NIL;	/* of Notification, in notify_cxt */
+static bool unlisten_due = false;
+static PendingStream pending;
+static bool stream_started = false;
+
+/* ---- declaring an event stream ---- */
+
+bool
+events_declared(TupleDesc desc)
+{
+	if (desc == NULL)
+		return false;
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (!att->attisdropped && strcmp(NameStr(att->attname), "channels") == 0)
+			return true;
+	}
+	return false;
+}
+
+void
+events_check_columns(TupleDesc desc)
+{
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		const char *name = NameStr(att->attname);
+		Oid			t = att->atttypid;
+		bool		ok = true;
+		const char *want = NULL;
+
+		if (strcmp(name, "channels") == 0)
+			ok = (t == TEXTARRAYOID || t == VARCHARARRAYOID), want = "text[]";
+		else if (strcmp(name, "event") == 0)
+			ok = (t == TEXTOID || t == VARCHAROID), want = "text";
+		else if (strcmp(name, "status") == 0)
+			ok = (t == INT2OID || t == INT4OID || t == INT8OID), want = "an integer";
+		else if (strcmp(name, "headers") == 0)
+			ok = (t == JSONBOID || t == JSONOID), want = "jsonb or json";
+		if (!ok)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("event-stream handler's %s column is of type %s, but it must be %s",
+							name, format_type_be(t), want)));
+	}
+}
+
+/* ---- reading a handler's rows ---- */
+
+static int
+column_of(TupleDesc desc, const char *name)
+{
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (!att->attisdropped && strcmp(NameStr(att->attname), name) == 0)
+			return i + 1;
+	}
+	return 0;
+}
+
+/* The first row's status column, or 200 when there is none or it is NULL. */
+static int64
+row_status(SPITupleTable *rows)
+{
+	int			col = column_of(rows->tupdesc, "status");
+	bool		isnull;
+	Datum		d;
+
+	if (col == 0)
+		return 200;
+	d = SPI_getbinval(rows->vals[0], rows->tupdesc, col, &isnull);
+	if (isnull)
+		return 200;
+	switch (TupleDescAttr(rows->tupdesc, col - 1)->atttypid)
+	{
+		case INT2OID:
+			return DatumGetInt16(d);
+		case INT4OID:
+			return DatumGetInt32(d);
+		default:
+			return DatumGetInt64(d);
+	}
+}
+
+/* A column of a row as text, or NULL. */
+static char *
+column_text(SPITupleTable *rows, int row, int col)
+{
+	if (col == 0)
+		return NULL;
+	return SPI_getvalue(rows->vals[row], rows->tupdesc, col);
+}
+
+/*
+ * The distinct channel names of the first row, checked: no NULL, empty or
+ * over-long names.  Allocated in the current memory context.
+ */
+static char **
+row_channels(SPITupleTable *rows, int *nchannels)
+{
+	int			col = column_of(rows->tupdesc, "channels");
+	bool		isnull;
+	Datum		d = SPI_getbinval(rows->vals[0], rows->tupdesc, col, &isnull);
+	Datum	   *elems;
+	bool	   *nulls;
+	int			nelems;
+	char	  **names;
+	int			n = 0;
+
+	*nchannels = 0;
+	if (isnull)
+		return NULL;
+	deconstruct_array(DatumGetArrayTypeP(d), TupleDescAttr(rows->tupdesc, col - 1)->atttypid == TEXTARRAYOID ? TEXTOID : VARCHAROID,
+					  -1, false, TYPALIGN_INT, &elems, &nulls, &nelems);
+	names = palloc(sizeof(char *) * Max(nelems, 1));
+	for (int i = 0; i < nelems; i++)
+	{
+		char	   *name;
+		bool		seen = false;
+
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
+					 errmsg("handler returned a NULL channel name")));
+		name = TextDatumGetCString(elems[i]);
+		if (name[0] == '\0' || strlen(name) >= NAMEDATALEN)
+			ereport(ERROR,
+					(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
+					 errmsg("handler returned an invalid channel name \"%.*s\"",
+							NAMEDATALEN, name),
+					 errhint("A channel name is 1 to %d bytes long, as for LISTEN.",
+							 NAMEDATALEN - 1)));
+		for (int j = 0; j < n; j++)
+			if (strcmp(names[j], name) == 0)
+				seen = true;
+		if (!seen)
+			names[n++] = name;
+	}
+	*nchannels = n;
+	return names;
+}
+
+/* ---- phase 1 ---- */
+
+bool
+events_first_phase(RequestData *rd, int64 route_id, SPITupleTable *rows,
+				   char **body, size_t *bodylen)
+{
+	h2o_req_t  *req = rd->req;
+	int64		status;
+	char	  **names;
+	int			n;
+	MemoryContext oldcxt;
+
+	if (rows == NULL || SPI_processed == 0)
+		return false;
+
+	status = row_status(rows);
+	if (status != 200)
+	{
+		/* Refused (403), or told to stop reconnecting (204): a normal response. */
+		response_from_row(req, rows->tupdesc, rows->vals[0], body, bodylen);
+		return true;
+	}
+	if (h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD")))
+	{
+		response_simple(req, 200, "", body, bodylen);
+		req->res.headers = (h2o_headers_t) {NULL};
+		h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL,
+					   H2O_STRLIT("text/event-stream"));
+		*bodylen = 0;
+		req->res.content_length = SIZE_MAX;
+		return true;
+	}
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("event streams are not served during recovery"),
+				 errdetail("LISTEN cannot be executed on a standby; connect to the primary.")));
+
+	oldcxt = MemoryContextSwitchTo(rd->cxt);
+	names = row_channels(rows, &n);
+	MemoryContextSwitchTo(oldcxt);
+
+	/* Takes effect when the request's transaction commits. */
+	for (int i = 0; i < n; i++)
+		Async_Listen(names[i]);
+
+	pending.active = true;
+	pending.committed = false;
+	pending.route_id = route_id;
+	pending.channels = names;
+	pending.nchannels = n;
+	*body = NULL;
+	*bodylen = 0;
+	return true;
+}
+
+bool
+events_pending(void)
+{
+	return pending.active;
+}
+
+/* Notes when the transaction that LISTENed for a pending stream ends. */
+static void
+events_xact_callback(XactEvent event, void *arg)
+{
+	if (!pending.active || pending.committed)
+		return;
+	if (event == XACT_EVENT_COMMIT)
+		pending.committed = true;
+	else if (event == XACT_EVENT_ABORT)
+		pending.active = false;
+}
+
+/* ---- subscriptions ---- */
+
+/* The worker's entry for a channel it now LISTENs on, made if new. */
+static Channel *
+channel_enter(const char *name)
+{
+	bool		found;
+	Channel    *c = hash_search(channels, name, HASH_ENTER, &found);
+
+	if (!found)
+	{
+		dlist_init(&c->subscribers);
+		c->nsubscribers = 0;
+		ereport(DEBUG1,
+				(errmsg_internal("webgres worker listens on channel \"%s\"", name)));
+	}
+	return c;
+}
+
+/* sse.c: the stream ended; its subscriptions go. */
+static void
+on_stream_close(SseStream *sse, void *arg)
+{
+	EventStream *es = (EventStream *) arg;
+
+	for (int i = 0; i < es->nsubscriptions; i++)
+	{
+		Subscription *sub = &es->subscriptions[i];
+
+		dlist_delete(&sub->node);
+		if (--sub->channel->nsubscribers == 0)
+			unlisten_due = true;
+	}
+	for (int i = 0; i < es->ncatchup_ids; i++)
+		pfree(es->catchup_ids[i]);
+	if (es->catchup_ids)
+		pfree(es->catchup_ids);
+	pfree(es);
+}
+
+static int
+compare_ids(const void *a, const void *b)
+{
+	return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/* Makes the stream's record and subscribes it to its channels. */
+static EventStream *
+subscribe(char **names, int n, char **ids, int nids)
+{
+	EventStream *es = MemoryContextAllocZero(events_cxt,
+											 offsetof(EventStream, subscriptions) +
+											 sizeof(Subscription) * Max(n, 1));
+
+	for (int i = 0; i < n; i++)
+	{
+		Subscription *sub = &es->subscriptions[i];
+
+		sub->channel = channel_enter(names[i]);
+		sub->stream = es;
+		dlist_push_tail(&sub->channel->subscribers, &sub->node);
+		sub->channel->nsubscribers++;
+	}
+	es->nsubscriptions = n;
+	if (nids > 0)
+	{
+		es->catchup_ids = MemoryContextAlloc(events_cxt, sizeof(char *) * nids);
+		for (int i = 0; i < nids; i++)
+			es->catchup_ids[i] = MemoryContextStrdup(events_cxt, ids[i]);
+		qsort(es->catchup_ids, nids, sizeof(char *), compare_ids);
+		es->ncatchup_ids = nids;
+	}
+	return es;
+}
+
+/* ---- phase 2 ---- */
+
+/* The route with this id in the current table, and its captures for the request. */
+static Route *
+find_route(RequestData *rd, int64 route_id)
+{
+	RouteTable *routes = routes_current();
+	PathSegments segs;
+
+	if (!routes->installed || !path_split(rd->path, rd->pathlen, &segs))
+		return NULL;
+	for (int i = 0; i < routes->nroutes; i++)
+	{
+		Route	   *r = &routes->routes[i];
+		PathCapture *caps;
+		int			ncaps;
+
+		if (r->id != route_id)
+			continue;
+		caps = palloc(sizeof(PathCapture) * (routes->max_captures + 1));
+		ncaps = pattern_match(&r->pattern, &segs, caps);
+		if (ncaps < 0)
+			return NULL;
+		request_set_captures(rd, caps, ncaps);
+		return r;
+	}
+	return NULL;
+}
+
+/*
+ * Formats the catch-up rows into buf and collects their ids.  Rows whose
+ * data is NULL carry no event.
+ */
+static void
+format_catchup(SPITupleTable *rows, StringInfo buf, char ***ids, int *nids)
+{
+	int			idcol = column_of(rows->tupdesc, "id");
+	int			eventcol = column_of(rows->tupdesc, "event");
+	int			datacol = column_of(rows->tupdesc, "data");
+
+	*ids = palloc(sizeof(char *) * Max(SPI_processed, 1));
+	*nids = 0;
+	if (datacol == 0)
+		return;
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		char	   *data = column_text(rows, r, datacol);
+		char	   *id = column_text(rows, r, idcol);
+		char	   *event = column_text(rows, r, eventcol);
+
+		if (data == NULL)
+			continue;
+		if ((id && !sse_field_ok(id, strlen(id))) || (event && !sse_field_ok(event, strlen(event))))
+			ereport(ERROR,
+					(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
+					 errmsg("handler returned an event id or type with a line break in it"),
+					 errhint("CR and LF would end the field early; they are never sent in id or event.")));
+		sse_format_event(buf, id, event, data, strlen(data));
+		if (id != NULL)
+			(*ids)[(*nids)++] = id;
+	}
+}
+
+void
+events_second_phase(RequestData *rd, char **body, size_t *bodylen)
+{
+	h2o_req_t  *req = rd->req;
+	PendingStream p = pending;
+	MemoryContext oldcxt = CurrentMemoryContext;
+
+	pending.active = false;
+	if (!p.committed)
+		return;					/* the request's transaction failed and was answered */
+
+	/* Known now, so that a failure below still UNLISTENs them. */
+	for (int i = 0; i < p.nchannels; i++)
+		channel_enter(p.channels[i]);
+	unlisten_due = true;
+
+	PG_TRY();
+	{
+		Route	   *route;
+		SPITupleTable *rows;
+		int			nguc;
+
+		StartTransactionCommand();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		MemoryContextSwitchTo(rd->cxt);
+		nguc = NewGUCNestLevel();
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		if (webgres_handler_timeout > 0)
+			enable_timeout_after(STATEMENT_TIMEOUT, webgres_handler_timeout);
+
+		route = find_route(rd, p.route_id);
+		rows = route ? handler_run_rows(route, rd) : NULL;
+
+		if (route == NULL)
+			response_simple(req, 503, "Service Unavailable", body, bodylen);
+		else if (rows == NULL)
+			response_simple(req, 404, "Not Found", body, bodylen);
+		else if (row_status(rows) != 200)
+			response_from_row(req, rows->tupdesc, rows->vals[0], body, bodylen);
+		else
+		{
+			StringInfoData first;
+			char	  **names;
+			char	  **ids;
+			int			n;
+			int			nkept = 0;
+			int			nids;
+			char	   *ignored;
+			size_t		ignoredlen;
+
+			/* Only channels both phases returned: the second may know better. */
+			names = row_channels(rows, &n);
+			for (int i = 0; i < n; i++)
+				for (int j = 0; j < p.nchannels; j++)
+					if (strcmp(names[i], p.channels[j]) == 0)
+						names[nkept++] = names[i];
+
+			initStringInfo(&first);
+			format_catchup(rows, &first, &ids, &nids);
+			/* The first row's headers column applies to the stream too, but not a content type. */
+			response_from_row(req, rows->tupdesc, rows->vals[0], &ignored, &ignoredlen);
+			{
+				ssize_t		h;
+
+				while ((h = h2o_find_header(&req->res.headers, H2O_TOKEN_CONTENT_TYPE, -1)) != -1)
+					h2o_delete_header(&req->res.headers, h);
+			}
+
+			{
+				EventStream *es = subscribe(names, nkept, ids, nids);
+
+				es->sse = sse_start(req, first.data, first.len, on_stream_close, es);
+			}
+			stream_started = true;
+			/* A stream only listened to what both phases returned. */
+			unlisten_due = true;
+		}
+
+		if (webgres_handler_timeout > 0)
+			disable_timeout(STATEMENT_TIMEOUT, false);
+		SPI_finish();
+		AtEOXact_GUC(false, nguc);
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+		bool		chosen;
+		int			status;
+
+		MemoryContextSwitchTo(rd->cxt);
+		EmitErrorReport();
+		edata = CopyErrorData();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		disable_timeout(STATEMENT_TIMEOUT, false);
+		QueryCancelPending = false;
+		status = http_status_for_sqlstate(edata->sqlerrcode, &chosen);
+		req->res.headers = (h2o_headers_t) {NULL};
+		response_simple(req, status,
+						(chosen || (status < 500 && status != 403) || webgres_expose_errors) && edata->message ?
+						edata->message : http_reason(status), body, bodylen);
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(oldcxt);
+}
+
+bool
+events_stream_started(void)
+{
+	bool		started = stream_started;
+
+	stream_started = false;
+	return started;
+}
+
+/* ---- receiving notifications ---- */
+
+static void
+comm_reset(void)
+{
+}
+
+static int
+comm_flush(void)
+{
+	return 0;
+}
+
+static bool
+comm_is_send_pending(void)
+{
+	return false;
+}
+
+/* Keeps each notification ('A': pid, channel, payload) for delivery after the read. */
+static int
+comm_putmessage(char msgtype, const char *s, size_t len)
+{
+	Notification *n;
+	const char *channel;
+	size_t		clen;
+	MemoryContext oldcxt;
+
+	if (msgtype != 'A' || len < 4)
+		return 0;
+	channel = s + 4;
+	clen = strnlen(channel, len - 4);
+	if (4 + clen + 1 >= len)
+		return 0;
+	oldcxt = MemoryContextSwitchTo(notify_cxt);
+	n = palloc(sizeof(Notification));
+	n->channel = pstrdup(channel);
+	n->payload = pstrdup(channel + clen + 1);
+	received = lappend(received, n);
+	MemoryContextSwitchTo(oldcxt);
+	return 0;
+}
+
+static void
+comm_putmessage_noblock(char msgtype, const char *s, size_t len)
+{
+	(void) comm_putmessage(msgtype, s, len);
+}
+
+static const PQcommMethods notification_methods = {
+	comm_reset,
+	comm_flush,
+	comm_flush,
+	comm_is_send_pending,
+	comm_putmessage,
+	comm_putmessage_noblock
+};
+
+/* Reads the notification queue, keeping what it holds for this worker in `received`. */
+static void
+read_notifications(void)
+{
+	CommandDest save_dest = whereToSendOutput;
+	const PQcommMethods *save_methods = PqCommMethods;
+	MemoryContext oldcxt = CurrentMemoryContext;
+
+	whereToSendOutput = DestRemote;
+	PqCommMethods = &notification_methods;
+	PG_TRY();
+	{
+		ProcessNotifyInterrupt(false);
+	}
+	PG_CATCH();
+	{
+		whereToSendOutput = save_dest;
+		PqCommMethods = save_methods;
+		MemoryContextSwitchTo(oldcxt);
+		EmitErrorReport();
+		FlushErrorState();
+		AbortCurrentTransaction();
+	}
+	PG_END_TRY();
+	whereToSendOutput = save_dest;
+	PqCommMethods = save_methods;
+	MemoryContextSwitchTo(oldcxt);
+}
+
+/* The text of a jsonb value: strings as they are, anything else as JSON. */
+static char *
+jsonb_value_text(JsonbValue *v)
+{
+	switch (v->type)
+	{
+		case jbvString:
+			return pnstrdup(v->val.string.val, v->val.string.len);
+		case jbvNumeric:
+			return DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(v->val.numeric)));
+		case jbvBool:
+			return pstrdup(v->val.boolean ? "true" : "false");
+		case jbvBinary:
+			return JsonbToCString(NULL, v->val.binary.data, v->val.binary.len);
+		default:
+			return NULL;
+	}
+}
+
+/*
+ * A payload that is a JSON object with a "data" member is an envelope: its
+ * "id" (string or number) and "event" (string) members, when present, are
+ * the event's id and type, and "data" its data (a string as it is, other
+ * JSON as JSON text; null carries no event).  Any other payload is the data
+ * of an event with neither.  Returns false if there is no event to send.
+ */
+static bool
+decode_payload(const char *payload, char **id, char **event, char **data)
+{
+	const char *p = payload;
+	Jsonb	   *jb = NULL;
+
+	*id = *event = NULL;
+	*data = (char *) payload;
+	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+		p++;
+	if (*p != '{')
+		return true;
+
+	PG_TRY();
+	{
+		jb = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(payload)));
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(notify_cxt);
+		FlushErrorState();
+		jb = NULL;
+	}
+	PG_END_TRY();
+
+	if (jb != NULL && JB_ROOT_IS_OBJECT(jb))
+	{
+		JsonbValue	key;
+		JsonbValue *v;
+		JsonbValue *idv;
+		JsonbValue *eventv;
+		char	   *i = NULL;
+		char	   *e = NULL;
+
+		key.type = jbvString;
+		key.val.string.val = "data";
+		key.val.string.len = 4;
+		v = findJsonbValueFromContainer(&jb->root, JB_FOBJECT, &key);
+		if (v == NULL)
+			return true;
+		key.val.string.val = "id";
+		key.val.string.len = 2;
+		idv = findJsonbValueFromContainer(&jb->root, JB_FOBJECT, &key);
+		key.val.string.val = "event";
+		key.val.string.len = 5;
+		eventv = findJsonbValueFromContainer(&jb->root, JB_FOBJECT, &key);
+
+		if (idv != NULL && (idv->type == jbvString || idv->type == jbvNumeric))
+			i = jsonb_value_text(idv);
+		else if (idv != NULL && idv->type != jbvNull)
+			return true;
+		if (eventv != NULL && eventv->type == jbvString)
+			e = jsonb_value_text(eventv);
+		else if (eventv != NULL && eventv->type != jbvNull)
+			return true;
+		/* An id or type with a line break would end its field early. */
+		if ((i && !sse_field_ok(i, strlen(i))) || (e && !sse_field_ok(e, strlen(e))))
+			return true;
+		if (v->type == jbvNull)
+			return false;
+		*id = i;
+		*event = e;
+		*data = jsonb_value_text(v);
+	}
+	return true;
+}
+
+/* Sends one notification to the streams that follow its channel. */
+static void
+deliver(Notification *n, StringInfo buf)
+{
+	Channel    *c = hash_search(channels, n->channel, HASH_FIND, NULL);
+	char	   *id;
+	char	   *event;
+	char	   *data;
+	dlist_mutable_iter iter;
+
+	if (c == NULL || c->nsubscribers == 0 || strlen(n->channel) >= NAMEDATALEN)
+		return;
+	if (!decode_payload(n->payload, &id, &event, &data))
+		return;
+	resetStringInfo(buf);
+	sse_format_event(buf, id, event, data, strlen(data));
+
+	dlist_foreach_modify(iter, &c->subscribers)
+	{
+		Subscription *sub = dlist_container(Subscription, node, iter.cur);
+		EventStream *es = sub->stream;
+
+		/* Sent already as a catch-up row: the NOTIFY committed before phase 2's snapshot. */
+		if (id != NULL && es->ncatchup_ids > 0 &&
+			bsearch(&id, es->catchup_ids, es->ncatchup_ids, sizeof(char *), compare_ids) != NULL)
+			continue;
+		sse_push(es->sse, buf->data, buf->len);
+	}
+}
+
+/* UNLISTENs the channels no stream on this worker follows any more. */
+static void
+unlisten_idle_channels(void)
+{
+	HASH_SEQ_STATUS status;
+	Channel    *c;
+	MemoryContext oldcxt = CurrentMemoryContext;
+
+	unlisten_due = false;
+	PG_TRY();
+	{
+		StartTransactionCommand();
+		hash_seq_init(&status, channels);
+		while ((c = hash_seq_search(&status)) != NULL)
+		{
+			if (c->nsubscribers > 0)
+				continue;
+			Async_Unlisten(c->name);
+			ereport(DEBUG1,
+					(errmsg_internal("webgres worker stops listening on channel \"%s\"", c->name)));
+			hash_search(channels, c->name, HASH_REMOVE, NULL);
+		}
+		CommitTransactionCommand();
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(oldcxt);
+		EmitErrorReport();
+		FlushErrorState();
+		AbortCurrentTransaction();
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(oldcxt);
+}
+
+void
+events_between_requests(void)
+{
+	if (notifyInterruptPending)
+	{
+		MemoryContext oldcxt;
+		StringInfoData buf;
+		ListCell   *lc;
+
+		read_notifications();
+		/* Delivered outside the read's transaction, so that the queue moves on at once. */
+		oldcxt = MemoryContextSwitchTo(notify_cxt);
+		initStringInfo(&buf);
+		foreach(lc, received)
+			deliver((Notification *) lfirst(lc), &buf);
+		received = NIL;
+		MemoryContextSwitchTo(oldcxt);
+		MemoryContextReset(notify_cxt);
+	}
+	if (unlisten_due)
+		unlisten_idle_channels();
+}
+
+void
+events_shutdown(void)
+{
+	sse_end_all();
+}
+
+void
+events_init(h2o_context_t *ctx)
+{
+	HASHCTL		info;
+
+	events_cxt = AllocSetContextCreate(TopMemoryContext, "webgres event subscriptions",
+									   ALLOCSET_DEFAULT_SIZES);
+	notify_cxt = AllocSetContextCreate(TopMemoryContext, "webgres notifications",
+									   ALLOCSET_DEFAULT_SIZES);
+	info.keysize = NAMEDATALEN;
+	info.entrysize = sizeof(Channel);
+	info.hcxt = events_cxt;
+	channels = hash_create("webgres channels", 64, &info,
+						   HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+	RegisterXactCallback(events_xact_callback, NULL);
+	sse_init(ctx);
+}

@@ -1,0 +1,362 @@
+/*
+ * sse.c
+ *		Server-sent event streams held open on a worker's event loop.
+ *
+ * h2o lets a response have one write outstanding at a time: a generator's
+ * proceed callback says the last one went out.  Each stream therefore has
+ * two buffers, the one h2o is writing and the one new events go into; when
+ * h2o is done the two swap.  A stream costs its connection's file
+ * descriptor and these buffers, nothing else: no backend, no worker slot.
+ *
+ * A client that lets more than webgres.sse_buffer_limit bytes wait is cut
+ * off: on HTTP/1.1 its connection is shut down; on HTTP/2 only its stream
+ * is reset (RST_STREAM, CANCEL), and the connection's other streams go on.
+ */
+#include "postgres.h"
+
+#include <sys/socket.h>
+
+#include "lib/ilist.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#define H2O_USE_LIBUV 0
+#include <h2o.h>
+#include <h2o/http2.h>
+#include <h2o/http2_internal.h>
+
+#include "events/sse.h"
+#include "common/webgres.h"
+
+/* The comment line sent as a heartbeat. */
+#define SSE_HEARTBEAT ":\n\n"
+
+/* How long a worker that is stopping waits for the ends of its streams to go out. */
+#define SSE_END_WAIT_MS 1000
+
+typedef struct SseBuffer
+{
+	char	   *data;
+	size_t		len;
+	size_t		cap;
+} SseBuffer;
+
+struct SseStream
+{
+	h2o_generator_t generator;	/* first: h2o hands it back to the callbacks */
+	h2o_req_t  *req;
+	dlist_node	node;			/* in all_streams */
+	SseBuffer	writing;		/* h2o is sending this */
+	SseBuffer	queued;			/* events waiting for the client */
+	bool		in_flight;		/* writing was given to h2o, proceed not yet called */
+	bool		ending;			/* end the response once writing is out */
+	bool		dropped;		/* disconnected for not reading */
+	h2o_timeout_entry_t heartbeat;
+	SseCloseCallback on_close;
+	void	   *arg;
+};
+
+static MemoryContext stream_cxt;
+static dlist_head all_streams = DLIST_STATIC_INIT(all_streams);
+static int	nstreams = 0;
+static h2o_context_t *loop_ctx;
+static h2o_timeout_t heartbeat_timeout;
+static h2o_timeout_t reset_timeout;	/* 0: the loop's next pass */
+
+/* Appends bytes to a buffer, growing it in the streams' context. */
+static void
+buffer_append(SseBuffer *b, const char *bytes, size_t len)
+{
+	if (b->len + len > b->cap)
+	{
+		size_t		cap = Max(b->cap * 2, Max(b->len + len, 256));
+
+		b->data = b->data ? repalloc(b->data, cap) : MemoryContextAlloc(stream_cxt, cap);
+		b->cap = cap;
+	}
+	memcpy(b->data + b->len, bytes, len);
+	b->len += len;
+}
+
+/* Gives back a buffer's memory. */
+static void
+buffer_free(SseBuffer *b)
+{
+	if (b->data)
+		pfree(b->data);
+	b->data = NULL;
+	b->len = b->cap = 0;
+}
+
+/* (Re)starts the stream's heartbeat clock: silence is counted from now. */
+static void
+arm_heartbeat(SseStream *s)
+{
+	if (h2o_timeout_is_linked(&s->heartbeat))
+		h2o_timeout_unlink(&s->heartbeat);
+	if (webgres_sse_heartbeat > 0 && !s->dropped)
+	{
+		heartbeat_timeout.timeout = webgres_sse_heartbeat;
+		h2o_timeout_link(loop_ctx->loop, &heartbeat_timeout, &s->heartbeat);
+	}
+}
+
+/* Forgets the stream: its owner is told, its memory given back. */
+static void
+release(SseStream *s)
+{
+	if (h2o_timeout_is_linked(&s->heartbeat))
+		h2o_timeout_unlink(&s->heartbeat);
+	dlist_delete(&s->node);
+	nstreams--;
+	if (s->on_close)
+		s->on_close(s, s->arg);
+	buffer_free(&s->writing);
+	buffer_free(&s->queued);
+	pfree(s);
+}
+
+/* Ends the response cleanly (the last chunk, or END_STREAM) and forgets the stream. */
+static void
+finish(SseStream *s)
+{
+	h2o_req_t  *req = s->req;
+
+	release(s);
+	h2o_send(req, NULL, 0, H2O_SEND_STATE_FINAL);
+}
+
+/* Hands what is queued to h2o, if it is not busy with the previous bytes. */
+static void
+flush(SseStream *s)
+{
+	SseBuffer	tmp;
+	h2o_iovec_t buf;
+
+	if (s->in_flight || s->dropped)
+		return;
+	if (s->ending)
+	{
+		finish(s);
+		return;
+	}
+	if (s->queued.len == 0)
+		return;
+	tmp = s->writing;
+	s->writing = s->queued;
+	s->queued = tmp;
+	s->queued.len = 0;
+	s->in_flight = true;
+	buf = h2o_iovec_init(s->writing.data, s->writing.len);
+	arm_heartbeat(s);
+	h2o_send(s->req, &buf, 1, H2O_SEND_STATE_IN_PROGRESS);
+}
+
+/*
+ * Resets a dropped HTTP/2 stream, from the loop's pass after the drop: h2o
+ * closes a stream whose data is still queued at once, which ends the
+ * request and calls on_stop, and drop()'s caller may be walking streams.
+ */
+static void
+on_reset_due(h2o_timeout_entry_t *entry)
+{
+	SseStream  *s = H2O_STRUCT_FROM_MEMBER(SseStream, heartbeat, entry);
+	h2o_http2_conn_t *conn = (h2o_http2_conn_t *) s->req->conn;
+	h2o_http2_stream_t *stream = H2O_STRUCT_FROM_MEMBER(h2o_http2_stream_t, req, s->req);
+
+	/* A connection already closing ends the request itself. */
+	if (conn->state >= H2O_HTTP2_CONN_STATE_IS_CLOSING)
+		return;
+	h2o_http2_encode_rst_stream_frame(&conn->_write.buf, stream->stream_id,
+									  -H2O_HTTP2_ERROR_CANCEL);
+	h2o_http2_conn_request_write(conn);
+	h2o_http2_stream_reset(conn, stream);
+}
+
+/*
+ * Disconnects a client that does not read.  On HTTP/1.1 its connection is
+ * shut down under h2o, whose pending write then fails and ends the
+ * request, which calls on_stop.  On HTTP/2 its stream alone is reset.
+ */
+static void
+drop(SseStream *s)
+{
+	h2o_socket_t *sock = s->req->conn->callbacks->get_socket ?
+		s->req->conn->callbacks->get_socket(s->req->conn) : NULL;
+
+	ereport(LOG,
+			(errmsg("webgres disconnects an event-stream client that is not reading"),
+			 errdetail("%zu bytes were waiting for it, more than webgres.sse_buffer_limit (%d bytes).",
+					   s->queued.len, webgres_sse_buffer_limit)));
+	s->dropped = true;
+	buffer_free(&s->queued);
+	if (h2o_timeout_is_linked(&s->heartbeat))
+		h2o_timeout_unlink(&s->heartbeat);
+	if (s->req->version >= 0x200)
+	{
+		s->heartbeat.cb = on_reset_due;
+		h2o_timeout_link(loop_ctx->loop, &reset_timeout, &s->heartbeat);
+	}
+	else if (sock != NULL)
+		shutdown(h2o_socket_get_fd(sock), SHUT_RDWR);
+}
+
+/* h2o: the last bytes went out. */
+static void
+on_proceed(h2o_generator_t *generator, h2o_req_t *req)
+{
+	SseStream  *s = (SseStream *) generator;
+
+	s->in_flight = false;
+	s->writing.len = 0;
+	flush(s);
+}
+
+/* h2o: the connection ended before the response did. */
+static void
+on_stop(h2o_generator_t *generator, h2o_req_t *req)
+{
+	release((SseStream *) generator);
+}
+
+/* The heartbeat timer ran out: nothing was sent for a whole interval. */
+static void
+on_heartbeat(h2o_timeout_entry_t *entry)
+{
+	SseStream  *s = H2O_STRUCT_FROM_MEMBER(SseStream, heartbeat, entry);
+
+	sse_push(s, SSE_HEARTBEAT, sizeof(SSE_HEARTBEAT) - 1);
+	arm_heartbeat(s);
+}
+
+void
+sse_init(h2o_context_t *ctx)
+{
+	loop_ctx = ctx;
+	stream_cxt = AllocSetContextCreate(TopMemoryContext, "webgres event streams",
+									   ALLOCSET_DEFAULT_SIZES);
+	h2o_timeout_init(ctx->loop, &heartbeat_timeout, Max(webgres_sse_heartbeat, 1));
+	h2o_timeout_init(ctx->loop, &reset_timeout, 0);
+}
+
+SseStream *
+sse_start(h2o_req_t *req, const char *first, size_t firstlen,
+		  SseCloseCallback on_close, void *arg)
+{
+	SseStream  *s = MemoryContextAllocZero(stream_cxt, sizeof(SseStream));
+
+	s->generator.proceed = on_proceed;
+	s->generator.stop = on_stop;
+	s->req = req;
+	s->heartbeat.cb = on_heartbeat;
+	s->on_close = on_close;
+	s->arg = arg;
+	dlist_push_tail(&all_streams, &s->node);
+	nstreams++;
+
+	req->res.status = 200;
+	req->res.reason = "OK";
+	req->res.content_length = SIZE_MAX;
+	h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL,
+				   H2O_STRLIT("text/event-stream"));
+	h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CACHE_CONTROL, NULL,
+				   H2O_STRLIT("no-cache"));
+	h2o_start_response(req, &s->generator);
+
+	/*
+	 * The headers go out now, with the first events, or else a comment:
+	 * h2o turns an empty write into a mere call to proceed (the chunked
+	 * encoder passes nothing on), so the head would wait for the first
+	 * event, and a client learns that the stream is open from it.
+	 */
+	if (firstlen > 0)
+		buffer_append(&s->writing, first, firstlen);
+	else
+		buffer_append(&s->writing, SSE_HEARTBEAT, sizeof(SSE_HEARTBEAT) - 1);
+	s->in_flight = true;
+	arm_heartbeat(s);
+	{
+		h2o_iovec_t buf = h2o_iovec_init(s->writing.data, s->writing.len);
+
+		h2o_send(req, &buf, 1, H2O_SEND_STATE_IN_PROGRESS);
+	}
+	return s;
+}
+
+void
+sse_push(SseStream *s, const char *bytes, size_t len)
+{
+	if (s->dropped || s->ending)
+		return;
+	buffer_append(&s->queued, bytes, len);
+	if (s->in_flight && s->queued.len > (size_t) webgres_sse_buffer_limit)
+	{
+		drop(s);
+		return;
+	}
+	flush(s);
+}
+
+void
+sse_end_all(void)
+{
+	dlist_mutable_iter iter;
+	TimestampTz deadline;
+
+	dlist_foreach_modify(iter, &all_streams)
+	{
+		SseStream  *s = dlist_container(SseStream, node, iter.cur);
+
+		s->req->http1_is_persistent = 0;
+		if (s->dropped)
+			continue;
+		s->ending = true;
+		flush(s);
+	}
+
+	/* Streams still writing end when their last bytes are out. */
+	deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), SSE_END_WAIT_MS);
+	while (nstreams > 0 && GetCurrentTimestamp() < deadline)
+		h2o_evloop_run(loop_ctx->loop, 50);
+}
+
+int
+sse_count(void)
+{
+	return nstreams;
+}
+
+bool
+sse_field_ok(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (s[i] == '\r' || s[i] == '\n' || s[i] == '\0')
+			return false;
+	return true;
+}
+
+void
+sse_format_event(StringInfo buf, const char *id, const char *event,
+				 const char *data, size_t datalen)
+{
+	size_t		start = 0;
+
+	if (id != NULL)
+		appendStringInfo(buf, "id: %s\n", id);
+	if (event != NULL && event[0] != '\0')
+		appendStringInfo(buf, "event: %s\n", event);
+	/* Every line of the data is a data: line; CR LF, CR and LF all end one. */
+	for (size_t i = 0; i <= datalen; i++)
+	{
+		if (i == datalen || data[i] == '\n' || data[i] == '\r')
+		{
+			appendStringInfoString(buf, "data: ");
+			appendBinaryStringInfo(buf, data + start, i - start);
+			appendStringInfoChar(buf, '\n');
+			if (i < datalen && data[i] == '\r' && i + 1 < datalen && data[i + 1] == '\n')
+				i++;
+			start = i + 1;
+		}
+	}
+	appendStringInfoChar(buf, '\n');
+}

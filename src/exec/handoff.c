@@ -1,0 +1,668 @@
+/*
+ * handoff.c
+ *		The HTTP worker's side of running a request on an executor.
+ *
+ * A handed-off request is a Handoff.  It waits in the worker's queue until
+ * its route admits one more running request (route_limits.c counts across
+ * workers), then gets its own connection to the executors' socket: the
+ * request goes out as one frame, written by h2o as the socket takes it, and
+ * the response comes back as frames read by h2o's event loop, so nothing
+ * here ever blocks.  Waiting requests are looked at again whenever one of
+ * this worker's hand-offs ends and every QUEUE_RETRY_MS.
+ *
+ * The h2o request and the Handoff can each end first.  h2o frees a request
+ * whose client went away (an HTTP/2 stream reset, a closed connection)
+ * together with its memory pool; a small object in that pool points back
+ * to the Handoff and its dispose callback ends the hand-off.  An HTTP/1
+ * connection is not read while its request is served, so a client that
+ * hangs up is noticed by looking at its socket (POLLRDHUP) every
+ * CLIENT_CHECK_MS, as Postgres' client_connection_check_interval does.
+ *
+ * A HEAD frame whose length is unknown starts a streamed response: each
+ * BODY frame goes to h2o_send() as it arrives, and the executor socket is
+ * not read while h2o has a piece in flight; the generator's proceed
+ * callback reads on.  So a client that reads slowly stops the worker
+ * reading, the socket's buffers fill, and the executor's writes block.  END
+ * ends the response; an executor that closes without END (an error after
+ * the head, or its death) cuts it: h2o_send() with H2O_SEND_STATE_ERROR,
+ * which closes an HTTP/1.1 connection without the last chunk and resets an
+ * HTTP/2 stream.
+ */
+#include "postgres.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include "lib/ilist.h"
+#include "lib/stringinfo.h"
+#include "storage/ipc.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#define H2O_USE_LIBUV 0
+#include <h2o.h>
+#include <h2o/socket/evloop.h>
+
+#include "message/errors.h"
+#include "exec/exec_socket.h"
+#include "exec/handoff.h"
+#include "exec/handoff_frame.h"
+#include "message/response.h"
+#include "routes/route_limits.h"
+#include "common/stats.h"
+#include "common/webgres.h"
+
+/* How often requests waiting for their route's cap try again. */
+#define QUEUE_RETRY_MS 5
+/* How often the clients of handed-off HTTP/1 requests are checked. */
+#define CLIENT_CHECK_MS 100
+/*
+ * How long past its handler_timeout a request sent to the executors may go
+ * unanswered: the executor answers 504 itself at the deadline, so this only
+ * fires when no executor took the request (none running, all stuck).
+ */
+#define SENT_GRACE_MS 1000
+/* What a 503 for a full queue tells the client to wait, in seconds. */
+#define RETRY_AFTER_SECONDS "1"
+
+typedef enum HandoffState
+{
+	HANDOFF_QUEUED,				/* waiting for the route's cap */
+	HANDOFF_SENT				/* on its way to, or at, an executor */
+} HandoffState;
+
+typedef struct HandoffLink HandoffLink;
+
+typedef struct Handoff
+{
+	dlist_node	node;			/* in queued or sent */
+	HandoffState state;
+	h2o_req_t  *req;			/* NULL once h2o freed the request */
+	HandoffLink *link;			/* in req's pool */
+	h2o_socket_t *sock;			/* the executor connection, once sent */
+	RouteLimits *limits;
+	int			cap;
+	TimestampTz deadline;		/* handler_timeout from head_at; 0: none */
+	HandoffMeta meta;
+	StringInfoData frame;		/* the request, until written */
+	bool		head_seen;
+	bool		streaming;		/* HEAD had no length: BODY frames go out as they come */
+	bool		reading;		/* processing the executor's input now */
+	char	   *body;			/* the response body, in req's pool */
+	size_t		bodylen;
+	size_t		bodycap;
+} Handoff;
+
+/*
+ * Lives in the request's pool: its dispose tells the Handoff the request is
+ * gone.  A streamed response's generator and the piece h2o is sending live
+ * here too, since they must outlive a Handoff that ends (its executor gone)
+ * while h2o still writes.
+ */
+struct HandoffLink
+{
+	Handoff    *handoff;
+	h2o_generator_t generator;
+	char	   *piece;			/* the BODY in flight, in TopMemoryContext */
+	size_t		piececap;
+	bool		in_flight;		/* h2o has not called proceed for it yet */
+	bool		cut_pending;	/* end with an error once it has */
+};
+
+/* The leading fields of lib/common/socket/evloop.c.h's socket (2.2.5). */
+typedef struct EvloopSocketHead
+{
+	h2o_socket_t super;
+	int			fd;
+} EvloopSocketHead;
+
+static h2o_evloop_t *loop = NULL;
+static HandoffSendFn send_response = NULL;
+static dlist_head queued = DLIST_STATIC_INIT(queued);
+static dlist_head sent = DLIST_STATIC_INIT(sent);
+static h2o_timeout_t queue_timeout;
+static h2o_timeout_entry_t queue_entry;
+static h2o_timeout_t client_timeout;
+static h2o_timeout_entry_t client_entry;
+
+static void admit_queued(void);
+static void on_executor_read(h2o_socket_t *sock, const char *err);
+
+TimestampTz
+handoff_head_complete_at(h2o_req_t *req)
+{
+	const struct timeval *tv = h2o_timeval_is_null(&req->timestamps.request_body_begin_at) ?
+		&req->processed_at.at : &req->timestamps.request_body_begin_at;
+
+	if (tv->tv_sec == 0)
+		return GetCurrentTimestamp();
+	return (TimestampTz) (tv->tv_sec -
+						  ((POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY)) *
+		USECS_PER_SEC + tv->tv_usec;
+}
+
+bool
+handoff_enabled(void)
+{
+	return loop != NULL && webgres_executors > 0 && exec_socket_listener() >= 0;
+}
+
+/* Gives back the route's count and the socket; forgets the request. */
+static void
+release(Handoff *h)
+{
+	if (h->state == HANDOFF_QUEUED)
+		route_limits_leave_queue(h->limits);
+	else
+		route_limits_end_run(h->limits);
+	dlist_delete(&h->node);
+	if (h->sock != NULL)
+	{
+		h->sock->data = NULL;
+		h2o_socket_close(h->sock);
+		h->sock = NULL;
+	}
+	if (h->link != NULL)
+		h->link->handoff = NULL;
+	if (h->frame.data != NULL)
+		pfree(h->frame.data);
+	pfree(h);
+}
+
+/* Answers the request with a plain-text error, if it is still there. */
+static void
+answer_simple(h2o_req_t *req, int status, const char *message, bool retry_after)
+{
+	char	   *body;
+	size_t		bodylen;
+
+	req->res.headers = (h2o_headers_t) {NULL};
+	response_simple(req, status, message, &body, &bodylen);
+	if (retry_after)
+		h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_RETRY_AFTER, NULL,
+					   H2O_STRLIT(RETRY_AFTER_SECONDS));
+	send_response(req, body, bodylen);
+}
+
+/*
+ * Ends a streamed response whose head went out without its end: h2o closes
+ * an HTTP/1.1 connection without the last chunk, resets an HTTP/2 stream.
+ * If h2o is still sending a piece, that happens when it is done.
+ */
+static void
+cut_stream(Handoff *h, const char *why)
+{
+	h2o_req_t  *req = h->req;
+	HandoffLink *link = h->link;
+
+	if (req != NULL)
+		ereport(LOG,
+				(errmsg("webgres cut the streamed response to \"%.*s %.*s\": %s",
+						(int) req->method.len, req->method.base,
+						(int) Min(req->path.len, 200), req->path.base, why)));
+	release(h);
+	if (req != NULL)
+	{
+		if (link->in_flight)
+			link->cut_pending = true;
+		else
+			h2o_send(req, NULL, 0, H2O_SEND_STATE_ERROR);
+	}
+	admit_queued();
+}
+
+/* Ends a hand-off with an error response; then admits what waits. */
+static void
+fail(Handoff *h, int status, const char *message, bool retry_after)
+{
+	h2o_req_t  *req = h->req;
+	bool		was_running = (h->state == HANDOFF_SENT);
+
+	if (h->streaming)
+	{
+		cut_stream(h, req == NULL ? "the client went away" :
+				   status == 503 ? "the executor ended it before its end (see its log)" :
+				   "the executor sent a malformed frame");
+		return;
+	}
+	release(h);
+	if (req != NULL)
+		answer_simple(req, status, message, retry_after);
+	if (was_running)
+		admit_queued();
+}
+
+/* The request's pool is being freed: the client is gone. */
+static void
+on_request_disposed(void *p)
+{
+	HandoffLink *link = p;
+	Handoff    *h = link->handoff;
+
+	if (link->piece != NULL)
+		pfree(link->piece);
+	link->piece = NULL;
+	if (h == NULL)
+		return;
+	h->link = NULL;
+	h->req = NULL;
+	fail(h, 0, NULL, false);
+}
+
+/* Takes one frame from the executor; false if it was malformed. */
+static bool
+take_frame(Handoff *h, char type, const char *payload, uint32 len, bool *done)
+{
+	h2o_req_t  *req = h->req;
+
+	*done = false;
+	switch (type)
+	{
+		case FRAME_HEAD:
+			if (h->head_seen || !frame_get_head(payload, len, req))
+				return false;
+			req->res.reason = http_reason(req->res.status);
+			h->head_seen = true;
+			if (req->res.content_length != SIZE_MAX)
+			{
+				h->bodycap = req->res.content_length;
+				h->body = h2o_mem_alloc_pool(&req->pool, Max(h->bodycap, 1));
+			}
+			else
+			{
+				/* The head goes out with the first piece. */
+				h->streaming = true;
+				stats_count_response(req->res.status);
+				h2o_start_response(req, &h->link->generator);
+			}
+			return true;
+		case FRAME_BODY:
+			if (!h->head_seen || h->bodylen + len > h->bodycap)
+				return false;
+			memcpy(h->body + h->bodylen, payload, len);
+			h->bodylen += len;
+			return true;
+		case FRAME_END:
+			if (!h->head_seen || (!h->streaming && h->bodylen != h->bodycap))
+				return false;
+			*done = true;
+			return true;
+		default:
+			return false;
+	}
+}
+
+/*
+ * Passes one BODY frame of a streamed response to h2o.  The payload is
+ * copied out of the socket's buffer, which closes with the Handoff, into
+ * the link, which lives as long as the request.
+ */
+static void
+send_piece(Handoff *h, const char *payload, uint32 len)
+{
+	HandoffLink *link = h->link;
+	h2o_iovec_t buf;
+
+	if (link->piececap < len)
+	{
+		if (link->piece != NULL)
+			pfree(link->piece);
+		link->piece = MemoryContextAlloc(TopMemoryContext, len);
+		link->piececap = len;
+	}
+	memcpy(link->piece, payload, len);
+	buf = h2o_iovec_init(link->piece, len);
+	link->in_flight = true;
+	h2o_send(h->req, &buf, 1, H2O_SEND_STATE_IN_PROGRESS);
+}
+
+/*
+ * Takes the frames waiting in the executor socket's buffer; answers the
+ * request at END.  While h2o sends a piece of a stream, stops there and
+ * stops reading the socket: on_proceed() comes back.  False if h ended.
+ */
+static bool
+take_input(Handoff *h)
+{
+	h2o_socket_t *sock = h->sock;
+
+	h->reading = true;
+	while (!h->link->in_flight && sock->input->size >= FRAME_HEADER_SIZE)
+	{
+		uint32		len;
+		char		type;
+		bool		done;
+
+		frame_get_header(sock->input->bytes, &len, &type);
+		if (len > FRAME_MAX_PAYLOAD ||
+			(type == FRAME_BODY && h->head_seen && !h->streaming &&
+			 h->bodylen + len > h->bodycap))
+		{
+			fail(h, 502, "Bad Gateway", false);
+			return false;
+		}
+		if (sock->input->size < FRAME_HEADER_SIZE + (size_t) len)
+			break;
+		if (type == FRAME_BODY && h->streaming)
+		{
+			if (len > 0)
+				send_piece(h, sock->input->bytes + FRAME_HEADER_SIZE, len);
+			h2o_buffer_consume(&sock->input, FRAME_HEADER_SIZE + len);
+			continue;
+		}
+		if (!take_frame(h, type, sock->input->bytes + FRAME_HEADER_SIZE, len, &done))
+		{
+			ereport(WARNING,
+					(errcode(ERRCODE_PROTOCOL_VIOLATION),
+					 errmsg("webgres executor sent a malformed response")));
+			fail(h, 502, "Bad Gateway", false);
+			return false;
+		}
+		h2o_buffer_consume(&sock->input, FRAME_HEADER_SIZE + len);
+		if (done)
+		{
+			h2o_req_t  *req = h->req;
+			char	   *body = h->body;
+			size_t		bodylen = h->bodylen;
+			bool		streaming = h->streaming;
+
+			release(h);
+			if (streaming)
+				h2o_send(req, NULL, 0, H2O_SEND_STATE_FINAL);
+			else
+				send_response(req, body, bodylen);
+			admit_queued();
+			return false;
+		}
+	}
+	h->reading = false;
+	/* Backpressure: nothing more is read while h2o sends. */
+	if (h->link->in_flight)
+		h2o_socket_read_stop(sock);
+	else if (!h2o_socket_is_reading(sock))
+		h2o_socket_read_start(sock, on_executor_read);
+	return true;
+}
+
+/* Reads what the executor sent. */
+static void
+on_executor_read(h2o_socket_t *sock, const char *err)
+{
+	Handoff    *h = sock->data;
+
+	if (h == NULL)
+		return;
+	if (err != NULL)
+	{
+		if (!h->streaming)
+			ereport(LOG,
+					(errmsg("webgres executor connection closed before the response was complete")));
+		fail(h, 503, "Service Unavailable", true);
+		return;
+	}
+	(void) take_input(h);
+}
+
+/* h2o sent a piece of a stream: take the next, or end a cut stream. */
+static void
+on_proceed(h2o_generator_t *generator, h2o_req_t *req)
+{
+	HandoffLink *link = H2O_STRUCT_FROM_MEMBER(HandoffLink, generator, generator);
+	Handoff    *h = link->handoff;
+
+	link->in_flight = false;
+	if (h == NULL)
+	{
+		if (link->cut_pending)
+		{
+			link->cut_pending = false;
+			h2o_send(req, NULL, 0, H2O_SEND_STATE_ERROR);
+		}
+		return;
+	}
+	if (!h->reading)
+		(void) take_input(h);
+}
+
+/* The request frame is written: free it and wait for the answer. */
+static void
+on_request_written(h2o_socket_t *sock, const char *err)
+{
+	Handoff    *h = sock->data;
+
+	if (h == NULL)
+		return;
+	pfree(h->frame.data);
+	h->frame.data = NULL;
+	if (err != NULL)
+		fail(h, 503, "Service Unavailable", true);
+}
+
+/* Starts checking clients, if it is not already. */
+static void
+watch_clients(void)
+{
+	if (!h2o_timeout_is_linked(&client_entry))
+		h2o_timeout_link(loop, &client_timeout, &client_entry);
+}
+
+/* Connects to the executors and writes the request; h is admitted. */
+static void
+send_to_executor(Handoff *h)
+{
+	int			fd = exec_socket_connect();
+	h2o_iovec_t buf;
+
+	h->state = HANDOFF_SENT;
+	dlist_push_tail(&sent, &h->node);
+	if (fd < 0)
+	{
+		/* EAGAIN: the queue of requests waiting for an executor is full. */
+		ereport(LOG,
+				(errcode_for_socket_access(),
+				 errmsg("could not hand a request to a webgres executor: %m")));
+		fail(h, 503, "Service Unavailable", true);
+		return;
+	}
+	h->sock = h2o_evloop_socket_create(loop, fd, 0);
+	h->sock->data = h;
+
+	h->frame.data = NULL;
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(TopMemoryContext);
+
+		initStringInfo(&h->frame);
+		MemoryContextSwitchTo(oldcxt);
+	}
+	frame_put_request(&h->frame, h->req, &h->meta);
+	buf = h2o_iovec_init(h->frame.data, h->frame.len);
+	h2o_socket_write(h->sock, &buf, 1, on_request_written);
+	h2o_socket_read_start(h->sock, on_executor_read);
+	watch_clients();
+}
+
+/* Sends what waits and may run now, in order; answers what waited too long. */
+static void
+admit_queued(void)
+{
+	TimestampTz now = 0;
+	dlist_mutable_iter iter;
+
+	dlist_foreach_modify(iter, &queued)
+	{
+		Handoff    *h = dlist_container(Handoff, node, iter.cur);
+
+		if (h->deadline != 0)
+		{
+			if (now == 0)
+				now = GetCurrentTimestamp();
+			if (now >= h->deadline)
+			{
+				fail(h, 504, webgres_expose_errors ? "handler timed out while queued" :
+					 "handler timed out", false);
+				continue;
+			}
+		}
+		if (route_limits_try_run(h->limits, h->cap))
+		{
+			route_limits_leave_queue(h->limits);
+			dlist_delete(&h->node);
+			send_to_executor(h);
+		}
+	}
+	if (!dlist_is_empty(&queued) && !h2o_timeout_is_linked(&queue_entry))
+		h2o_timeout_link(loop, &queue_timeout, &queue_entry);
+}
+
+static void
+on_queue_timeout(h2o_timeout_entry_t *entry)
+{
+	admit_queued();
+}
+
+/* The client's socket of an HTTP/1 request, or -1. */
+static int
+client_fd(h2o_req_t *req)
+{
+	h2o_socket_t *sock;
+
+	if (req->conn == NULL || req->conn->callbacks->get_socket == NULL)
+		return -1;
+	sock = req->conn->callbacks->get_socket(req->conn);
+	return sock != NULL ? ((EvloopSocketHead *) sock)->fd : -1;
+}
+
+/* True if the peer of fd has hung up. */
+static bool
+hung_up(int fd)
+{
+	struct pollfd pfd = {fd, POLLRDHUP, 0};
+
+	return fd >= 0 && poll(&pfd, 1, 0) > 0 &&
+		(pfd.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
+
+/*
+ * Drops the hand-offs whose client hung up (the executor then cancels the
+ * handler; a waiting one gives back its place) and those no executor
+ * answered in time.  A response whose head came is answered: a stream is
+ * bounded by the executor (webgres.stream_timeout), not here.
+ */
+static void
+on_client_timeout(h2o_timeout_entry_t *entry)
+{
+	dlist_mutable_iter iter;
+	dlist_head	gone;
+	dlist_head	late;
+	TimestampTz now = GetCurrentTimestamp();
+
+	/* Set aside first: answering may run h2o callbacks that change the lists. */
+	dlist_init(&gone);
+	dlist_init(&late);
+	dlist_foreach_modify(iter, &sent)
+	{
+		Handoff    *h = dlist_container(Handoff, node, iter.cur);
+
+		if (h->req != NULL && hung_up(client_fd(h->req)))
+		{
+			dlist_delete(&h->node);
+			dlist_push_tail(&gone, &h->node);
+		}
+		else if (!h->head_seen && h->deadline != 0 &&
+				 now >= TimestampTzPlusMilliseconds(h->deadline, SENT_GRACE_MS))
+		{
+			dlist_delete(&h->node);
+			dlist_push_tail(&late, &h->node);
+		}
+	}
+	/* A waiting request whose client left would hold a place it never uses. */
+	dlist_foreach_modify(iter, &queued)
+	{
+		Handoff    *h = dlist_container(Handoff, node, iter.cur);
+
+		if (h->req != NULL && hung_up(client_fd(h->req)))
+		{
+			dlist_delete(&h->node);
+			dlist_push_tail(&gone, &h->node);
+		}
+	}
+	/* Answering lets h2o find a closed connection and free it. */
+	while (!dlist_is_empty(&gone))
+	{
+		Handoff    *h = dlist_container(Handoff, node, dlist_head_node(&gone));
+
+		if (h->streaming)
+			cut_stream(h, "the client went away");
+		else
+			fail(h, 503, "Service Unavailable", false);
+	}
+	while (!dlist_is_empty(&late))
+		fail(dlist_container(Handoff, node, dlist_head_node(&late)), 504,
+			 "handler timed out", false);
+	if (!dlist_is_empty(&sent) || !dlist_is_empty(&queued))
+		h2o_timeout_link(loop, &client_timeout, &client_entry);
+}
+
+void
+handoff_start(h2o_req_t *req, int64 route_id, int max_concurrency,
+			  TimestampTz head_at, bool rerun)
+{
+	Handoff    *h = MemoryContextAllocZero(TopMemoryContext, sizeof(Handoff));
+
+	h->req = req;
+	h->link = h2o_mem_alloc_shared(&req->pool, sizeof(HandoffLink), on_request_disposed);
+	memset(h->link, 0, sizeof(HandoffLink));
+	h->link->handoff = h;
+	h->link->generator.proceed = on_proceed;
+	h->limits = route_limits_get(route_id);
+	h->cap = max_concurrency > 0 ? max_concurrency : route_limits_default_cap();
+	h->meta.head_at = head_at;
+	h->meta.route_id = route_id;
+	h->meta.rerun = rerun;
+	h->deadline = webgres_handler_timeout > 0 ?
+		TimestampTzPlusMilliseconds(head_at, webgres_handler_timeout) : 0;
+
+	if (route_limits_try_run(h->limits, h->cap))
+	{
+		send_to_executor(h);
+		return;
+	}
+	if (!route_limits_try_queue(h->limits, webgres_max_queue))
+	{
+		h->link->handoff = NULL;
+		pfree(h);
+		answer_simple(req, 503, "Service Unavailable", true);
+		return;
+	}
+	h->state = HANDOFF_QUEUED;
+	dlist_push_tail(&queued, &h->node);
+	if (!h2o_timeout_is_linked(&queue_entry))
+		h2o_timeout_link(loop, &queue_timeout, &queue_entry);
+	watch_clients();
+}
+
+/* At exit: gives back the shared counts this worker holds. */
+static void
+release_all(int code, Datum arg)
+{
+	dlist_mutable_iter iter;
+
+	dlist_foreach_modify(iter, &queued)
+		route_limits_leave_queue(dlist_container(Handoff, node, iter.cur)->limits);
+	dlist_foreach_modify(iter, &sent)
+		route_limits_end_run(dlist_container(Handoff, node, iter.cur)->limits);
+	dlist_init(&queued);
+	dlist_init(&sent);
+}
+
+void
+handoff_init(h2o_evloop_t *evloop, HandoffSendFn send)
+{
+	loop = evloop;
+	send_response = send;
+	h2o_timeout_init(loop, &queue_timeout, QUEUE_RETRY_MS);
+	queue_entry.cb = on_queue_timeout;
+	h2o_timeout_init(loop, &client_timeout, CLIENT_CHECK_MS);
+	client_entry.cb = on_client_timeout;
+	on_shmem_exit(release_all, (Datum) 0);
+}

@@ -1,0 +1,274 @@
+/*
+ * handoff_frame.c
+ *		Encodes and decodes the messages between HTTP workers and executors.
+ *
+ * Both ends run the same library build on the same machine, so integers go
+ * in network byte order only for readability of captures; strings are a
+ * 4-byte length and their bytes.  Decoding trusts nothing: every length is
+ * checked against what is left.
+ */
+#include "postgres.h"
+
+#include <arpa/inet.h>
+
+#define H2O_USE_LIBUV 0
+#include <h2o.h>
+
+#include "exec/handoff_frame.h"
+
+/* ---- writing ---- */
+
+static void
+put_u32(StringInfo buf, uint32 v)
+{
+	uint32		n = htonl(v);
+
+	appendBinaryStringInfo(buf, (char *) &n, 4);
+}
+
+static void
+put_u64(StringInfo buf, uint64 v)
+{
+	put_u32(buf, (uint32) (v >> 32));
+	put_u32(buf, (uint32) v);
+}
+
+static void
+put_str(StringInfo buf, const char *s, size_t len)
+{
+	put_u32(buf, (uint32) len);
+	if (len > 0)
+		appendBinaryStringInfo(buf, s, (int) len);
+}
+
+/* Starts a frame; returns where its length goes, for end_frame. */
+static int
+begin_frame(StringInfo buf, FrameType type)
+{
+	int			at = buf->len;
+
+	put_u32(buf, 0);
+	appendStringInfoChar(buf, (char) type);
+	return at;
+}
+
+static void
+end_frame(StringInfo buf, int at)
+{
+	uint32		n = htonl((uint32) (buf->len - at - FRAME_HEADER_SIZE));
+
+	memcpy(buf->data + at, &n, 4);
+}
+
+void
+frame_put_request(StringInfo buf, h2o_req_t *req, const HandoffMeta *meta)
+{
+	int			at = begin_frame(buf, FRAME_REQUEST);
+
+	put_u64(buf, (uint64) meta->head_at);
+	put_u64(buf, (uint64) meta->route_id);
+	appendStringInfoChar(buf, meta->rerun ? 1 : 0);
+	put_str(buf, req->method.base, req->method.len);
+	put_str(buf, req->path.base, req->path.len);
+	put_u64(buf, req->query_at == SIZE_MAX ? PG_UINT64_MAX : (uint64) req->query_at);
+	put_u32(buf, (uint32) req->headers.size);
+	for (size_t i = 0; i < req->headers.size; i++)
+	{
+		h2o_header_t *h = &req->headers.entries[i];
+
+		put_str(buf, h->name->base, h->name->len);
+		put_str(buf, h->value.base, h->value.len);
+	}
+	appendStringInfoChar(buf, req->entity.base != NULL ? 1 : 0);
+	put_str(buf, req->entity.base, req->entity.base != NULL ? req->entity.len : 0);
+	end_frame(buf, at);
+}
+
+void
+frame_put_head(StringInfo buf, h2o_req_t *req, uint64 content_length)
+{
+	int			at = begin_frame(buf, FRAME_HEAD);
+
+	put_u32(buf, (uint32) req->res.status);
+	put_u64(buf, content_length);
+	put_u32(buf, (uint32) req->res.headers.size);
+	for (size_t i = 0; i < req->res.headers.size; i++)
+	{
+		h2o_header_t *h = &req->res.headers.entries[i];
+
+		put_str(buf, h->name->base, h->name->len);
+		put_str(buf, h->value.base, h->value.len);
+	}
+	end_frame(buf, at);
+}
+
+void
+frame_put_body_header(char *out, size_t len)
+{
+	uint32		n = htonl((uint32) len);
+
+	memcpy(out, &n, 4);
+	out[4] = (char) FRAME_BODY;
+}
+
+void
+frame_put_end(StringInfo buf)
+{
+	int			at = begin_frame(buf, FRAME_END);
+
+	end_frame(buf, at);
+}
+
+void
+frame_put_response(StringInfo buf, h2o_req_t *req, const char *body, size_t bodylen)
+{
+	frame_put_head(buf, req, (uint64) bodylen);
+	if (bodylen > 0)
+	{
+		int			at = begin_frame(buf, FRAME_BODY);
+
+		appendBinaryStringInfo(buf, body, (int) bodylen);
+		end_frame(buf, at);
+	}
+	frame_put_end(buf);
+}
+
+/* ---- reading ---- */
+
+typedef struct Reader
+{
+	const char *p;
+	size_t		left;
+	bool		ok;
+} Reader;
+
+static uint32
+get_u32(Reader *r)
+{
+	uint32		n;
+
+	if (r->left < 4)
+	{
+		r->ok = false;
+		return 0;
+	}
+	memcpy(&n, r->p, 4);
+	r->p += 4;
+	r->left -= 4;
+	return ntohl(n);
+}
+
+static uint64
+get_u64(Reader *r)
+{
+	uint64		hi = get_u32(r);
+
+	return (hi << 32) | get_u32(r);
+}
+
+static uint8
+get_u8(Reader *r)
+{
+	if (r->left < 1)
+	{
+		r->ok = false;
+		return 0;
+	}
+	r->left--;
+	return (uint8) *r->p++;
+}
+
+/* A string copied into pool, NUL-terminated for convenience. */
+static h2o_iovec_t
+get_str(Reader *r, h2o_mem_pool_t *pool)
+{
+	uint32		len = get_u32(r);
+	h2o_iovec_t v = {NULL, 0};
+
+	if (!r->ok || len > r->left)
+	{
+		r->ok = false;
+		return v;
+	}
+	v.base = h2o_mem_alloc_pool(pool, len + 1);
+	memcpy(v.base, r->p, len);
+	v.base[len] = '\0';
+	v.len = len;
+	r->p += len;
+	r->left -= len;
+	return v;
+}
+
+void
+frame_get_header(const char *data, uint32 *len, char *type)
+{
+	uint32		n;
+
+	memcpy(&n, data, 4);
+	*len = ntohl(n);
+	*type = data[4];
+}
+
+bool
+frame_get_request(const char *data, size_t len, h2o_req_t *req, HandoffMeta *meta)
+{
+	Reader		r = {data, len, true};
+	uint64		query_at;
+	uint32		nheaders;
+	bool		has_body;
+	h2o_iovec_t body;
+
+	meta->head_at = (TimestampTz) get_u64(&r);
+	meta->route_id = (int64) get_u64(&r);
+	meta->rerun = get_u8(&r) != 0;
+	req->method = get_str(&r, &req->pool);
+	req->path = get_str(&r, &req->pool);
+	query_at = get_u64(&r);
+	req->query_at = (query_at == PG_UINT64_MAX) ? SIZE_MAX : (size_t) query_at;
+	if (req->query_at != SIZE_MAX && req->query_at >= req->path.len)
+		return false;
+	nheaders = get_u32(&r);
+	if (!r.ok || nheaders > r.left / 8)
+		return false;
+	for (uint32 i = 0; i < nheaders && r.ok; i++)
+	{
+		h2o_iovec_t name = get_str(&r, &req->pool);
+		h2o_iovec_t value = get_str(&r, &req->pool);
+
+		if (r.ok)
+			h2o_add_header_by_str(&req->pool, &req->headers, name.base, name.len, 1,
+								  NULL, value.base, value.len);
+	}
+	has_body = get_u8(&r) != 0;
+	body = get_str(&r, &req->pool);
+	if (has_body)
+		req->entity = body;
+	return r.ok && r.left == 0;
+}
+
+bool
+frame_get_head(const char *data, size_t len, h2o_req_t *req)
+{
+	Reader		r = {data, len, true};
+	uint32		status = get_u32(&r);
+	uint64		content_length = get_u64(&r);
+	uint32		nheaders = get_u32(&r);
+
+	if (!r.ok || status < 100 || status > 599 || nheaders > r.left / 8)
+		return false;
+	for (uint32 i = 0; i < nheaders && r.ok; i++)
+	{
+		h2o_iovec_t name = get_str(&r, &req->pool);
+		h2o_iovec_t value = get_str(&r, &req->pool);
+
+		if (r.ok)
+			h2o_add_header_by_str(&req->pool, &req->res.headers, name.base, name.len, 1,
+								  NULL, value.base, value.len);
+	}
+	if (!r.ok || r.left != 0)
+		return false;
+	req->res.status = (int) status;
+	req->res.content_length = (content_length == FRAME_LENGTH_UNKNOWN) ?
+		SIZE_MAX : (size_t) content_length;
+	return true;
+}

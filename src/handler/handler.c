@@ -1,0 +1,628 @@
+/*
+ * handler.c
+ *		Prepares a route's handler once per worker and runs it per request.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_language.h"
+#include "catalog/pg_proc.h"
+#include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
+#include "nodes/plannodes.h"
+#include "utils/resowner.h"
+#include "utils/memutils.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/plancache.h"
+#include "utils/syscache.h"
+
+#include "events/events.h"
+#include "handler/handler.h"
+#include "message/response.h"
+#include "handler/simple_eval.h"
+#include "handler/splice.h"
+#include "handler/stream.h"
+
+/* A route's handler as this process prepared it. */
+typedef struct HandlerState
+{
+	SPIPlanPtr	plan;			/* prepared on first use */
+	bool		read_only;		/* plan only reads: SELECT without locks or writes */
+	struct CachedPlanSource *source;	/* the plan's one statement */
+	bool		shareable;		/* read_only and calls no volatile function ... */
+	int			shareable_generation;	/* ... as of this generation of source */
+	bool		constant;		/* plan folds to one constant row */
+	bool		event_stream;	/* result has a channels column (events.c) */
+	CachedResponse *cached;		/* that row's response, once built */
+	SimpleEvalCache simple;		/* whether the plan is one row of expressions */
+	SplicedHandler spliced;
+	struct HandlerState *next;	/* in all_states */
+	struct HandlerState *next_cached;	/* in cached_states */
+} HandlerState;
+
+/*
+ * Every state of the current route table, and the memory they and the
+ * constant responses live in; both go when the table is replaced.
+ */
+static MemoryContext handler_cxt = NULL;
+static HandlerState *all_states = NULL;
+
+/* The states that hold a constant response, so that checking them costs
+ * nothing for the other routes. */
+static HandlerState *cached_states = NULL;
+
+/*
+ * Handlers run as their route's owner, as a security-restricted operation:
+ * SET ROLE, SET SESSION AUTHORIZATION and temporary tables are refused, so
+ * a handler cannot step outside its owner's privileges.
+ */
+#define HANDLER_SEC_CONTEXT (SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION)
+
+/*
+ * True if the generic plan is a Result node of constants: the planner
+ * folded the whole handler, so every execution yields the same row.
+ */
+static bool
+plan_is_constant(SPIPlanPtr plan)
+{
+	CachedPlan *cplan = SPI_plan_get_cached_plan(plan);
+	bool		constant = false;
+
+	if (cplan != NULL && list_length(cplan->stmt_list) == 1)
+	{
+		PlannedStmt *stmt = linitial_node(PlannedStmt, cplan->stmt_list);
+		Plan	   *top = stmt->planTree;
+
+		if (stmt->commandType == CMD_SELECT && !stmt->hasModifyingCTE &&
+			stmt->subplans == NIL && stmt->rowMarks == NIL &&
+			IsA(top, Result) && top->lefttree == NULL && top->qual == NIL &&
+			top->initPlan == NIL && ((Result *) top)->resconstantqual == NULL)
+		{
+			ListCell   *lc;
+
+			constant = true;
+			foreach(lc, top->targetlist)
+				if (!IsA(lfirst_node(TargetEntry, lc)->expr, Const))
+					constant = false;
+		}
+	}
+	if (cplan != NULL)
+		ReleaseCachedPlan(cplan, CurrentResourceOwner);
+	return constant;
+}
+
+/*
+ * True at the first query, at any depth, that locks rows or writes: FOR
+ * UPDATE/SHARE in a subquery, a CTE or a sublink marks only that subquery,
+ * not the statement's top query.
+ */
+static bool
+locks_or_writes_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Query))
+	{
+		Query	   *q = (Query *) node;
+
+		if (q->commandType != CMD_SELECT || q->hasModifyingCTE || q->rowMarks != NIL)
+			return true;
+		return query_tree_walker(q, locks_or_writes_walker, context, 0);
+	}
+	return expression_tree_walker(node, locks_or_writes_walker, context);
+}
+
+/* True if the statement only reads: a SELECT without locks or writes. */
+static bool
+source_reads_only(CachedPlanSource *source)
+{
+	ListCell   *lc;
+
+	foreach(lc, source->query_list)
+		if (locks_or_writes_walker(lfirst(lc), NULL))
+			return false;
+	return true;
+}
+
+/* An event stream's handler runs twice per request (events.c): it must not write. */
+static void
+check_event_stream_reads_only(CachedPlanSource *source)
+{
+	if (events_declared(source->resultDesc) && !source_reads_only(source))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("an event-stream handler must only read"),
+				 errdetail("It runs twice for each request: once to choose the channels, once after LISTEN to read the events to catch up on."),
+				 errhint("Use a SELECT without FOR UPDATE or data-modifying WITH.")));
+}
+
+/* Prepares route's handler and notes what its plan is like. */
+static void
+prepare_route(const Route *route, HandlerState *st)
+{
+	SPIPlanPtr	plan = handler_prepare(route->handler, &st->spliced);
+
+	CachedPlanSource *source = linitial(SPI_plan_get_plan_sources(plan));
+
+	check_event_stream_reads_only(source);
+	if (SPI_keepplan(plan) != 0)
+		elog(ERROR, "SPI_keepplan failed");
+
+	/* Read-only handlers run on the request's snapshot, without taking another. */
+	st->read_only = source_reads_only(source);
+	st->plan = plan;
+	st->source = source;
+	st->shareable = false;
+	st->shareable_generation = -1;
+	memset(&st->simple, 0, sizeof(st->simple));
+	/* An event stream (events.c) is answered afresh every time, on its own. */
+	st->event_stream = events_declared(source->resultDesc);
+	st->constant = st->read_only && !st->event_stream && plan_is_constant(plan);
+}
+
+/* webgres.random_distinct_ints, which only draws numbers. */
+static bool
+is_own_sampler(Oid func_id)
+{
+	HeapTuple	tuple = SearchSysCache1(PROCOID, ObjectIdGetDatum(func_id));
+	bool		result = false;
+
+	if (HeapTupleIsValid(tuple))
+	{
+		Form_pg_proc proc = (Form_pg_proc) GETSTRUCT(tuple);
+
+		if (proc->prolang == ClanguageId &&
+			strcmp(NameStr(proc->proname), "random_distinct_ints") == 0 &&
+			proc->pronamespace == get_namespace_oid("webgres", true))
+		{
+			bool		isnull;
+			Datum		src = SysCacheGetAttr(PROCOID, tuple, Anum_pg_proc_prosrc, &isnull);
+
+			result = !isnull &&
+				strcmp(TextDatumGetCString(src), "webgres_random_distinct_ints") == 0;
+		}
+		ReleaseSysCache(tuple);
+	}
+	return result;
+}
+
+/*
+ * True for a volatile function that may touch the database.  The exceptions
+ * are volatile only because each call gives a new value (random numbers,
+ * the clock): they read and write nothing, so sharing a transaction changes
+ * nothing for them.
+ */
+static bool
+volatile_function_may_write(Oid func_id, void *context)
+{
+	if (func_volatile(func_id) != PROVOLATILE_VOLATILE)
+		return false;
+	switch (func_id)
+	{
+		case F_RANDOM:
+		case F_GEN_RANDOM_UUID:
+		case F_CLOCK_TIMESTAMP:
+		case F_TIMEOFDAY:
+			return false;
+		default:
+			return !is_own_sampler(func_id);
+	}
+}
+
+/* contain_volatile_functions(), less the exceptions above. */
+static bool
+may_write_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (check_functions_in_node(node, volatile_function_may_write, context) ||
+		IsA(node, NextValueExpr))
+		return true;
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, may_write_walker, context, 0);
+	return expression_tree_walker(node, may_write_walker, context);
+}
+
+/*
+ * Notes whether the handler, as currently planned, can share a read-only
+ * transaction with other requests: it must not write, and must call nothing
+ * volatile that might (a stable or immutable function cannot write).  Looked
+ * at again whenever the plan cache builds a new plan, which it does after
+ * anything the handler depends on (a function's volatility included)
+ * changes.
+ */
+static void
+note_shareable(HandlerState *st)
+{
+	CachedPlanSource *source = st->source;
+
+	if (!source->is_valid || source->generation == st->shareable_generation)
+		return;
+	st->shareable = st->read_only && !st->event_stream &&
+		!may_write_walker((Node *) source->query_list, NULL);
+	st->shareable_generation = source->generation;
+}
+
+bool
+handler_can_share(const Route *route)
+{
+	const HandlerState *st = route->handler_state;
+
+	return st != NULL && st->plan != NULL && st->shareable &&
+		st->source->is_valid &&
+		st->source->generation == st->shareable_generation;
+}
+
+const CachedResponse *
+handler_cached_response(const Route *route)
+{
+	return route->handler_state != NULL ? route->handler_state->cached : NULL;
+}
+
+void
+handler_forget_stale_responses(void)
+{
+	HandlerState **link = &cached_states;
+
+	while (*link != NULL)
+	{
+		HandlerState *st = *link;
+
+		if (!SPI_plan_is_valid(st->plan))
+		{
+			/* Its memory goes with the table's states; rebuilt on the next request. */
+			*link = st->next_cached;
+			st->cached = NULL;
+			st->constant = false;
+			SPI_freeplan(st->plan);
+			st->plan = NULL;
+		}
+		else
+			link = &st->next_cached;
+	}
+}
+
+/* Frees every route's state: the table they belong to is going. */
+static void
+forget_all_states(void)
+{
+	for (HandlerState *st = all_states; st != NULL; st = st->next)
+		if (st->plan != NULL)
+			SPI_freeplan(st->plan);
+	all_states = NULL;
+	cached_states = NULL;
+	MemoryContextReset(handler_cxt);
+}
+
+void
+handler_init(void)
+{
+	handler_cxt = AllocSetContextCreate(TopMemoryContext, "webgres handlers",
+										ALLOCSET_DEFAULT_SIZES);
+	routes_on_replace(forget_all_states);
+}
+
+/* route's state, allocated on first use. */
+static HandlerState *
+state_of(Route *route)
+{
+	if (route->handler_state == NULL)
+	{
+		HandlerState *st = MemoryContextAllocZero(handler_cxt, sizeof(HandlerState));
+
+		st->next = all_states;
+		all_states = st;
+		route->handler_state = st;
+	}
+	return route->handler_state;
+}
+
+/*
+ * Puts search_path in effect, as a function's SET clause does, unless it
+ * already is (the common case, which then costs a string comparison).
+ * Returns the GUC nest level for leave_search_path, or -1.  The plan cache
+ * re-plans a statement whenever the search_path differs from the one it was
+ * planned with, so the handler must both plan and run under it.
+ */
+static int
+enter_search_path(const char *search_path)
+{
+	int			level;
+
+	if (search_path == NULL || strcmp(search_path, namespace_search_path) == 0)
+		return -1;
+	level = NewGUCNestLevel();
+	(void) set_config_option("search_path", search_path, PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	return level;
+}
+
+/* Restores the search_path enter_search_path replaced. */
+static void
+leave_search_path(int level)
+{
+	if (level >= 0)
+		AtEOXact_GUC(true, level);
+}
+
+static void
+route_error_context(void *arg)
+{
+	Route	   *route = (Route *) arg;
+
+	errcontext("webgres route %s", route->label);
+}
+
+/*
+ * Executes st's plan for rd, up to count rows (0: all); returns whether it
+ * gave any, in SPI_tuptable.  A plan that may write marks the request.
+ */
+static bool
+execute_plan(HandlerState *st, RequestData *rd, long count)
+{
+	int			rc = SPI_execute_plan_with_paramlist(st->plan, rd->params,
+													 st->read_only && !rd->wrote, count);
+
+	if (!st->read_only)
+		rd->wrote = true;
+	if (rc < 0)
+		elog(ERROR, "could not run handler: %s", SPI_result_code_string(rc));
+	return SPI_processed > 0 && SPI_tuptable != NULL;
+}
+
+/* What running a route's handler changed, to be put back by leave_route(). */
+typedef struct RouteCall
+{
+	ErrorContextCallback errcallback;
+	Oid			save_userid;
+	int			save_sec_context;
+	int			path_level;
+} RouteCall;
+
+/*
+ * Takes on route's owner and search_path, with the route named in error
+ * context, and prepares its handler if it has not been.
+ */
+static HandlerState *
+enter_route(Route *route, RouteCall *call)
+{
+	HandlerState *st = state_of(route);
+
+	call->errcallback.callback = route_error_context;
+	call->errcallback.arg = route;
+	call->errcallback.previous = error_context_stack;
+	error_context_stack = &call->errcallback;
+
+	GetUserIdAndSecContext(&call->save_userid, &call->save_sec_context);
+	SetUserIdAndSecContext(route->owner, call->save_sec_context | HANDLER_SEC_CONTEXT);
+	call->path_level = enter_search_path(route->search_path);
+
+	if (st->plan == NULL)
+		prepare_route(route, st);
+	return st;
+}
+
+/* Gives back the caller's user and search_path; the error context stays. */
+static void
+leave_route(RouteCall *call)
+{
+	SetUserIdAndSecContext(call->save_userid, call->save_sec_context);
+	leave_search_path(call->path_level);
+}
+
+bool
+handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen)
+{
+	RouteCall	call;
+	bool		found;
+	TupleDesc	desc = NULL;
+	HeapTuple	tuple = NULL;
+	HandlerState *st = enter_route(route, &call);
+
+	if (st->event_stream)
+	{
+		/* Every row: the first shapes the stream, all may be catch-up events. */
+		found = execute_plan(st, rd, 0);
+	}
+	else if (st->read_only && !rd->wrote &&
+			 simple_eval_run(st->plan, &st->simple, rd->params, &desc, &tuple))
+		found = true;
+	else
+	{
+		/* A SELECT needs only its first row; anything else must run to completion. */
+		found = execute_plan(st, rd, st->spliced.is_select ? 1 : 0);
+		if (found)
+		{
+			desc = SPI_tuptable->tupdesc;
+			tuple = SPI_tuptable->vals[0];
+		}
+	}
+	leave_route(&call);
+	note_shareable(st);
+
+	if (st->event_stream)
+		found = events_first_phase(rd, route->id, found ? SPI_tuptable : NULL, body, bodylen);
+	else if (found)
+	{
+		response_from_row(rd->req, desc, tuple, body, bodylen);
+		if (st->constant && st->cached == NULL)
+		{
+			st->cached = response_capture(rd->req, *body, *bodylen, handler_cxt);
+			st->next_cached = cached_states;
+			cached_states = st;
+		}
+	}
+
+	error_context_stack = call.errcallback.previous;
+	return found;
+}
+
+SPITupleTable *
+handler_run_rows(Route *route, RequestData *rd)
+{
+	RouteCall	call;
+	HandlerState *st = enter_route(route, &call);
+	bool		found = execute_plan(st, rd, 0);
+
+	leave_route(&call);
+	error_context_stack = call.errcallback.previous;
+	return found ? SPI_tuptable : NULL;
+}
+
+/* Walker: notes in *used the request parameters ($n) a query refers to. */
+static bool
+params_used_walker(Node *node, uint32 *used)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Param))
+	{
+		Param	   *p = (Param *) node;
+
+		if (p->paramkind == PARAM_EXTERN && p->paramid >= 1 && p->paramid <= REQ_NPARAMS)
+			*used |= 1u << p->paramid;
+		return false;
+	}
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, params_used_walker, used, 0);
+	return expression_tree_walker(node, params_used_walker, used);
+}
+
+/*
+ * The request's parameters for a cursor.  A portal copies its parameters,
+ * which would build every one of them; this builds only those the handler
+ * uses, so that the request fields it ignores cost nothing and cannot fail
+ * it.  When the plan is to be rebuilt, all of them.
+ */
+static ParamListInfo
+cursor_params(HandlerState *st, RequestData *rd)
+{
+	ParamListInfo params;
+	uint32		used = 0;
+
+	if (!st->source->is_valid)
+		return rd->params;
+	(void) params_used_walker((Node *) st->source->query_list, &used);
+	params = makeParamList(REQ_NPARAMS);
+	for (int i = 1; i <= REQ_NPARAMS; i++)
+	{
+		ParamExternData *prm = &params->params[i - 1];
+
+		if (used & (1u << i))
+		{
+			ParamExternData workspace;
+
+			*prm = *rd->params->paramFetch(rd->params, i, false, &workspace);
+		}
+		else
+		{
+			prm->value = (Datum) 0;
+			prm->isnull = true;
+			prm->pflags = PARAM_FLAG_CONST;
+			prm->ptype = request_param_types[i - 1];
+		}
+	}
+	return params;
+}
+
+void
+handler_stream(Route *route, RequestData *rd, const StreamSink *sink, bool head_only,
+			   TimestampTz stream_deadline, char **body, size_t *bodylen)
+{
+	StreamFormat format = stream_negotiate(rd->req);
+	HandlerState *st;
+	Oid			save_userid;
+	int			save_sec_context;
+	ErrorContextCallback errcallback;
+	Portal		portal;
+	int			path_level;
+
+	if (format == STREAM_NOT_ACCEPTABLE)
+	{
+		response_simple(rd->req, 406, "Not Acceptable", body, bodylen);
+		return;
+	}
+	if (sink == NULL)
+	{
+		ereport(LOG,
+				(errmsg("webgres route %s streams, but there is no executor to run it",
+						route->label),
+				 errhint("Routes in mode stream run on executors: set webgres.executors above 0.")));
+		response_simple(rd->req, 503, "Service Unavailable", body, bodylen);
+		return;
+	}
+
+	st = state_of(route);
+	errcallback.callback = route_error_context;
+	errcallback.arg = route;
+	errcallback.previous = error_context_stack;
+	error_context_stack = &errcallback;
+
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(route->owner, save_sec_context | HANDLER_SEC_CONTEXT);
+	path_level = enter_search_path(route->search_path);
+
+	if (st->plan == NULL)
+		prepare_route(route, st);
+	portal = SPI_cursor_open_with_paramlist(NULL, st->plan, cursor_params(st, rd),
+											st->read_only && !rd->wrote);
+	if (!st->read_only)
+		rd->wrote = true;
+	stream_run(rd->req, portal, format, head_only, route->stream_headers, sink,
+			   stream_deadline);
+	SPI_cursor_close(portal);
+
+	SetUserIdAndSecContext(save_userid, save_sec_context);
+	leave_search_path(path_level);
+	error_context_stack = errcallback.previous;
+}
+
+TupleDesc
+handler_result_desc(const Route *route)
+{
+	HandlerState *state = route->handler_state;
+
+	if (state == NULL || state->source == NULL)
+		return NULL;
+	return state->source->resultDesc;
+}
+
+void
+handler_validate(const char *handler, Oid owner, bool streams, const char *search_path)
+{
+	int			path_level = enter_search_path(search_path);
+	Oid			save_userid;
+	int			save_sec_context;
+	SplicedHandler sh;
+	SPIPlanPtr	plan;
+	List	   *sources;
+	CachedPlanSource *source;
+
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(owner, save_sec_context | HANDLER_SEC_CONTEXT);
+
+	plan = handler_prepare(handler, &sh);
+	sources = SPI_plan_get_plan_sources(plan);
+	source = (CachedPlanSource *) linitial(sources);
+	if (source->resultDesc == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("handler returns no rows"),
+				 errhint("Add RETURNING to INSERT, UPDATE or DELETE so that it can shape a response.")));
+	/* A streamed handler's columns are the document's: any names will do. */
+	if (events_declared(source->resultDesc))
+	{
+		events_check_columns(source->resultDesc);
+		check_event_stream_reads_only(source);
+	}
+	else if (!streams)
+		response_check_columns(source->resultDesc);
+	SPI_freeplan(plan);
+
+	SetUserIdAndSecContext(save_userid, save_sec_context);
+	leave_search_path(path_level);
+}

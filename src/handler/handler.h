@@ -1,0 +1,78 @@
+/*
+ * handler.h
+ *		Runs a route's handler for a request.
+ *
+ * What running a handler needs between requests (its prepared plan, what
+ * is known of that plan, a constant handler's response) is kept here, in a
+ * HandlerState per route that this module allocates, hangs on the Route
+ * and drops when routes.c replaces the table.  Nothing else looks inside.
+ */
+#ifndef WEBGRES_HANDLER_H
+#define WEBGRES_HANDLER_H
+
+#include "datatype/timestamp.h"
+
+#include "message/request.h"
+#include "message/response.h"
+#include "routes/routes.h"
+
+struct StreamSink;
+
+/* Registers with routes.c to hear when the table is replaced; once per process. */
+extern void handler_init(void);
+
+/*
+ * Runs route's handler with the route owner's privileges, inside the
+ * caller's transaction and SPI connection.  If it returns a row, shapes the
+ * response into rd->req and returns true; zero rows return false.  Errors
+ * propagate.
+ */
+extern bool handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen);
+
+/*
+ * True if route's handler, as last run, neither writes nor calls a volatile
+ * function and its plan is still current, so that the request may share a
+ * read-only transaction with others.  Needs no transaction.
+ */
+extern bool handler_can_share(const Route *route);
+
+/*
+ * Runs route's handler as handler_run() does and returns all its rows (in
+ * SPI_tuptable), or NULL for none, without shaping a response: for the
+ * second phase of an event stream (events.c).
+ */
+extern SPITupleTable *handler_run_rows(Route *route, RequestData *rd);
+
+/*
+ * The response of route's handler if its plan folds to one constant row
+ * and it has run once since it was prepared; NULL otherwise.  Needs no
+ * transaction.
+ */
+extern const CachedResponse *handler_cached_response(const Route *route);
+
+/* Drops constant responses whose plan was invalidated.  Inside a transaction. */
+extern void handler_forget_stale_responses(void);
+
+/* The columns route's handler returns, once prepared here; NULL before. */
+extern TupleDesc handler_result_desc(const Route *route);
+
+/*
+ * Runs route's handler (mode stream) as a cursor and streams its rows to
+ * sink, inside the caller's transaction and SPI connection (see stream.h).
+ * Answers in *body instead, without running anything, when the Accept
+ * header allows no format (406) or there is no sink (503: no executors).
+ * Errors propagate.
+ */
+extern void handler_stream(Route *route, RequestData *rd, const struct StreamSink *sink,
+						   bool head_only, TimestampTz stream_deadline,
+						   char **body, size_t *bodylen);
+
+/*
+ * Prepares a handler as role owner, with search_path in effect (NULL: the
+ * session's), to check it (for the routes trigger); a handler that streams
+ * needs rows but no particular columns.
+ */
+extern void handler_validate(const char *handler, Oid owner, bool streams,
+							 const char *search_path);
+
+#endif

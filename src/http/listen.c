@@ -1,0 +1,186 @@
+/*
+ * listen.c
+ *		Parses webgres.listen and opens the listening sockets.
+ *
+ * Every worker opens its own sockets with SO_REUSEPORT, so the kernel spreads
+ * new connections across workers and no process hands connections to
+ * another.
+ */
+#include "postgres.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <unistd.h>
+
+#include "http/listen.h"
+
+/*
+ * As long an accept queue as the kernel allows: Linux silently caps the
+ * backlog at net.core.somaxconn, so the administrator sets it there.
+ */
+#define LISTEN_BACKLOG INT_MAX
+
+static bool
+parse_one(const char *item, ListenAddress *out, char **error)
+{
+	char		host[NI_MAXHOST];
+	const char *port;
+	const char *colon;
+	struct addrinfo hints;
+	struct addrinfo *res;
+	int			rc;
+	char	   *end;
+	long		portnum;
+
+	if (strlen(item) >= sizeof(out->text))
+	{
+		*error = psprintf("entry \"%.40s...\" is too long", item);
+		return false;
+	}
+	strlcpy(out->text, item, sizeof(out->text));
+
+	if (item[0] == '[')
+	{
+		const char *close = strchr(item, ']');
+
+		if (close == NULL || close[1] != ':')
+		{
+			*error = psprintf("entry \"%s\" has no port after the bracketed IPv6 address", item);
+			return false;
+		}
+		memcpy(host, item + 1, close - item - 1);
+		host[close - item - 1] = '\0';
+		port = close + 2;
+	}
+	else
+	{
+		colon = strrchr(item, ':');
+		if (colon == NULL)
+		{
+			*error = psprintf("entry \"%s\" has no port", item);
+			return false;
+		}
+		if (colon - item >= (ptrdiff_t) sizeof(host))
+		{
+			*error = psprintf("host in entry \"%s\" is too long", item);
+			return false;
+		}
+		memcpy(host, item, colon - item);
+		host[colon - item] = '\0';
+		port = colon + 1;
+	}
+
+	errno = 0;
+	portnum = strtol(port, &end, 10);
+	if (*port == '\0' || *end != '\0' || errno != 0 || portnum < 1 || portnum > 65535)
+	{
+		*error = psprintf("port \"%s\" in entry \"%s\" is not a number from 1 to 65535", port, item);
+		return false;
+	}
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	if (strcmp(host, "*") == 0 || host[0] == '\0')
+		strlcpy(host, "0.0.0.0", sizeof(host));
+
+	rc = getaddrinfo(host, port, &hints, &res);
+	if (rc != 0)
+	{
+		*error = psprintf("could not resolve host \"%s\" in entry \"%s\": %s", host, item, gai_strerror(rc));
+		return false;
+	}
+	memcpy(&out->addr, res->ai_addr, res->ai_addrlen);
+	out->addrlen = res->ai_addrlen;
+	freeaddrinfo(res);
+	return true;
+}
+
+bool
+listen_parse(const char *value, ListenAddress **addrs, int *naddrs, char **error)
+{
+	char	   *copy = pstrdup(value ? value : "");
+	char	   *save = NULL;
+	char	   *tok;
+	int			cap = 4;
+
+	*naddrs = 0;
+	*addrs = palloc0(sizeof(ListenAddress) * cap);
+
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+	{
+		char	   *item = tok;
+		char	   *tail;
+
+		while (*item == ' ' || *item == '\t')
+			item++;
+		tail = item + strlen(item);
+		while (tail > item && (tail[-1] == ' ' || tail[-1] == '\t'))
+			*--tail = '\0';
+		if (*item == '\0')
+			continue;
+		if (*naddrs == cap)
+		{
+			cap *= 2;
+			*addrs = repalloc(*addrs, sizeof(ListenAddress) * cap);
+		}
+		if (!parse_one(item, &(*addrs)[*naddrs], error))
+			return false;
+		(*naddrs)++;
+	}
+	if (*naddrs == 0)
+	{
+		*error = pstrdup("no address given");
+		return false;
+	}
+	return true;
+}
+
+int
+listen_open(const ListenAddress *addr)
+{
+	int			fd;
+	int			on = 1;
+
+	fd = socket(addr->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		ereport(ERROR,
+				(errcode_for_socket_access(),
+				 errmsg("could not create socket for webgres.listen entry \"%s\": %m",
+						addr->text)));
+
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) != 0 ||
+		setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on)) != 0 ||
+		(addr->addr.ss_family == AF_INET6 &&
+		 setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof(on)) != 0))
+	{
+		int			save_errno = errno;
+
+		close(fd);
+		errno = save_errno;
+		ereport(ERROR,
+				(errcode_for_socket_access(),
+				 errmsg("could not set socket options for webgres.listen entry \"%s\": %m",
+						addr->text)));
+	}
+
+	if (bind(fd, (const struct sockaddr *) &addr->addr, addr->addrlen) != 0 ||
+		listen(fd, LISTEN_BACKLOG) != 0)
+	{
+		int			save_errno = errno;
+
+		close(fd);
+		errno = save_errno;
+		ereport(ERROR,
+				(errcode_for_socket_access(),
+				 errmsg("could not listen on \"%s\" (webgres.listen): %m", addr->text),
+				 errhint("Is another server already using that port? Choose a free "
+						 "port in webgres.listen and restart PostgreSQL.")));
+	}
+	return fd;
+}

@@ -1,0 +1,190 @@
+/*
+ * request.c
+ *		Builds the values of the `request` relation from an h2o request.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+
+#define H2O_USE_LIBUV 0
+#include <h2o.h>
+
+#include "parse/percent.h"
+#include "message/querystring.h"
+#include "message/request.h"
+
+const Oid	request_param_types[REQ_NPARAMS] = {
+	TEXTOID, TEXTOID, JSONBOID, TEXTOID, JSONBOID, JSONBOID, BYTEAOID
+};
+
+/* RFC 9110 joins repeated fields with commas; cookies use "; " (RFC 6265). */
+static const char *
+header_separator(const char *name, size_t len)
+{
+	return (len == 6 && memcmp(name, "cookie", 6) == 0) ? "; " : ", ";
+}
+
+/* Header names lower-cased; repeated headers joined as RFC 9110 allows. */
+static Datum
+build_headers(h2o_req_t *req)
+{
+	int			n = (int) req->headers.size;
+	KeyValue   *pairs = palloc(sizeof(KeyValue) * Max(n, 1));
+
+	for (int i = 0; i < n; i++)
+	{
+		h2o_header_t *h = &req->headers.entries[i];
+
+		pairs[i].keylen = h->name->len;
+		pairs[i].key = palloc(h->name->len);
+		for (size_t k = 0; k < h->name->len; k++)
+			pairs[i].key[k] = pg_ascii_tolower(h->name->base[k]);
+		check_text(pairs[i].key, pairs[i].keylen, "a request header name");
+		/* RFC 9112: whitespace around a field value is not part of it. */
+		pairs[i].value = h->value.base;
+		pairs[i].valuelen = h->value.len;
+		while (pairs[i].valuelen > 0 && (pairs[i].value[0] == ' ' || pairs[i].value[0] == '\t'))
+		{
+			pairs[i].value++;
+			pairs[i].valuelen--;
+		}
+		while (pairs[i].valuelen > 0 && (pairs[i].value[pairs[i].valuelen - 1] == ' ' ||
+										 pairs[i].value[pairs[i].valuelen - 1] == '\t'))
+			pairs[i].valuelen--;
+		check_text(pairs[i].value, pairs[i].valuelen, "a request header value");
+		pairs[i].order = i;
+	}
+	return JsonbPGetDatum(keyvalues_to_jsonb(pairs, n, header_separator));
+}
+
+static Datum
+build_params(RequestData *rd)
+{
+	JsonbParseState *state = NULL;
+
+	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+	for (int i = 0; i < rd->ncaps; i++)
+	{
+		PathCapture *c = &rd->caps[i];
+		char	   *buf = palloc(c->valuelen + 1);
+		long		len = percent_decode(c->value, c->valuelen, buf, false);
+
+		if (len < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_ESCAPE_SEQUENCE),
+					 errmsg("path segment \"%.*s\" has a malformed percent-escape",
+							(int) Min(c->valuelen, 200), c->value)));
+		check_text(buf, len, "a path parameter");
+		jsonb_push_string(&state, WJB_KEY, c->name, c->namelen);
+		jsonb_push_string(&state, WJB_VALUE, buf, len);
+	}
+	return JsonbPGetDatum(JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL)));
+}
+
+static Datum
+text_datum(const char *s, size_t len, const char *what)
+{
+	check_text(s, len, what);
+	return PointerGetDatum(cstring_to_text_with_len(s, (int) len));
+}
+
+static ParamExternData *
+fetch_param(ParamListInfo params, int paramid, bool speculative,
+			ParamExternData *workspace)
+{
+	RequestData *rd = (RequestData *) params->paramFetchArg;
+	h2o_req_t  *req = rd->req;
+	ParamExternData *prm;
+	MemoryContext oldcxt;
+
+	if (paramid < 1 || paramid > REQ_NPARAMS)
+		elog(ERROR, "invalid request parameter number %d", paramid);
+	prm = &params->params[paramid - 1];
+	if (rd->fetched & (1u << paramid))
+		return prm;
+
+	oldcxt = MemoryContextSwitchTo(rd->cxt);
+	prm->isnull = false;
+	switch (paramid)
+	{
+		case REQ_METHOD:
+			prm->value = text_datum(req->method.base, req->method.len, "the request method");
+			break;
+		case REQ_PATH:
+			prm->value = text_datum(rd->path, rd->pathlen, "the request path");
+			break;
+		case REQ_PARAMS:
+			prm->value = build_params(rd);
+			break;
+		case REQ_QUERY_STRING:
+			if (req->query_at == SIZE_MAX)
+				prm->isnull = true;
+			else
+				prm->value = text_datum(req->path.base + req->query_at + 1,
+										req->path.len - req->query_at - 1,
+										"the query string");
+			break;
+		case REQ_QUERY:
+			if (req->query_at == SIZE_MAX)
+				prm->value = JsonbPGetDatum(form_to_jsonb("", 0));
+			else
+				prm->value = JsonbPGetDatum(form_to_jsonb(req->path.base + req->query_at + 1,
+														  req->path.len - req->query_at - 1));
+			break;
+		case REQ_HEADERS:
+			prm->value = build_headers(req);
+			break;
+		case REQ_BODY:
+			if (req->entity.base == NULL)
+				prm->isnull = true;
+			else
+			{
+				bytea	   *b = palloc(VARHDRSZ + req->entity.len);
+
+				SET_VARSIZE(b, VARHDRSZ + req->entity.len);
+				memcpy(VARDATA(b), req->entity.base, req->entity.len);
+				prm->value = PointerGetDatum(b);
+			}
+			break;
+	}
+	MemoryContextSwitchTo(oldcxt);
+
+	prm->ptype = request_param_types[paramid - 1];
+	prm->pflags = PARAM_FLAG_CONST;
+	rd->fetched |= (1u << paramid);
+	return prm;
+}
+
+void
+request_init(RequestData *rd, h2o_req_t *req, MemoryContext cxt)
+{
+	MemoryContext oldcxt = MemoryContextSwitchTo(cxt);
+
+	rd->req = req;
+	rd->cxt = cxt;
+	rd->path = req->path.base;
+	rd->pathlen = (req->query_at == SIZE_MAX) ? req->path.len : req->query_at;
+	rd->caps = NULL;
+	rd->ncaps = 0;
+	rd->fetched = 0;
+	rd->wrote = false;
+	rd->params = makeParamList(REQ_NPARAMS);
+	rd->params->paramFetch = fetch_param;
+	rd->params->paramFetchArg = rd;
+	for (int i = 0; i < REQ_NPARAMS; i++)
+	{
+		rd->params->params[i].ptype = request_param_types[i];
+		rd->params->params[i].isnull = true;
+	}
+	MemoryContextSwitchTo(oldcxt);
+}
+
+void
+request_set_captures(RequestData *rd, PathCapture *caps, int ncaps)
+{
+	rd->caps = caps;
+	rd->ncaps = ncaps;
+	rd->fetched &= ~(1u << REQ_PARAMS);
+}

@@ -1,0 +1,51 @@
+/*
+ * request.h
+ *		The HTTP request as the values of a handler's `request` relation.
+ *
+ * The seven columns reach the executor as bind parameters fetched lazily:
+ * a value is built (and checked) only when a plan evaluates it, so a handler
+ * that never reads headers never pays for turning them into jsonb, and bad
+ * input in a field the handler ignores does not fail the request.
+ */
+#ifndef WEBGRES_REQUEST_H
+#define WEBGRES_REQUEST_H
+
+#include "nodes/params.h"
+
+#include "parse/pattern.h"
+
+struct st_h2o_req_t;
+
+/* Parameter numbers of the request columns. */
+#define REQ_METHOD			1
+#define REQ_PATH			2
+#define REQ_PARAMS			3
+#define REQ_QUERY_STRING	4
+#define REQ_QUERY			5
+#define REQ_HEADERS			6
+#define REQ_BODY			7
+#define REQ_NPARAMS			7
+
+/* The type of each parameter, by number less one. */
+extern const Oid request_param_types[REQ_NPARAMS];
+
+typedef struct RequestData
+{
+	struct st_h2o_req_t *req;
+	MemoryContext cxt;			/* where fetched values live */
+	const char *path;			/* without the query string */
+	size_t		pathlen;
+	PathCapture *caps;			/* the current route's captures */
+	int			ncaps;
+	ParamListInfo params;
+	uint32		fetched;		/* bit n set: parameter n is built */
+	bool		wrote;			/* a handler that may write has run */
+} RequestData;
+
+/* Sets up rd for req; allocations go to cxt, which must outlive the request. */
+extern void request_init(RequestData *rd, struct st_h2o_req_t *req, MemoryContext cxt);
+
+/* Makes params reflect the captures of the route about to run. */
+extern void request_set_captures(RequestData *rd, PathCapture *caps, int ncaps);
+
+#endif

@@ -1,0 +1,242 @@
+/*
+ * supervisor.c
+ *		Keeps webgres.workers HTTP workers and webgres.executors executors running.
+ *
+ * The supervisor is a static background worker; the HTTP workers and the
+ * executors are dynamic ones it registers with itself as the notify
+ * process, so its latch is set whenever one starts or stops.  It restarts a
+ * process that exits (with a growing delay while it keeps failing early, so
+ * a bad setting does not spin) and resizes each pool when its setting
+ * changes on reload.  After a crash restart of the cluster the postmaster
+ * starts the supervisor again and it starts fresh pools.
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "utils/guc.h"
+#include "utils/timestamp.h"
+
+#include "common/webgres.h"
+
+#define MAX_WORKERS 256
+#define RESTART_DELAY_MIN_MS 100
+#define RESTART_DELAY_MAX_MS 30000
+/* A worker that ran at least this long was healthy: restart it at once. */
+#define HEALTHY_RUN_MS 10000
+
+typedef struct WorkerSlot
+{
+	BackgroundWorkerHandle *handle;
+	TimestampTz started_at;
+	TimestampTz restart_at;		/* earliest time for the next start */
+	int			delay_ms;		/* current back-off */
+	bool		warned_no_slot;
+} WorkerSlot;
+
+/* A pool of identical processes kept at the size of a setting. */
+typedef struct Pool
+{
+	const char *kind;			/* "worker", "executor": names and messages */
+	const char *function;		/* entry point in the library */
+	int		   *size;			/* the setting */
+	WorkerSlot	slots[MAX_WORKERS];
+} Pool;
+
+static Pool workers = {"worker", "webgres_worker_main", &webgres_workers, {{0}}};
+static Pool executors = {"executor", "webgres_executor_main", &webgres_executors, {{0}}};
+
+static bool
+start_worker(Pool *pool, int index)
+{
+	BackgroundWorker worker;
+	WorkerSlot *slot = &pool->slots[index];
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_ConsistentState;
+	worker.bgw_restart_time = BGW_NEVER_RESTART;
+	worker.bgw_notify_pid = MyProcPid;
+	worker.bgw_main_arg = Int32GetDatum(index);
+	snprintf(worker.bgw_library_name, BGW_MAXLEN, "webgres");
+	snprintf(worker.bgw_function_name, BGW_MAXLEN, "%s", pool->function);
+	snprintf(worker.bgw_name, BGW_MAXLEN, "webgres %s %d", pool->kind, index);
+	snprintf(worker.bgw_type, BGW_MAXLEN, "webgres %s", pool->kind);
+
+	if (!RegisterDynamicBackgroundWorker(&worker, &slot->handle))
+	{
+		slot->handle = NULL;
+		if (!slot->warned_no_slot)
+			ereport(WARNING,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg("could not start webgres %s %d: no background worker slot is free",
+							pool->kind, index),
+					 errhint("Raise max_worker_processes (currently %d) to at least webgres.workers + webgres.executors + 1 plus what other extensions and parallel queries use, then restart PostgreSQL.",
+							 max_worker_processes)));
+		slot->warned_no_slot = true;
+		return false;
+	}
+	slot->warned_no_slot = false;
+	slot->started_at = GetCurrentTimestamp();
+	return true;
+}
+
+/*
+ * Brings the pool to its setting: starts missing or exited processes whose
+ * back-off has passed, stops surplus ones.  Returns the time in ms until the
+ * next pending restart, or -1 if none is pending.
+ */
+static long
+reconcile(Pool *pool)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	long		next_ms = -1;
+	int			i;
+
+	for (i = 0; i < MAX_WORKERS; i++)
+	{
+		WorkerSlot *slot = &pool->slots[i];
+		pid_t		pid;
+
+		if (slot->handle != NULL &&
+			GetBackgroundWorkerPid(slot->handle, &pid) == BGWH_STOPPED)
+		{
+			long		ran_ms = TimestampDifferenceMilliseconds(slot->started_at, now);
+
+			pfree(slot->handle);
+			slot->handle = NULL;
+			if (i < *pool->size)
+			{
+				if (ran_ms >= HEALTHY_RUN_MS)
+					slot->delay_ms = RESTART_DELAY_MIN_MS;
+				else
+					slot->delay_ms = Min(Max(slot->delay_ms * 2, RESTART_DELAY_MIN_MS),
+										 RESTART_DELAY_MAX_MS);
+				slot->restart_at = TimestampTzPlusMilliseconds(now, slot->delay_ms);
+				ereport(LOG,
+						(errmsg("webgres %s %d exited after %ld ms; restarting it in %d ms",
+								pool->kind, i, ran_ms, slot->delay_ms)));
+			}
+		}
+
+		if (i >= *pool->size)
+		{
+			if (slot->handle != NULL)
+			{
+				TerminateBackgroundWorker(slot->handle);
+				pfree(slot->handle);
+				slot->handle = NULL;
+			}
+			slot->delay_ms = 0;
+			slot->restart_at = 0;
+			continue;
+		}
+
+		if (slot->handle == NULL)
+		{
+			if (slot->restart_at <= now)
+			{
+				if (!start_worker(pool, i))
+				{
+					slot->restart_at = TimestampTzPlusMilliseconds(now, 1000);
+					next_ms = (next_ms < 0) ? 1000 : Min(next_ms, 1000);
+				}
+			}
+			else
+			{
+				long		wait_ms = TimestampDifferenceMilliseconds(now, slot->restart_at) + 1;
+
+				next_ms = (next_ms < 0) ? wait_ms : Min(next_ms, wait_ms);
+			}
+		}
+	}
+	return next_ms;
+}
+
+/* The sooner of two delays as reconcile returns them (-1: none). */
+static long
+sooner(long a, long b)
+{
+	if (a < 0)
+		return b;
+	if (b < 0)
+		return a;
+	return Min(a, b);
+}
+
+/* Stops every process of the pool. */
+static void
+stop_pool(Pool *pool)
+{
+	for (int i = 0; i < MAX_WORKERS; i++)
+		if (pool->slots[i].handle != NULL)
+			TerminateBackgroundWorker(pool->slots[i].handle);
+}
+
+/*
+ * The postmaster tells the notify process that a worker started or stopped
+ * with SIGUSR1; the default handler of a worker without a database
+ * connection does not set the latch, so the wait would sleep through it.
+ */
+static void
+supervisor_sigusr1(SIGNAL_ARGS)
+{
+	int			save_errno = errno;
+
+	SetLatch(MyLatch);
+	errno = save_errno;
+}
+
+void
+webgres_supervisor_main(Datum main_arg)
+{
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	pqsignal(SIGUSR1, supervisor_sigusr1);
+	BackgroundWorkerUnblockSignals();
+
+	ereport(LOG,
+			(errmsg("webgres supervisor started: %d worker(s) and %d executor(s) serving database \"%s\" on %s",
+					webgres_workers, webgres_executors, webgres_database, webgres_listen)));
+
+	while (!ShutdownRequestPending)
+	{
+		long		timeout_ms;
+
+		if (ConfigReloadPending)
+		{
+			int			before = webgres_workers;
+			int			before_executors = webgres_executors;
+
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+			if (webgres_workers != before)
+				ereport(LOG,
+						(errmsg("webgres.workers changed from %d to %d", before, webgres_workers)));
+			if (webgres_executors != before_executors)
+				ereport(LOG,
+						(errmsg("webgres.executors changed from %d to %d",
+								before_executors, webgres_executors)));
+		}
+
+		timeout_ms = sooner(reconcile(&workers), reconcile(&executors));
+		(void) WaitLatch(MyLatch,
+						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 timeout_ms < 0 ? 10000L : timeout_ms,
+						 PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+
+	/*
+	 * On a clean shutdown request the postmaster stops the workers itself;
+	 * stopping them here too keeps "webgres.workers = 0 then restart of the
+	 * supervisor alone" from leaving orphans.
+	 */
+	stop_pool(&workers);
+	stop_pool(&executors);
+	proc_exit(0);
+}

@@ -1,0 +1,231 @@
+/*
+ * route_limits.c
+ *		Per-route execution state shared by every worker and executor.
+ *
+ * The table is open-addressed on the route id with linear probing; an
+ * entry is claimed with a compare-and-swap on its id and never given back,
+ * so lookups need no lock and a worker may keep a pointer to its routes'
+ * entries.  Counters are atomics.  A process that exits gives back what it
+ * holds (see handoff.c); a crash resets shared memory with everything else.
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "common/hashfn.h"
+#include "port/atomics.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "utils/builtins.h"
+
+#include "routes/route_limits.h"
+#include "common/webgres.h"
+
+/* Routes that can have shared state at once; a power of two. */
+#define ROUTE_LIMITS_SLOTS 4096
+
+/*
+ * Mode auto returns a slow route to the event loop after this many
+ * consecutive executor runs shorter than half of webgres.inline_budget: the
+ * margin and the count keep a route near the budget from flapping.
+ */
+#define AUTO_FAST_RUNS_TO_RETURN 8
+
+struct RouteLimits
+{
+	pg_atomic_uint64 route_id;	/* 0: free */
+	pg_atomic_uint32 slow;
+	pg_atomic_uint32 fast_runs;
+	pg_atomic_uint32 running;
+	pg_atomic_uint32 queued;
+};
+
+static RouteLimits *table = NULL;
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+PG_FUNCTION_INFO_V1(webgres_route_execution);
+
+static Size
+table_size(void)
+{
+	return mul_size(ROUTE_LIMITS_SLOTS, sizeof(RouteLimits));
+}
+
+static void
+limits_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(table_size());
+}
+
+static void
+limits_startup(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	table = ShmemInitStruct("webgres route limits", table_size(), &found);
+	if (!found)
+	{
+		for (int i = 0; i < ROUTE_LIMITS_SLOTS; i++)
+		{
+			pg_atomic_init_u64(&table[i].route_id, 0);
+			pg_atomic_init_u32(&table[i].slow, 0);
+			pg_atomic_init_u32(&table[i].fast_runs, 0);
+			pg_atomic_init_u32(&table[i].running, 0);
+			pg_atomic_init_u32(&table[i].queued, 0);
+		}
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+void
+route_limits_shmem_request(void)
+{
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = limits_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = limits_startup;
+}
+
+RouteLimits *
+route_limits_get(int64 route_id)
+{
+	uint32		h;
+
+	if (table == NULL || route_id <= 0)
+		return NULL;
+	h = (uint32) hash_bytes_uint32((uint32) route_id ^ (uint32) (route_id >> 32));
+	for (int probe = 0; probe < ROUTE_LIMITS_SLOTS; probe++)
+	{
+		RouteLimits *rl = &table[(h + probe) & (ROUTE_LIMITS_SLOTS - 1)];
+		uint64		id = pg_atomic_read_u64(&rl->route_id);
+
+		if (id == (uint64) route_id)
+			return rl;
+		if (id == 0)
+		{
+			uint64		expected = 0;
+
+			if (pg_atomic_compare_exchange_u64(&rl->route_id, &expected, (uint64) route_id) ||
+				expected == (uint64) route_id)
+				return rl;
+		}
+	}
+	return NULL;
+}
+
+bool
+route_limits_is_slow(RouteLimits *rl)
+{
+	return rl != NULL && pg_atomic_read_u32(&rl->slow) != 0;
+}
+
+void
+route_limits_mark_slow(RouteLimits *rl)
+{
+	if (rl == NULL)
+		return;
+	pg_atomic_write_u32(&rl->fast_runs, 0);
+	pg_atomic_write_u32(&rl->slow, 1);
+}
+
+void
+route_limits_observe_run(RouteLimits *rl, long elapsed_ms)
+{
+	if (rl == NULL)
+		return;
+	if (elapsed_ms > webgres_inline_budget)
+		route_limits_mark_slow(rl);
+	else if (elapsed_ms * 2 <= webgres_inline_budget &&
+			 pg_atomic_read_u32(&rl->slow) != 0 &&
+			 pg_atomic_add_fetch_u32(&rl->fast_runs, 1) >= AUTO_FAST_RUNS_TO_RETURN)
+	{
+		pg_atomic_write_u32(&rl->slow, 0);
+		pg_atomic_write_u32(&rl->fast_runs, 0);
+	}
+}
+
+/* Increments counter if it is below limit; true if it did. */
+static bool
+increment_below(pg_atomic_uint32 *counter, uint32 limit)
+{
+	uint32		cur = pg_atomic_read_u32(counter);
+
+	while (cur < limit)
+	{
+		if (pg_atomic_compare_exchange_u32(counter, &cur, cur + 1))
+			return true;
+	}
+	return false;
+}
+
+bool
+route_limits_try_run(RouteLimits *rl, int cap)
+{
+	return rl == NULL || increment_below(&rl->running, (uint32) cap);
+}
+
+void
+route_limits_end_run(RouteLimits *rl)
+{
+	if (rl != NULL)
+		pg_atomic_sub_fetch_u32(&rl->running, 1);
+}
+
+bool
+route_limits_try_queue(RouteLimits *rl, int max)
+{
+	return rl != NULL && increment_below(&rl->queued, (uint32) max);
+}
+
+void
+route_limits_leave_queue(RouteLimits *rl)
+{
+	if (rl != NULL)
+		pg_atomic_sub_fetch_u32(&rl->queued, 1);
+}
+
+int
+route_limits_default_cap(void)
+{
+	/* Half the executors, so that one route's flood leaves room for others. */
+	return Max(1, webgres_executors / 2);
+}
+
+/* webgres.route_execution(): one row per route with shared state. */
+Datum
+webgres_route_execution(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (table == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("webgres must be loaded via shared_preload_libraries to report route execution")));
+
+	for (int i = 0; i < ROUTE_LIMITS_SLOTS; i++)
+	{
+		RouteLimits *rl = &table[i];
+		Datum		values[4];
+		bool		nulls[4] = {0};
+		uint64		id = pg_atomic_read_u64(&rl->route_id);
+
+		if (id == 0)
+			continue;
+		values[0] = Int64GetDatum((int64) id);
+		values[1] = BoolGetDatum(pg_atomic_read_u32(&rl->slow) != 0);
+		values[2] = Int32GetDatum((int32) pg_atomic_read_u32(&rl->running));
+		values[3] = Int32GetDatum((int32) pg_atomic_read_u32(&rl->queued));
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}

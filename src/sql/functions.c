@@ -1,0 +1,424 @@
+/*
+ * functions.c
+ *		SQL-callable functions: helpers for handlers and the routes triggers.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_authid.h"
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/inval.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+
+#include "handler/handler.h"
+#include "sql/html.h"
+#include "routes/ownership.h"
+#include "parse/pattern.h"
+#include "message/querystring.h"
+#include "sql/sample.h"
+
+PG_FUNCTION_INFO_V1(webgres_html_escape);
+PG_FUNCTION_INFO_V1(webgres_int_param);
+PG_FUNCTION_INFO_V1(webgres_random_distinct_ints);
+PG_FUNCTION_INFO_V1(webgres_body_text);
+PG_FUNCTION_INFO_V1(webgres_body_json);
+PG_FUNCTION_INFO_V1(webgres_body_form);
+PG_FUNCTION_INFO_V1(webgres_check_handler);
+PG_FUNCTION_INFO_V1(webgres_route_check);
+PG_FUNCTION_INFO_V1(webgres_routes_changed);
+
+Datum
+webgres_html_escape(PG_FUNCTION_ARGS)
+{
+	text	   *in = PG_GETARG_TEXT_PP(0);
+	const char *s = VARDATA_ANY(in);
+	size_t		len = VARSIZE_ANY_EXHDR(in);
+	StringInfoData out;
+
+	if (!html_needs_escape(s, len))
+		PG_RETURN_TEXT_P(in);
+
+	initStringInfo(&out);
+	html_escape_append(&out, s, len);
+	PG_RETURN_TEXT_P(cstring_to_text_with_len(out.data, out.len));
+}
+
+/*
+ * int_param(value, default, min, max): value as an integer clamped to
+ * [min, max]; default when value is NULL, empty or not an integer.
+ */
+Datum
+webgres_int_param(PG_FUNCTION_ARGS)
+{
+	int32		dflt = PG_ARGISNULL(1) ? 0 : PG_GETARG_INT32(1);
+	int32		lo = PG_ARGISNULL(2) ? PG_INT32_MIN : PG_GETARG_INT32(2);
+	int32		hi = PG_ARGISNULL(3) ? PG_INT32_MAX : PG_GETARG_INT32(3);
+	int64		v = dflt;
+
+	if (lo > hi)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("int_param: min (%d) is greater than max (%d)", lo, hi)));
+
+	if (!PG_ARGISNULL(0))
+	{
+		text	   *t = PG_GETARG_TEXT_PP(0);
+		const char *s = VARDATA_ANY(t);
+		int			len = VARSIZE_ANY_EXHDR(t);
+		int			i = 0;
+		bool		neg = false;
+		int64		acc = 0;
+		bool		ok = true;
+
+		while (i < len && (s[i] == ' ' || s[i] == '\t'))
+			i++;
+		if (i < len && (s[i] == '-' || s[i] == '+'))
+			neg = (s[i++] == '-');
+		if (i == len || s[i] < '0' || s[i] > '9')
+			ok = false;
+		for (; ok && i < len && s[i] >= '0' && s[i] <= '9'; i++)
+			if (acc < (int64) 1 << 40)	/* saturate: anything this large clamps alike */
+				acc = acc * 10 + (s[i] - '0');
+		while (ok && i < len && (s[i] == ' ' || s[i] == '\t'))
+			i++;
+		if (ok && i == len)
+			v = neg ? -acc : acc;
+	}
+	if (v < lo)
+		v = lo;
+	if (v > hi)
+		v = hi;
+	PG_RETURN_INT32((int32) v);
+}
+
+/*
+ * random_distinct_ints(count, min, max): count distinct integers drawn
+ * uniformly at random from [min, max], in random order (src/sample.c).
+ */
+Datum
+webgres_random_distinct_ints(PG_FUNCTION_ARGS)
+{
+	int32		count = PG_GETARG_INT32(0);
+	int32		min = PG_GETARG_INT32(1);
+	int32		max = PG_GETARG_INT32(2);
+	int64		range;
+	Size		nbytes;
+	ArrayType  *result;
+
+	if (count < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("random_distinct_ints: count (%d) must not be negative", count),
+				 errhint("Ask for 0 or more values.")));
+	if (min > max)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("random_distinct_ints: min (%d) is greater than max (%d)", min, max),
+				 errhint("Give the bounds of the range in order: min <= max.")));
+	range = (int64) max - (int64) min + 1;
+	if (count > range)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("random_distinct_ints: count (%d) is greater than the number of integers in [%d, %d] (" INT64_FORMAT ")",
+						count, min, max, range),
+				 errhint("Ask for at most max - min + 1 values, or widen the range.")));
+	if ((Size) count > MaxArraySize)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("random_distinct_ints: count (%d) exceeds the maximum array size (%d)",
+						count, (int) MaxArraySize)));
+
+	if (count == 0)
+		PG_RETURN_ARRAYTYPE_P(construct_empty_array(INT4OID));
+
+	/*
+	 * A one-dimensional int4[] without nulls, filled in place: its data
+	 * starts right after the header (ARR_DATA_PTR says the same, but trips
+	 * -Wsign-compare).
+	 */
+	nbytes = ARR_OVERHEAD_NONULLS(1) + (Size) count * sizeof(int32);
+	result = (ArrayType *) palloc0(nbytes);
+	SET_VARSIZE(result, nbytes);
+	result->ndim = 1;
+	result->dataoffset = 0;
+	result->elemtype = INT4OID;
+	ARR_DIMS(result)[0] = count;
+	ARR_LBOUND(result)[0] = 1;
+	sample_distinct_int32((int32 *) ((char *) result + ARR_OVERHEAD_NONULLS(1)), count, min, max);
+	PG_RETURN_ARRAYTYPE_P(result);
+}
+
+Datum
+webgres_body_text(PG_FUNCTION_ARGS)
+{
+	bytea	   *b = PG_GETARG_BYTEA_PP(0);
+
+	check_text(VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b), "the request body");
+	PG_RETURN_TEXT_P(cstring_to_text_with_len(VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b)));
+}
+
+Datum
+webgres_body_json(PG_FUNCTION_ARGS)
+{
+	bytea	   *b = PG_GETARG_BYTEA_PP(0);
+	char	   *s;
+
+	check_text(VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b), "the request body");
+	s = pnstrdup(VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b));
+	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(s)));
+}
+
+Datum
+webgres_body_form(PG_FUNCTION_ARGS)
+{
+	bytea	   *b = PG_GETARG_BYTEA_PP(0);
+
+	PG_RETURN_JSONB_P(form_to_jsonb(VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b)));
+}
+
+static void
+connect_spi(void)
+{
+	int			rc = SPI_connect();
+
+	if (rc != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed: %s", SPI_result_code_string(rc));
+}
+
+/* check_handler(handler text): raises the error a route with this handler would get. */
+Datum
+webgres_check_handler(PG_FUNCTION_ARGS)
+{
+	char	   *handler = text_to_cstring(PG_GETARG_TEXT_PP(0));
+
+	connect_spi();
+	handler_validate(handler, GetUserId(), false, NULL);
+	SPI_finish();
+	PG_RETURN_VOID();
+}
+
+/*
+ * The search_path of routes saved before it was recorded, and of restored
+ * rows that do not carry one: the default, which the workers used then.
+ */
+#define ROUTES_DEFAULT_SEARCH_PATH "\"$user\", public"
+
+static int
+attnum_of(Relation rel, const char *name)
+{
+	int			attnum = SPI_fnumber(RelationGetDescr(rel), name);
+
+	if (attnum <= 0)
+		elog(ERROR, "webgres.routes has no column \"%s\"", name);
+	return attnum;
+}
+
+/* True if the text columns attnum of old and new differ. */
+static bool
+column_changed(HeapTuple oldtup, HeapTuple newtup, TupleDesc desc, int attnum)
+{
+	char	   *a = SPI_getvalue(oldtup, desc, attnum);
+	char	   *b = SPI_getvalue(newtup, desc, attnum);
+
+	return (a == NULL) != (b == NULL) || (a != NULL && strcmp(a, b) != 0);
+}
+
+/*
+ * BEFORE INSERT OR UPDATE on webgres.routes: normalises the method, sets the
+ * owner and the search_path, checks that the path is not another role's
+ * (src/ownership.c), and checks the path pattern and the handler, so that a
+ * bad route is refused with the Postgres error instead of failing later for
+ * a client.
+ *
+ * The handler is planned under the row's search_path, the one the workers
+ * will use: a restore, whose session has search_path '', checks each route
+ * with the search_path it was saved with.  Like a function body, it is not
+ * planned at all when check_function_bodies is off, as it is while pg_dump
+ * output or pg_restore loads a database: the objects a handler uses may be
+ * restored after the routes (a unique index for ON CONFLICT, a schema's
+ * USAGE grant to the owner), and a backup must restore every route.
+ */
+Datum
+webgres_route_check(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+	Relation	rel;
+	TupleDesc	desc;
+	HeapTuple	tuple;
+	int			att_method,
+				att_path,
+				att_handler,
+				att_owner,
+				att_mode,
+				att_search_path;
+	bool		streams = false;
+	Datum		values[5];
+	bool		nulls[5];
+	int			cols[5];
+	int			ncols = 0;
+	bool		isnull;
+	char	   *method;
+	char	   *path;
+	char	   *handler;
+	Oid			owner;
+	char	   *search_path;
+	bool		is_update;
+	PathPattern pattern;
+	char	   *error;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BEFORE(trigdata->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event))
+		elog(ERROR, "webgres_route_check must be fired BEFORE ... FOR EACH ROW");
+
+	rel = trigdata->tg_relation;
+	desc = RelationGetDescr(rel);
+	is_update = TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event);
+	tuple = is_update ? trigdata->tg_newtuple : trigdata->tg_trigtuple;
+	att_method = attnum_of(rel, "method");
+	att_path = attnum_of(rel, "path");
+	att_handler = attnum_of(rel, "handler");
+	att_owner = attnum_of(rel, "owner");
+	/* Before ALTER EXTENSION webgres UPDATE to 1.2 there is no search_path. */
+	att_search_path = SPI_fnumber(desc, "search_path");
+
+	method = SPI_getvalue(tuple, desc, att_method);
+	path = SPI_getvalue(tuple, desc, att_path);
+	handler = SPI_getvalue(tuple, desc, att_handler);
+	search_path = att_search_path > 0 ? SPI_getvalue(tuple, desc, att_search_path) : NULL;
+	owner = DatumGetObjectId(SPI_getbinval(tuple, desc, att_owner, &isnull));
+
+	if (method != NULL)
+	{
+		size_t		len = strlen(method);
+
+		if (len == 0 || len > 32)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("route method \"%s\" is not a valid HTTP method", method),
+					 errhint("Use a method name such as GET or POST, or NULL for any method.")));
+		for (size_t i = 0; i < len; i++)
+		{
+			if (!((method[i] >= 'A' && method[i] <= 'Z') || (method[i] >= 'a' && method[i] <= 'z') || method[i] == '-' || method[i] == '_'))
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("route method \"%s\" is not a valid HTTP method", method),
+						 errhint("Use a method name such as GET or POST, or NULL for any method.")));
+			method[i] = pg_ascii_toupper(method[i]);
+		}
+		cols[ncols] = att_method;
+		values[ncols] = CStringGetTextDatum(method);
+		nulls[ncols++] = false;
+	}
+
+	if (path == NULL || !pattern_compile(path, &pattern, &error))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s", path == NULL ? "route path must not be null" : error),
+				 errhint("Write paths like /users/:handle or /static/*.")));
+
+	if (handler == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_NOT_NULL_VIOLATION),
+				 errmsg("route handler must not be null")));
+
+	/* Only a superuser may give a route to another role. */
+	if (isnull || (!superuser() && owner != GetUserId()))
+	{
+		if (!isnull && TRIGGER_FIRED_BY_INSERT(trigdata->tg_event))
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("only a superuser can create a route owned by another role")));
+		if (!isnull)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("only a superuser can give a route to another role")));
+		owner = GetUserId();
+		cols[ncols] = att_owner;
+		values[ncols] = ObjectIdGetDatum(owner);
+		nulls[ncols++] = false;
+	}
+	if (!SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(owner)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("role with OID %u does not exist", owner)));
+
+	/* A database not yet updated to 1.2 has no mode column. */
+	att_mode = SPI_fnumber(desc, "mode");
+	if (att_mode > 0)
+	{
+		char	   *mode = SPI_getvalue(tuple, desc, att_mode);
+
+		streams = (mode != NULL && strcmp(mode, "stream") == 0);
+	}
+
+	/*
+	 * A new route, and a new handler given without a search_path of its
+	 * own, take the saving session's.  A row that brings one keeps it, as
+	 * does an UPDATE that leaves the handler alone.
+	 */
+	if (att_search_path <= 0)
+		search_path = NULL;		/* checked with the session's, as before */
+	else if (search_path == NULL ||
+		(is_update && column_changed(trigdata->tg_trigtuple, tuple, desc, att_handler) &&
+		 !column_changed(trigdata->tg_trigtuple, tuple, desc, att_search_path)))
+	{
+		/* A restored row without one predates it: it ran with the default. */
+		if (search_path == NULL && !check_function_bodies)
+			search_path = ROUTES_DEFAULT_SEARCH_PATH;
+		else
+			search_path = namespace_search_path;
+		cols[ncols] = att_search_path;
+		values[ncols] = CStringGetTextDatum(search_path);
+		nulls[ncols++] = false;
+	}
+
+	/* Only a new path or a new owner can take a path from another role. */
+	if (!is_update ||
+		column_changed(trigdata->tg_trigtuple, tuple, desc, att_path) ||
+		column_changed(trigdata->tg_trigtuple, tuple, desc, att_owner))
+		ownership_check_path(rel, path, &pattern, owner);
+
+	if (check_function_bodies && !ownership_changing_owner)
+	{
+		connect_spi();
+		handler_validate(handler, owner, streams, search_path);
+		SPI_finish();
+	}
+
+	if (superuser_arg(owner))
+		ereport(NOTICE,
+				(errmsg("route %s %s runs its handler with superuser privileges",
+						method ? method : "*", path),
+				 errhint("Give routes to a role with only the privileges they need: SET ROLE to it before inserting, or set the owner column.")));
+
+	if (ncols > 0)
+		tuple = heap_modify_tuple_by_cols(tuple, desc, ncols, cols, values, nulls);
+	return PointerGetDatum(tuple);
+}
+
+/*
+ * AFTER ... FOR EACH STATEMENT on webgres.routes: a relcache invalidation of
+ * the table tells every worker to reload its routes.  Invalidations travel
+ * in WAL too, so hot standbys follow.
+ */
+Datum
+webgres_routes_changed(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		elog(ERROR, "webgres_routes_changed must be fired as a trigger");
+	CacheInvalidateRelcache(trigdata->tg_relation);
+	return PointerGetDatum(NULL);
+}

@@ -1,0 +1,54 @@
+/*
+ * html.c
+ *		HTML escaping, for handlers that render HTML from untrusted text.
+ */
+#include "postgres.h"
+
+#include "sql/html.h"
+
+static inline const char *
+entity_for(char c)
+{
+	switch (c)
+	{
+		case '&':
+			return "&amp;";
+		case '<':
+			return "&lt;";
+		case '>':
+			return "&gt;";
+		case '"':
+			return "&quot;";
+		case '\'':
+			return "&#39;";
+		default:
+			return NULL;
+	}
+}
+
+bool
+html_needs_escape(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (entity_for(s[i]) != NULL)
+			return true;
+	return false;
+}
+
+void
+html_escape_append(StringInfo out, const char *s, size_t len)
+{
+	size_t		run = 0;
+
+	for (size_t i = 0; i < len; i++)
+	{
+		const char *entity = entity_for(s[i]);
+
+		if (entity == NULL)
+			continue;
+		appendBinaryStringInfo(out, s + run, i - run);
+		appendStringInfoString(out, entity);
+		run = i + 1;
+	}
+	appendBinaryStringInfo(out, s + run, len - run);
+}
