@@ -10,7 +10,7 @@
 MODULE_big = webgres
 # One line a folder, top floor first (docs/internals-modules.md).
 OBJS = \
-	src/module/supervisor.o src/module/webgres.o \
+	src/module/settings.o src/module/supervisor.o src/module/webgres.o \
 	src/sql/cache.o src/sql/functions.o src/sql/html.o src/sql/sample.o \
 	src/http/capacity.o src/http/h2_guard.o src/http/http_guard.o src/http/listen.o src/http/timeouts.o src/http/worker.o \
 	src/exec/exec_socket.o src/exec/executor.o src/exec/handoff.o src/exec/handoff_frame.o \

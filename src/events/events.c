@@ -42,7 +42,7 @@
 #include "message/response.h"
 #include "routes/routes.h"
 #include "events/sse.h"
-#include "common/webgres.h"
+#include "common/settings.h"
 
 /* A channel this worker LISTENs on, and the streams that follow it. */
 typedef struct Channel

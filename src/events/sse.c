@@ -26,7 +26,7 @@
 #include <h2o/http2_internal.h>
 
 #include "events/sse.h"
-#include "common/webgres.h"
+#include "common/settings.h"
 
 /* The comment line sent as a heartbeat. */
 #define SSE_HEARTBEAT ":\n\n"

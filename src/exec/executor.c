@@ -40,7 +40,10 @@
 #include "serve/pipeline.h"
 #include "routes/route_limits.h"
 #include "handler/stream.h"
-#include "common/webgres.h"
+#include "common/settings.h"
+
+/* Background worker entry point, looked up by name by the postmaster. */
+extern PGDLLEXPORT void webgres_executor_main(Datum main_arg);
 
 /* How often a running handler looks whether its worker is still there. */
 #define WORKER_CHECK_MS 100

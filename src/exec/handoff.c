@@ -50,7 +50,7 @@
 #include "message/response.h"
 #include "routes/route_limits.h"
 #include "common/stats.h"
-#include "common/webgres.h"
+#include "common/settings.h"
 
 /* How often requests waiting for their route's cap try again. */
 #define QUEUE_RETRY_MS 5

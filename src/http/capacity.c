@@ -30,7 +30,7 @@
 #include "http/capacity.h"
 #include "http/h2_guard.h"
 #include "common/stats.h"
-#include "common/webgres.h"
+#include "common/settings.h"
 
 /* Connections taken from a listener per pass, so that a burst cannot starve the rest. */
 #define ACCEPT_BATCH 64

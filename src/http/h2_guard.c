@@ -59,7 +59,7 @@
 #include "http/h2_guard.h"
 #include "parse/h2_screen.h"
 #include "message/response.h"
-#include "common/webgres.h"
+#include "common/settings.h"
 
 /* RFC 9113 section 3.4: the client connection preface. */
 static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";

@@ -30,7 +30,7 @@
 #include "utils/memutils.h"
 
 #include "http/timeouts.h"
-#include "common/webgres.h"
+#include "common/settings.h"
 
 /* The sweep runs every SWEEP_SHARE-th of the shortest timeout, within these. */
 #define SWEEP_SHARE 10

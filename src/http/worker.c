@@ -38,7 +38,10 @@
 #include "serve/pipeline.h"
 #include "common/stats.h"
 #include "http/timeouts.h"
-#include "common/webgres.h"
+#include "common/settings.h"
+
+/* Background worker entry point, looked up by name by the postmaster. */
+extern PGDLLEXPORT void webgres_worker_main(Datum main_arg);
 
 typedef struct Listener
 {

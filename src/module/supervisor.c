@@ -21,7 +21,10 @@
 #include "utils/guc.h"
 #include "utils/timestamp.h"
 
-#include "common/webgres.h"
+#include "common/settings.h"
+
+/* Background worker entry point, looked up by name by the postmaster. */
+extern PGDLLEXPORT void webgres_supervisor_main(Datum main_arg);
 
 #define MAX_WORKERS 256
 #define RESTART_DELAY_MIN_MS 100

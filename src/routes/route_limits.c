@@ -21,7 +21,7 @@
 #include "utils/builtins.h"
 
 #include "routes/route_limits.h"
-#include "common/webgres.h"
+#include "common/settings.h"
 
 /* Routes that can have shared state at once; a power of two. */
 #define ROUTE_LIMITS_SLOTS 4096

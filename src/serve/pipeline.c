@@ -35,7 +35,7 @@
 #include "routes/route_limits.h"
 #include "routes/routes.h"
 #include "common/stats.h"
-#include "common/webgres.h"
+#include "common/settings.h"
 
 /* Holds what one request needs beyond its h2o pool; reset after each. */
 static MemoryContext request_cxt;

@@ -1,13 +1,14 @@
 /*
- * webgres.h
- *		Settings and entry points shared across webgres' modules.
+ * settings.h
+ *		webgres' settings, read by every floor of the code; defined once in
+ *		module/settings.c.
  */
-#ifndef WEBGRES_H
-#define WEBGRES_H
+#ifndef WEBGRES_SETTINGS_H
+#define WEBGRES_SETTINGS_H
 
 #include "postgres.h"
 
-/* GUC variables (webgres.c) */
+/* GUC variables (module/settings.c) */
 extern char *webgres_listen;
 extern int	webgres_workers;
 extern char *webgres_database;
@@ -28,12 +29,7 @@ extern int	webgres_stream_timeout;
 extern int	webgres_sse_heartbeat;
 extern int	webgres_sse_buffer_limit;
 
-/* Background worker entry points, looked up by name by the postmaster. */
-extern PGDLLEXPORT void webgres_supervisor_main(Datum main_arg);
-extern PGDLLEXPORT void webgres_worker_main(Datum main_arg);
-extern PGDLLEXPORT void webgres_executor_main(Datum main_arg);
-
 /* The product name, as it goes into the Server header and process titles. */
 #define WEBGRES_SERVER_NAME "webgres"
 
-#endif							/* WEBGRES_H */
+#endif							/* WEBGRES_SETTINGS_H */

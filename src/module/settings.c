@@ -1,0 +1,301 @@
+/*
+ * settings.c
+ *		Every webgres setting (GUC): its variable, default, limits and
+ *		description, defined in one place.
+ */
+#include "postgres.h"
+
+#include <limits.h>
+#include <unistd.h>
+
+#include "utils/guc.h"
+
+#include "common/settings.h"
+#include "http/listen.h"
+#include "module/settings_define.h"
+
+char	   *webgres_listen = NULL;
+int			webgres_workers = 1;
+char	   *webgres_database = NULL;
+int			webgres_handler_timeout = 30000;
+int			webgres_max_body_size = 1024 * 1024;
+bool		webgres_expose_errors = false;
+int			webgres_request_timeout = 10000;
+int			webgres_header_timeout = 10000;
+int			webgres_body_timeout = 30000;
+bool		webgres_share_read_transactions = false;
+bool		webgres_http2 = false;
+int			webgres_http2_max_resets = 100;
+int			webgres_max_connections_per_worker = 0;
+int			webgres_executors = 2;
+int			webgres_inline_budget = 10;
+int			webgres_max_queue = 64;
+int			webgres_stream_timeout = 600000;
+int			webgres_sse_heartbeat = 15000;
+int			webgres_sse_buffer_limit = 1024 * 1024;
+
+static bool
+check_listen(char **newval, void **extra, GucSource source)
+{
+	ListenAddress *addrs;
+	int			naddrs;
+	char	   *error;
+
+	if (!listen_parse(*newval, &addrs, &naddrs, &error))
+	{
+		GUC_check_errdetail("%s", error);
+		GUC_check_errhint("Use a comma-separated list of host:port entries, for example '127.0.0.1:8080' or '0.0.0.0:8080,[::]:8080'.");
+		return false;
+	}
+	return true;
+}
+
+static int
+online_cpus(void)
+{
+	long		n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return (n < 1) ? 1 : (n > 64 ? 64 : (int) n);
+}
+
+void
+define_settings(void)
+{
+	DefineCustomStringVariable("webgres.listen",
+							   "Addresses the HTTP workers listen on.",
+							   "A comma-separated list of host:port entries; "
+							   "IPv6 hosts are written in brackets, as in [::1]:8080.",
+							   &webgres_listen,
+							   "127.0.0.1:8080",
+							   PGC_POSTMASTER,
+							   0,
+							   check_listen, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.workers",
+							"Number of HTTP worker processes.",
+							"Each worker is a database backend with its own event loop "
+							"and its own SO_REUSEPORT listening sockets. 0 stops serving. "
+							"Changes take effect on reload. The default is the number of "
+							"online CPUs.",
+							&webgres_workers,
+							online_cpus(),
+							0, 256,
+							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.database",
+							   "Database whose routes the HTTP workers serve.",
+							   "The webgres extension must be created in this database.",
+							   &webgres_database,
+							   "postgres",
+							   PGC_POSTMASTER,
+							   0,
+							   NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.handler_timeout",
+							"Longest time from a request's complete head to its response.",
+							"Counted from when the request head was complete, so time "
+							"spent waiting for an executor counts too; a request still "
+							"without a response then is cancelled and answered 504. For a "
+							"streamed response it bounds the time to the response head "
+							"(webgres.stream_timeout bounds the rest). 0 turns the limit off.",
+							&webgres_handler_timeout,
+							30000,
+							0, INT_MAX,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.max_body_size",
+							"Largest request body accepted.",
+							"A request with a larger body is answered 413 without "
+							"running any handler.",
+							&webgres_max_body_size,
+							1024 * 1024,
+							0, INT_MAX,
+							PGC_SIGHUP,
+							GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("webgres.expose_errors",
+							 "Puts the SQL error message into 5xx response bodies.",
+							 "Off by default, so that clients learn nothing about the "
+							 "schema; errors are always logged in full.",
+							 &webgres_expose_errors,
+							 false,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.request_timeout",
+							"Longest time an idle connection is kept open.",
+							"A connection on which no byte of a request has arrived "
+							"for this long, after it was opened or after its last "
+							"response, is closed without a response.",
+							&webgres_request_timeout,
+							10000,
+							100, INT_MAX / 4,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.header_timeout",
+							"Longest time a client may take to send a request's line and headers.",
+							"Counted from the first byte of the request. A client that "
+							"takes longer is answered 408 and its connection closed, "
+							"so slow clients cannot hold connections open.",
+							&webgres_header_timeout,
+							10000,
+							100, INT_MAX / 4,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.body_timeout",
+							"Longest time a client may take to send a request's body.",
+							"Counted from the end of the headers. A client that takes "
+							"longer is answered 408 and its connection closed.",
+							&webgres_body_timeout,
+							30000,
+							100, INT_MAX / 4,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("webgres.share_read_transactions",
+							 "Lets requests that only read share a transaction (off by default).",
+							 "Requests a worker takes in one pass of its event loop whose "
+							 "handlers cannot write (a SELECT with no volatile function, "
+							 "locking clause or data-modifying WITH) run in one read-only "
+							 "transaction, committed before the worker waits again or after "
+							 "64 requests. Each still has its own snapshot, settings and "
+							 "timeout, but now() is the shared transaction's start, and its "
+							 "locks and xmin horizon are held across the requests. Applies "
+							 "only when default_transaction_isolation is read committed.",
+							 &webgres_share_read_transactions,
+							 false,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("webgres.http2",
+							 "Serves cleartext HTTP/2 (h2c) to clients that open with its preface.",
+							 "When off, a connection that starts with the HTTP/2 preface is "
+							 "answered 400 and closed. An HTTP/1.1 request asking to upgrade "
+							 "to h2c is always served as HTTP/1.1. Applies to new connections.",
+							 &webgres_http2,
+							 false,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.http2_max_resets",
+							"Stream resets an HTTP/2 connection may send before it is closed.",
+							"Each RST_STREAM from the client spends one; each request "
+							"answered on the connection earns half of one back, up to this "
+							"number. A connection that runs out is sent GOAWAY "
+							"(ENHANCE_YOUR_CALM) and closed. Applies to new connections.",
+							&webgres_http2_max_resets,
+							100,
+							1, 1000,
+							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.executors",
+							"Number of executor processes that run handlers off the event loop.",
+							"Executors are database backends that run the requests the HTTP "
+							"workers hand to them: requests of routes in mode executor or "
+							"stream, and "
+							"of routes in mode auto once a run took longer than "
+							"webgres.inline_budget. 0 runs every handler on the event loop. "
+							"Changes take effect on reload.",
+							&webgres_executors,
+							2,
+							0, 256,
+							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.max_connections_per_worker",
+							"Most client connections each HTTP worker holds open at once.",
+							"At the limit the worker stops accepting: new connections "
+							"wait in the kernel's accept queue of the worker's listening "
+							"socket until one of its connections closes. 0 means as many "
+							"as the worker's open file limit leaves room for, after the "
+							"files PostgreSQL itself may keep open.",
+							&webgres_max_connections_per_worker,
+							0,
+							0, INT_MAX / 4,
+							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.inline_budget",
+							"Longest time a handler of a route in mode auto runs on the event loop.",
+							"A run that takes longer is cancelled and rolled back, the route "
+							"is marked slow for every worker, and the request is handed to an "
+							"executor, where it runs again. 0 hands every request of an auto "
+							"route to an executor. Has no effect when webgres.executors is 0.",
+							&webgres_inline_budget,
+							10,
+							0, 60000,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.max_queue",
+							"Most requests of one route that may wait for an executor.",
+							"A request of a route that already runs max_concurrency requests "
+							"waits in a queue; when that queue holds this many requests, it "
+							"is answered 503 with Retry-After at once.",
+							&webgres_max_queue,
+							64,
+							0, 100000,
+							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.stream_timeout",
+							"Longest time a streamed response may take, from the request head to its last byte.",
+							"webgres.handler_timeout bounds a streamed response only until its "
+							"first batch of rows is fetched and its head sent; from then on this "
+							"bounds the rest, however slowly the client reads. A stream that "
+							"runs out is cut and its transaction rolled back. A stream holds "
+							"its snapshot, and so the xmin horizon, while it lasts. 0 means no "
+							"limit.",
+							&webgres_stream_timeout,
+							600000,
+							0, INT_MAX,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.sse_heartbeat",
+							"Longest silence on an event stream before a heartbeat is sent.",
+							"An event stream on which nothing was sent for this long gets "
+							"an SSE comment line, which keeps proxies from closing it and "
+							"shows a client that has gone. 0 sends none.",
+							&webgres_sse_heartbeat,
+							15000,
+							0, INT_MAX / 4,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.sse_buffer_limit",
+							"Most bytes an event stream may have waiting for its client.",
+							"Events for a client that does not read wait in the worker's "
+							"memory; a client that lets more than this wait is "
+							"disconnected, so that it costs the others nothing.",
+							&webgres_sse_buffer_limit,
+							1024 * 1024,
+							1024, INT_MAX / 2,
+							PGC_SIGHUP,
+							GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
+
+	MarkGUCPrefixReserved("webgres");
+}
+
