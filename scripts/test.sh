@@ -31,6 +31,28 @@ cp -r "$src/test" "$src/sql" "$src/scripts" "$src/Makefile" "$scratch/src/"
 [ -d "$src/docker" ] && cp -r "$src/docker" "$scratch/src/"
 [ -d "$src/bench" ] && cp -r "$src/bench" "$scratch/src/" 2>/dev/null || true
 
+# The tests run against a private installation in the scratch directory:
+# copies of the server programs (copies, since Postgres finds its lib and
+# share directories relative to its own resolved path; see
+# make_relative_path in src/port/path.c), symbolic links to the installed
+# lib and share trees, and this checkout's extension installed over them.
+# Two checkouts can then run their tests at once without one replacing
+# the library the other's servers load.  (SANITIZE=address keeps the
+# installed tree: its wrapper below relies on the installed paths.)
+if [ "${SANITIZE:-}" != address ]; then
+	inst=$scratch/install
+	pkglibdir=$(pg_config --pkglibdir)
+	sharedir=$(pg_config --sharedir)
+	mkdir -p "$inst$bindir" "$inst$(dirname "$pkglibdir")" "$inst$(dirname "$sharedir")"
+	cp -p "$bindir"/* "$inst$bindir/"
+	cp -rs "$pkglibdir" "$inst$(dirname "$pkglibdir")/"
+	cp -rs "$sharedir" "$inst$(dirname "$sharedir")/"
+	make -s -C "$src" install DESTDIR="$inst" >/dev/null
+	bindir=$inst$bindir
+	# scripts/cluster.sh (docker/start.sh in TAP) takes the server from here.
+	export WEBGRES_BINDIR=$bindir
+fi
+
 # SANITIZE=address: the extension was built with ASan and UBSan; Postgres
 # was not, so the runtimes are preloaded into the server, and only there:
 # a private bindir holds copies of the client programs (copies, since
