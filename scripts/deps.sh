@@ -7,10 +7,11 @@ set -euo pipefail
 # postgresql-contrib-15 is only a name it provides, which dpkg never reports
 # as installed, so listing it would run apt-get on every call. libkrb5-dev:
 # the server's libpq/libpq.h (PqCommMethods, for LISTEN in src/events/events.c)
-# includes gssapi.h. python3: make test checks the bench's report code.
+# includes gssapi.h. python3: make test checks the bench's report code;
+# python3-venv: scripts/pydeps.sh keeps the tests' Python libraries apart.
 packages=(postgresql-15 postgresql-server-dev-15
           libh2o-evloop-dev wrk libipc-run-perl gcc make pkg-config curl
-          libkrb5-dev python3)
+          libkrb5-dev python3 python3-venv)
 [ "${WEBGRES_DEPS_EXTRA:-}" ] && packages+=(${WEBGRES_DEPS_EXTRA})
 
 missing=()

@@ -117,10 +117,15 @@ fi
 if [ "$(id -u)" -eq 0 ]; then
 	chown -R "$os_user": "$scratch"
 	run() { runuser -u "$os_user" -- env PATH="$bindir:$PATH" \
-		${WEBGRES_BINDIR:+WEBGRES_BINDIR="$WEBGRES_BINDIR"} "$@"; }
+		${WEBGRES_BINDIR:+WEBGRES_BINDIR="$WEBGRES_BINDIR"} WEBGRES_PYTHON="$WEBGRES_PYTHON" "$@"; }
 else
 	run() { env PATH="$bindir:$PATH" "$@"; }
 fi
+
+# The tests' Python libraries (test/requirements.txt), in an environment
+# every user can read; tests run $WEBGRES_PYTHON, never a bare python3.
+WEBGRES_PYTHON=$("$src/scripts/pydeps.sh" | tail -1)
+export WEBGRES_PYTHON
 
 # ---- the bench's report: it refuses figures that cannot be right ----
 echo "== bench report"
