@@ -17,7 +17,7 @@ OBJS = \
 	src/serve/pipeline.o \
 	src/events/events.o src/events/sse.o \
 	src/handler/handler.o src/handler/simple_eval.o src/handler/splice.o src/handler/stream.o \
-	src/routes/ownership.o src/routes/route_limits.o src/routes/route_trie.o src/routes/routes.o \
+	src/routes/ownership.o src/routes/route_limits.o src/routes/route_stats.o src/routes/route_trie.o src/routes/routes.o \
 	src/message/errors.o src/message/querystring.o src/message/request.o src/message/response.o \
 	src/parse/formscan.o src/parse/h2_screen.o src/parse/pattern.o src/parse/percent.o src/parse/screen.o \
 	src/common/stats.o

@@ -39,6 +39,7 @@
 #include "exec/handoff_frame.h"
 #include "serve/pipeline.h"
 #include "routes/route_limits.h"
+#include "routes/route_stats.h"
 #include "handler/stream.h"
 #include "common/settings.h"
 
@@ -280,6 +281,14 @@ serve_connection(int fd, MemoryContext cxt)
 	if (meta.route_id > 0)
 		route_limits_observe_run(route_limits_get(meta.route_id),
 								 TimestampDifferenceMilliseconds(started, GetCurrentTimestamp()));
+
+	/*
+	 * A handler cancelled because the client left did not fail by itself; a
+	 * timeout is counted as such (by the worker, from its 504).
+	 */
+	if (run.failed && !worker_gone && req.res.status != 504)
+		route_stats_count_event(run.answered_by != 0 ? run.answered_by : meta.route_id,
+								ROUTE_EVENT_HANDLER_ERROR);
 
 	if (worker_gone)
 		ereport(DEBUG1,

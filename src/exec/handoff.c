@@ -49,6 +49,7 @@
 #include "exec/handoff_frame.h"
 #include "message/response.h"
 #include "routes/route_limits.h"
+#include "routes/route_stats.h"
 #include "common/stats.h"
 #include "common/settings.h"
 
@@ -83,6 +84,7 @@ typedef struct Handoff
 	RouteLimits *limits;
 	int			cap;
 	TimestampTz deadline;		/* handler_timeout from head_at; 0: none */
+	TimestampTz started;		/* when the pipeline began routing it */
 	HandoffMeta meta;
 	StringInfoData frame;		/* the request, until written */
 	bool		head_seen;
@@ -91,6 +93,7 @@ typedef struct Handoff
 	char	   *body;			/* the response body, in req's pool */
 	size_t		bodylen;
 	size_t		bodycap;
+	uint64		streamed;		/* bytes of a streamed body passed to h2o */
 } Handoff;
 
 /*
@@ -169,9 +172,10 @@ release(Handoff *h)
 	pfree(h);
 }
 
-/* Answers the request with a plain-text error, if it is still there. */
+/* Answers the request with a plain-text error and counts it for its route. */
 static void
-answer_simple(h2o_req_t *req, int status, const char *message, bool retry_after)
+answer_simple(h2o_req_t *req, int status, const char *message, bool retry_after,
+			  int64 route_id, TimestampTz started)
 {
 	char	   *body;
 	size_t		bodylen;
@@ -182,6 +186,7 @@ answer_simple(h2o_req_t *req, int status, const char *message, bool retry_after)
 		h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_RETRY_AFTER, NULL,
 					   H2O_STRLIT(RETRY_AFTER_SECONDS));
 	send_response(req, body, bodylen);
+	route_stats_count(route_id, status, bodylen, started);
 }
 
 /*
@@ -195,6 +200,9 @@ cut_stream(Handoff *h, const char *why)
 	h2o_req_t  *req = h->req;
 	HandoffLink *link = h->link;
 
+	/* Counted when it ends, with what it sent (the executor counts its error). */
+	route_stats_count(h->meta.route_id, req != NULL ? req->res.status : 0,
+					  h->streamed, h->started);
 	if (req != NULL)
 		ereport(LOG,
 				(errmsg("webgres cut the streamed response to \"%.*s %.*s\": %s",
@@ -217,6 +225,8 @@ fail(Handoff *h, int status, const char *message, bool retry_after)
 {
 	h2o_req_t  *req = h->req;
 	bool		was_running = (h->state == HANDOFF_SENT);
+	int64		route_id = h->meta.route_id;
+	TimestampTz started = h->started;
 
 	if (h->streaming)
 	{
@@ -227,7 +237,7 @@ fail(Handoff *h, int status, const char *message, bool retry_after)
 	}
 	release(h);
 	if (req != NULL)
-		answer_simple(req, status, message, retry_after);
+		answer_simple(req, status, message, retry_after, route_id, started);
 	if (was_running)
 		admit_queued();
 }
@@ -311,6 +321,7 @@ send_piece(Handoff *h, const char *payload, uint32 len)
 		link->piececap = len;
 	}
 	memcpy(link->piece, payload, len);
+	h->streamed += len;
 	buf = h2o_iovec_init(link->piece, len);
 	link->in_flight = true;
 	h2o_send(h->req, &buf, 1, H2O_SEND_STATE_IN_PROGRESS);
@@ -365,12 +376,17 @@ take_input(Handoff *h)
 			char	   *body = h->body;
 			size_t		bodylen = h->bodylen;
 			bool		streaming = h->streaming;
+			int64		route_id = h->meta.route_id;
+			TimestampTz started = h->started;
+			uint64		bytes = streaming ? h->streamed :
+				(h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD")) ? 0 : bodylen);
 
 			release(h);
 			if (streaming)
 				h2o_send(req, NULL, 0, H2O_SEND_STATE_FINAL);
 			else
 				send_response(req, body, bodylen);
+			route_stats_count(route_id, req->res.status, bytes, started);
 			admit_queued();
 			return false;
 		}
@@ -605,7 +621,7 @@ on_client_timeout(h2o_timeout_entry_t *entry)
 
 void
 handoff_start(h2o_req_t *req, int64 route_id, int max_concurrency,
-			  TimestampTz head_at, bool rerun)
+			  TimestampTz head_at, TimestampTz started, bool rerun)
 {
 	Handoff    *h = MemoryContextAllocZero(TopMemoryContext, sizeof(Handoff));
 
@@ -617,6 +633,7 @@ handoff_start(h2o_req_t *req, int64 route_id, int max_concurrency,
 	h->limits = route_limits_get(route_id);
 	h->cap = max_concurrency > 0 ? max_concurrency : route_limits_default_cap();
 	h->meta.head_at = head_at;
+	h->started = started;
 	h->meta.route_id = route_id;
 	h->meta.rerun = rerun;
 	h->deadline = webgres_handler_timeout > 0 ?
@@ -631,7 +648,8 @@ handoff_start(h2o_req_t *req, int64 route_id, int max_concurrency,
 	{
 		h->link->handoff = NULL;
 		pfree(h);
-		answer_simple(req, 503, "Service Unavailable", true);
+		route_stats_count_event(route_id, ROUTE_EVENT_QUEUE_FULL);
+		answer_simple(req, 503, "Service Unavailable", true, route_id, started);
 		return;
 	}
 	h->state = HANDOFF_QUEUED;

@@ -33,12 +33,13 @@ extern bool handoff_enabled(void);
 /*
  * Hands req to an executor.  route_id is the route whose mode or slowness
  * sent it (its cap applies: max_concurrency, or NULL (< 1) for the
- * default), head_at is when its head was complete, and rerun says that it
+ * default), head_at is when its head was complete, started when the
+ * pipeline began routing it (its latency counts from there), and rerun says that it
  * already ran on the loop and was cancelled after webgres.inline_budget.
  * req is answered later, or at once when it cannot wait.
  */
 extern void handoff_start(struct st_h2o_req_t *req, int64 route_id, int max_concurrency,
-						  TimestampTz head_at, bool rerun);
+						  TimestampTz head_at, TimestampTz started, bool rerun);
 
 /* The moment a request's head was complete, from h2o's timestamps. */
 extern TimestampTz handoff_head_complete_at(struct st_h2o_req_t *req);

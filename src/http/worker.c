@@ -36,6 +36,7 @@
 #include "http/http_guard.h"
 #include "http/listen.h"
 #include "serve/pipeline.h"
+#include "routes/route_stats.h"
 #include "common/stats.h"
 #include "http/timeouts.h"
 #include "common/settings.h"
@@ -120,12 +121,19 @@ on_wakeup(h2o_socket_t *sock, const char *err)
  * GET's status, headers and Content-Length but sends no content (RFC 9110
  * 9.3.2): libh2o 2.2.5 sends whatever it is given, for HEAD too.
  */
+/* Whether req is a HEAD request, whose answer has no content. */
+static inline bool
+is_head_request(h2o_req_t *req)
+{
+	return h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD"));
+}
+
 static void
 send_response(h2o_req_t *req, char *body, size_t bodylen)
 {
 	static h2o_generator_t generator = {NULL, NULL};
 	h2o_iovec_t buf = h2o_iovec_init(body, bodylen);
-	bool		is_head = h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD"));
+	bool		is_head = is_head_request(req);
 
 	stats_count_response(req->res.status);
 	h2_guard_answered(req, bodylen);
@@ -154,15 +162,24 @@ on_req(h2o_handler_t *self, h2o_req_t *req)
 		if (run.hand_off)
 		{
 			/* Answered through send_response() when the executor is done. */
-			handoff_start(req, run.route_id, run.max_concurrency, run.head_at, run.rerun);
+			handoff_start(req, run.route_id, run.max_concurrency, run.head_at,
+						  run.started, run.rerun);
 			return 0;
 		}
+		/* A timeout is counted as such, not as the handler's error. */
+		if (run.failed && req->res.status != 504)
+			route_stats_count_event(run.answered_by, ROUTE_EVENT_HANDLER_ERROR);
 		if (events_stream_started())
 		{
 			/* An event stream: its response is already under way (sse.c). */
 			stats_count_response(req->res.status);
+			route_stats_count(run.answered_by, req->res.status, 0, run.started);
 			return 0;
 		}
+		send_response(req, body, bodylen);
+		route_stats_count(run.answered_by, req->res.status,
+						  is_head_request(req) ? 0 : bodylen, run.started);
+		return 0;
 	}
 	send_response(req, body, bodylen);
 	return 0;

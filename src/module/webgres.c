@@ -18,6 +18,7 @@
 #include "exec/exec_socket.h"
 #include "routes/ownership.h"
 #include "routes/route_limits.h"
+#include "routes/route_stats.h"
 #include "common/stats.h"
 #include "module/settings_define.h"
 
@@ -52,6 +53,7 @@ _PG_init(void)
 	{
 		stats_shmem_request();
 		route_limits_shmem_request();
+		route_stats_shmem_request();
 		exec_socket_create();
 		register_supervisor();
 	}

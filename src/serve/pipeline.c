@@ -330,7 +330,7 @@ match_begin(RouteMatch *m, const RouteTable *table, const PathSegments *segs)
 static bool
 look_up_without_transaction(h2o_req_t *req, const PathSegments *segs, bool is_head,
 							TimestampTz now, bool on_loop, RouteMatch *m, bool *share,
-							Route **offload, char **body, size_t *bodylen)
+							Route **offload, int64 *answered_by, char **body, size_t *bodylen)
 {
 	RouteTable *routes = routes_peek();
 	PathCapture caps[MAX_PATH_SEGMENTS + 1];
@@ -364,6 +364,7 @@ look_up_without_transaction(h2o_req_t *req, const PathSegments *segs, bool is_he
 		{
 			response_replay(req, cached, body, bodylen);
 			stats_count(STAT_FROM_MEMORY);
+			*answered_by = r->id;
 			answered = true;
 			break;
 		}
@@ -435,13 +436,14 @@ serve(h2o_req_t *req, PipelineRun *run, char **body, size_t *bodylen)
 	/* One clock reading serves both the cache check and the statement. */
 	SetCurrentStatementStartTimestamp();
 	started = GetCurrentStatementStartTimestamp();
+	run->started = started;
 	/* handler_timeout counts from the complete request head, queueing included. */
 	deadline = webgres_handler_timeout > 0 ?
 		TimestampTzPlusMilliseconds(run->head_at != 0 ? run->head_at : started,
 									webgres_handler_timeout) : 0;
 	m.table = NULL;
 	if (split && look_up_without_transaction(req, &segs, is_head, started, on_loop,
-											 &m, &share, &early, body, bodylen))
+											 &m, &share, &early, &run->answered_by, body, bodylen))
 		return;
 	if (early != NULL)
 	{
@@ -519,6 +521,7 @@ again:
 					break;
 				}
 				label = r->label;
+				run->answered_by = r->id;
 				pgstat_report_activity(STATE_RUNNING, r->label);
 				request_set_captures(&rd, caps, ncaps);
 				/* An event stream's handler stays on the loop whatever it takes. */
@@ -558,6 +561,8 @@ again:
 			{
 				const char *allow = (path_matched && !method_matched) ?
 					allowed_methods(routes, &segs, caps) : NULL;
+
+				run->answered_by = 0;
 
 				if (allow != NULL && allow[0] != '\0')
 				{
@@ -621,6 +626,8 @@ pipeline_run(h2o_req_t *req, PipelineRun *run, char **body, size_t *bodylen)
 	run->route_id = 0;
 	run->max_concurrency = 0;
 	run->failed = false;
+	run->answered_by = 0;
+	run->started = 0;
 	serve(req, run, body, bodylen);
 	MemoryContextReset(request_cxt);
 }

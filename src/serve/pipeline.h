@@ -74,6 +74,8 @@ typedef struct PipelineRun
 	bool		rerun;			/* out: ... although it started on the loop */
 	int64		route_id;		/* out: the route that sent it off the loop */
 	int			max_concurrency;	/* out: that route's cap; 0: the default */
+	int64		answered_by;	/* out: the route that answered or failed; 0: none */
+	TimestampTz started;		/* out: when routing began (for latency) */
 } PipelineRun;
 
 /* Sets up the pipeline's memory and route table; once per process. */

@@ -1,0 +1,430 @@
+/*
+ * route_stats.c
+ *		Per-route request counters and latency histograms in shared memory.
+ *
+ * The table is open-addressed on the route id with linear probing, like
+ * route_limits.c: an entry is claimed with a compare-and-swap on its id, so
+ * counting takes no lock.  Each entry holds ROUTE_STATS_STRIPES copies of
+ * its counters, each on cache lines of its own; a process adds to the copy
+ * its PGPROC number picks, so two workers counting the same route do not
+ * fight over one cache line, and a reader sums the copies.  Counters are
+ * atomics: a stripe may be shared by a worker and an executor.
+ *
+ * Entries are never given back one by one (a process finds a route's entry
+ * by probing from its hash, and a hole would hide the entries after it);
+ * webgres.route_stats_reset() with no route empties the whole table.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "common/hashfn.h"
+#include "port/atomics.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/proc.h"
+#include "storage/shmem.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+
+#include "routes/route_stats.h"
+
+/* Routes counted at once, until a reset; a power of two. */
+#define ROUTE_STATS_SLOTS 1024
+/* Copies of each route's counters; a power of two. */
+#define ROUTE_STATS_STRIPES 8
+/* A stripe takes whole cache lines: this many bytes. */
+#define ROUTE_STATS_STRIPE_BYTES 256
+
+/* Upper bounds of the latency buckets, in microseconds: 1-2.5-5 a decade. */
+static const int64 bucket_bounds_us[ROUTE_STATS_BOUNDS] = {
+	50, 100, 250, 500,
+	1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 500000,
+	1000000, 2500000, 5000000, 10000000
+};
+
+typedef struct StripeCounters
+{
+	pg_atomic_uint64 requests;
+	pg_atomic_uint64 status_class[5];
+	pg_atomic_uint64 handler_errors;
+	pg_atomic_uint64 timeouts;
+	pg_atomic_uint64 queue_full;
+	pg_atomic_uint64 bytes_out;
+	pg_atomic_uint64 latency_sum_us;
+	pg_atomic_uint64 buckets[ROUTE_STATS_BUCKETS];
+} StripeCounters;
+
+typedef union RouteStripe
+{
+	StripeCounters c;
+	char		pad[ROUTE_STATS_STRIPE_BYTES];
+} RouteStripe;
+
+StaticAssertDecl(sizeof(StripeCounters) <= ROUTE_STATS_STRIPE_BYTES,
+				 "route stats stripe too small");
+
+typedef struct RouteStatsEntry
+{
+	union
+	{
+		pg_atomic_uint64 route_id;	/* 0: free */
+		char		pad[PG_CACHE_LINE_SIZE];
+	}			id;
+	RouteStripe stripes[ROUTE_STATS_STRIPES];
+} RouteStatsEntry;
+
+static RouteStatsEntry *table = NULL;
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+PG_FUNCTION_INFO_V1(webgres_route_stats);
+PG_FUNCTION_INFO_V1(webgres_route_stats_reset);
+PG_FUNCTION_INFO_V1(webgres_route_latency_quantile);
+PG_FUNCTION_INFO_V1(webgres_route_latency_bounds);
+
+/* The shared table's size in bytes. */
+static Size
+table_size(void)
+{
+	return mul_size(ROUTE_STATS_SLOTS, sizeof(RouteStatsEntry));
+}
+
+/* Sets every counter of an entry to zero. */
+static void
+zero_counters(RouteStatsEntry *e)
+{
+	for (int s = 0; s < ROUTE_STATS_STRIPES; s++)
+	{
+		StripeCounters *c = &e->stripes[s].c;
+		pg_atomic_uint64 *first = &c->requests;
+		int			n = sizeof(StripeCounters) / sizeof(pg_atomic_uint64);
+
+		for (int i = 0; i < n; i++)
+			pg_atomic_write_u64(&first[i], 0);
+	}
+}
+
+/* shmem_request_hook: reserve the table. */
+static void
+stats_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(table_size());
+}
+
+/* shmem_startup_hook: find or create the table. */
+static void
+stats_startup(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	table = ShmemInitStruct("webgres route stats", table_size(), &found);
+	if (!found)
+	{
+		/* Zeroed memory is a valid pg_atomic_uint64 of 0 on every platform PG runs on. */
+		memset(table, 0, table_size());
+		for (int i = 0; i < ROUTE_STATS_SLOTS; i++)
+			pg_atomic_init_u64(&table[i].id.route_id, 0);
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+void
+route_stats_shmem_request(void)
+{
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = stats_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = stats_startup;
+}
+
+/* The route's entry, claimed on first use; NULL if the table is full. */
+static RouteStatsEntry *
+entry_for(int64 route_id)
+{
+	uint32		h;
+
+	if (table == NULL || route_id <= 0)
+		return NULL;
+	h = (uint32) hash_bytes_uint32((uint32) route_id ^ (uint32) (route_id >> 32));
+	for (int probe = 0; probe < ROUTE_STATS_SLOTS; probe++)
+	{
+		RouteStatsEntry *e = &table[(h + probe) & (ROUTE_STATS_SLOTS - 1)];
+		uint64		id = pg_atomic_read_u64(&e->id.route_id);
+
+		if (id == (uint64) route_id)
+			return e;
+		if (id == 0)
+		{
+			uint64		expected = 0;
+
+			if (pg_atomic_compare_exchange_u64(&e->id.route_id, &expected, (uint64) route_id) ||
+				expected == (uint64) route_id)
+				return e;
+		}
+	}
+	return NULL;
+}
+
+/* This process' copy of the entry's counters. */
+static inline StripeCounters *
+my_stripe(RouteStatsEntry *e)
+{
+	int			n = MyProc != NULL ? MyProc->pgprocno : MyProcPid;
+
+	return &e->stripes[n & (ROUTE_STATS_STRIPES - 1)].c;
+}
+
+void
+route_stats_count(int64 route_id, int status, uint64 bytes, TimestampTz started)
+{
+	RouteStatsEntry *e = entry_for(route_id);
+	StripeCounters *c;
+	int64		us;
+	int			b = 0;
+
+	if (e == NULL)
+		return;
+	c = my_stripe(e);
+	us = started != 0 ? Max(0, GetCurrentTimestamp() - started) : 0;
+	while (b < ROUTE_STATS_BOUNDS && us > bucket_bounds_us[b])
+		b++;
+	pg_atomic_fetch_add_u64(&c->requests, 1);
+	if (status >= 100 && status < 600)
+		pg_atomic_fetch_add_u64(&c->status_class[status / 100 - 1], 1);
+	if (status == 504)
+		pg_atomic_fetch_add_u64(&c->timeouts, 1);
+	if (bytes > 0)
+		pg_atomic_fetch_add_u64(&c->bytes_out, bytes);
+	pg_atomic_fetch_add_u64(&c->latency_sum_us, (uint64) us);
+	pg_atomic_fetch_add_u64(&c->buckets[b], 1);
+}
+
+void
+route_stats_count_event(int64 route_id, RouteStatsEvent event)
+{
+	RouteStatsEntry *e = entry_for(route_id);
+
+	if (e == NULL)
+		return;
+	if (event == ROUTE_EVENT_HANDLER_ERROR)
+		pg_atomic_fetch_add_u64(&my_stripe(e)->handler_errors, 1);
+	else
+		pg_atomic_fetch_add_u64(&my_stripe(e)->queue_full, 1);
+}
+
+int64
+route_stats_bucket_bound_us(int i)
+{
+	Assert(i >= 0 && i < ROUTE_STATS_BOUNDS);
+	return bucket_bounds_us[i];
+}
+
+/* Sums an entry's stripes into snap. */
+static void
+snapshot(RouteStatsEntry *e, uint64 id, RouteStatsSnapshot *snap)
+{
+	memset(snap, 0, sizeof(*snap));
+	snap->route_id = (int64) id;
+	for (int s = 0; s < ROUTE_STATS_STRIPES; s++)
+	{
+		StripeCounters *c = &e->stripes[s].c;
+
+		snap->requests += pg_atomic_read_u64(&c->requests);
+		for (int k = 0; k < 5; k++)
+			snap->status_class[k] += pg_atomic_read_u64(&c->status_class[k]);
+		snap->handler_errors += pg_atomic_read_u64(&c->handler_errors);
+		snap->timeouts += pg_atomic_read_u64(&c->timeouts);
+		snap->queue_full += pg_atomic_read_u64(&c->queue_full);
+		snap->bytes_out += pg_atomic_read_u64(&c->bytes_out);
+		snap->latency_sum_us += pg_atomic_read_u64(&c->latency_sum_us);
+		for (int b = 0; b < ROUTE_STATS_BUCKETS; b++)
+			snap->buckets[b] += pg_atomic_read_u64(&c->buckets[b]);
+	}
+}
+
+bool
+route_stats_walk(void (*fn) (const RouteStatsSnapshot *snap, void *arg), void *arg)
+{
+	if (table == NULL)
+		return false;
+	for (int i = 0; i < ROUTE_STATS_SLOTS; i++)
+	{
+		uint64		id = pg_atomic_read_u64(&table[i].id.route_id);
+		RouteStatsSnapshot snap;
+
+		if (id == 0)
+			continue;
+		snapshot(&table[i], id, &snap);
+		fn(&snap, arg);
+	}
+	return true;
+}
+
+double
+route_stats_quantile_us(const RouteStatsSnapshot *snap, double q)
+{
+	uint64		total = 0;
+	uint64		below = 0;
+	double		rank;
+
+	for (int b = 0; b < ROUTE_STATS_BUCKETS; b++)
+		total += snap->buckets[b];
+	if (total == 0 || q < 0 || q > 1)
+		return NAN;
+	rank = q * (double) total;
+	for (int b = 0; b < ROUTE_STATS_BOUNDS; b++)
+	{
+		uint64		in = snap->buckets[b];
+
+		if (in > 0 && (double) (below + in) >= rank)
+		{
+			double		lower = b == 0 ? 0 : (double) bucket_bounds_us[b - 1];
+			double		upper = (double) bucket_bounds_us[b];
+
+			/* Linear within the bucket, as Prometheus' histogram_quantile. */
+			return lower + (upper - lower) * ((rank - (double) below) / (double) in);
+		}
+		below += in;
+	}
+	/* In the +Inf bucket: the highest finite bound is all that is known. */
+	return (double) bucket_bounds_us[ROUTE_STATS_BOUNDS - 1];
+}
+
+/* Errors out when the table is missing. */
+static void
+require_table(void)
+{
+	if (table == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("webgres must be loaded via shared_preload_libraries to report route statistics")));
+}
+
+#define ROUTE_STATS_COLUMNS 16
+
+/* Adds one route's row to webgres.route_stats_raw()'s result. */
+static void
+put_row(const RouteStatsSnapshot *snap, void *arg)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) arg;
+	Datum		values[ROUTE_STATS_COLUMNS];
+	bool		nulls[ROUTE_STATS_COLUMNS] = {0};
+	Datum		buckets[ROUTE_STATS_BUCKETS];
+	double		qs[3] = {0.5, 0.9, 0.99};
+	int			n = 0;
+
+	values[n++] = Int64GetDatum(snap->route_id);
+	values[n++] = Int64GetDatum((int64) snap->requests);
+	for (int k = 0; k < 5; k++)
+		values[n++] = Int64GetDatum((int64) snap->status_class[k]);
+	values[n++] = Int64GetDatum((int64) snap->handler_errors);
+	values[n++] = Int64GetDatum((int64) snap->timeouts);
+	values[n++] = Int64GetDatum((int64) snap->queue_full);
+	values[n++] = Int64GetDatum((int64) snap->bytes_out);
+	values[n++] = Float8GetDatum((double) snap->latency_sum_us / 1000.0);
+	for (int i = 0; i < 3; i++)
+	{
+		double		us = route_stats_quantile_us(snap, qs[i]);
+
+		nulls[n] = isnan(us);
+		values[n++] = Float8GetDatum(isnan(us) ? 0 : us / 1000.0);
+	}
+	for (int b = 0; b < ROUTE_STATS_BUCKETS; b++)
+		buckets[b] = Int64GetDatum((int64) snap->buckets[b]);
+	values[n++] = PointerGetDatum(construct_array(buckets, ROUTE_STATS_BUCKETS, INT8OID,
+												  8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	Assert(n == ROUTE_STATS_COLUMNS);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+/* webgres.route_stats_raw(): one row per counted route (the view joins routes). */
+Datum
+webgres_route_stats(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	InitMaterializedSRF(fcinfo, 0);
+	require_table();
+	(void) route_stats_walk(put_row, rsinfo);
+	return (Datum) 0;
+}
+
+/* webgres.route_latency_bounds(): the buckets' upper bounds in milliseconds. */
+Datum
+webgres_route_latency_bounds(PG_FUNCTION_ARGS)
+{
+	Datum		bounds[ROUTE_STATS_BOUNDS];
+
+	for (int i = 0; i < ROUTE_STATS_BOUNDS; i++)
+		bounds[i] = Float8GetDatum((double) bucket_bounds_us[i] / 1000.0);
+	PG_RETURN_ARRAYTYPE_P(construct_array(bounds, ROUTE_STATS_BOUNDS, FLOAT8OID,
+										  8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+/* webgres.route_latency_quantile(route, q): milliseconds, NULL with no requests. */
+Datum
+webgres_route_latency_quantile(PG_FUNCTION_ARGS)
+{
+	int64		route_id = PG_GETARG_INT64(0);
+	double		q = PG_GETARG_FLOAT8(1);
+	RouteStatsSnapshot snap;
+	bool		found = false;
+
+	require_table();
+	if (isnan(q) || q < 0 || q > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("quantile must be between 0 and 1, not %g", q)));
+	for (int i = 0; i < ROUTE_STATS_SLOTS && !found; i++)
+	{
+		uint64		id = pg_atomic_read_u64(&table[i].id.route_id);
+
+		if (id != 0 && (int64) id == route_id)
+		{
+			snapshot(&table[i], id, &snap);
+			found = true;
+		}
+	}
+	if (found)
+	{
+		double		us = route_stats_quantile_us(&snap, q);
+
+		if (!isnan(us))
+			PG_RETURN_FLOAT8(us / 1000.0);
+	}
+	PG_RETURN_NULL();
+}
+
+/*
+ * webgres.route_stats_reset([route]): zeroes one route's counters, or
+ * empties the table.  A response being counted meanwhile may survive.
+ */
+Datum
+webgres_route_stats_reset(PG_FUNCTION_ARGS)
+{
+	require_table();
+	for (int i = 0; i < ROUTE_STATS_SLOTS; i++)
+	{
+		uint64		id = pg_atomic_read_u64(&table[i].id.route_id);
+
+		if (id == 0)
+			continue;
+		if (!PG_ARGISNULL(0) && (int64) id != PG_GETARG_INT64(0))
+			continue;
+		zero_counters(&table[i]);
+		if (PG_ARGISNULL(0))
+			pg_atomic_write_u64(&table[i].id.route_id, 0);
+	}
+	PG_RETURN_VOID();
+}

@@ -1,0 +1,148 @@
+# webgres.route_stats: exact per-route counts after a known set of requests,
+# on the event loop and on executors: status classes, handler errors,
+# timeouts, queue-full refusals, body bytes, and the latency histogram.
+# Readable by pg_monitor only; reset by a function.
+use strict;
+use warnings;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(sleep time);
+use WebgresTest;
+
+my $node = WebgresTest->new_node('route_stats', workers => 1,
+	conf => "webgres.executors = 2\n"
+	  . "webgres.handler_timeout = '2500ms'\n"
+	  . "webgres.max_queue = 1\n");
+my $port = $node->{webgres_port};
+
+# Adds a route; returns its id.
+sub route
+{
+	my ($method, $path, $handler, $mode, $cap) = @_;
+	$mode //= 'auto';
+	$cap //= 'NULL';
+	return $node->safe_psql('postgres',
+		"INSERT INTO webgres.routes (method, path, handler, mode, max_concurrency) "
+		  . "VALUES ('$method', '$path', \$h\$$handler\$h\$, '$mode', $cap) RETURNING id");
+}
+
+my %id;
+$id{ok} = route('GET', '/ok', q{SELECT 'hello' AS body});
+$id{err} = route('GET', '/err', q{SELECT (1 / 0)::text AS body FROM request});
+$id{gone} = route('GET', '/gone', q{SELECT 404 AS status, 'nope' AS body FROM request});
+$id{ex} = route('POST', '/ex', q{SELECT 'exec!' AS body FROM request}, 'executor');
+$id{slow} = route('GET', '/slow', q{SELECT pg_sleep(0.3)::text || 'z' AS body FROM request}, 'executor');
+$id{late} = route('GET', '/late', q{SELECT pg_sleep(5)::text AS body FROM request}, 'executor');
+$id{one} = route('GET', '/one', q{SELECT pg_sleep(0.6)::text || 'one' AS body FROM request}, 'executor', 1);
+$id{empty} = route('GET', '/empty', q{SELECT 'x' AS body FROM request WHERE false});
+
+WebgresTest::wait_for_status($port, '/ok', 200);
+$node->safe_psql('postgres', 'SELECT webgres.route_stats_reset()');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM webgres.route_stats'),
+	'0', 'a reset with no route forgets every route');
+
+my %sent;
+sub expect { my ($path, $status, %o) = @_; my $m = $o{method} // 'GET';
+	my $res = WebgresTest::request($port, $m, $path, body => $o{body});
+	is($res->{status}, $status, "$m $path answers $status"); }
+
+expect('/ok', 200) for 1 .. 3;
+expect('/ok', 200, method => 'HEAD');
+expect('/err', 400) for 1 .. 2;
+expect('/gone', 404);
+expect('/ex', 200, method => 'POST', body => 'x') for 1 .. 2;
+expect('/slow', 200);
+expect('/late', 504);
+expect('/empty', 404);
+expect('/no-such-route', 404);
+
+# Three at once on a route that runs one at a time and queues one: the
+# third is refused at once.
+my @socks = map {
+	my $s = WebgresTest::connect_to($port);
+	print $s "GET /one HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+	sleep 0.2;
+	$s
+} 1 .. 3;
+my @one = map { my ($r) = WebgresTest::read_responses($_, 1, 30); close $_; $r->[0]{status} // 0 } @socks;
+is(join(',', sort @one), '200,200,503', 'one route: two answered, one refused');
+
+# Counting happens as responses go out: wait until the last ones are in.
+my $expected_total = 3 + 1 + 2 + 1 + 2 + 1 + 1 + 3;
+my $deadline = time + 30;
+my $total;
+while (time < $deadline)
+{
+	$total = $node->safe_psql('postgres', 'SELECT sum(requests) FROM webgres.route_stats');
+	last if $total eq $expected_total;
+	sleep 0.1;
+}
+is($total, $expected_total, 'every routed request is counted once; unrouted ones are not');
+
+sub row
+{
+	my ($name) = @_;
+	return $node->safe_psql('postgres', qq{
+		SELECT concat_ws(' ', method, path, requests, responses_2xx, responses_4xx, responses_5xx,
+			handler_errors, timeouts, queue_full, bytes_out)
+		FROM webgres.route_stats WHERE route_id = $id{$name}});
+}
+is(row('ok'), 'GET /ok 4 4 0 0 0 0 0 15', '/ok: 4 requests, 15 body bytes (HEAD sends none)');
+is(row('err'), 'GET /err 2 0 2 0 2 0 0 34', '/err: two errors (400: division by zero), two handler errors');
+is(row('gone'), 'GET /gone 1 0 1 0 0 0 0 4', '/gone: the handler\'s own 404');
+is(row('ex'), 'POST /ex 2 2 0 0 0 0 0 10', '/ex: counted for the executor route');
+is(row('late'), 'GET /late 1 0 0 1 0 1 0 18', '/late: a timeout, answered 504, not a handler error');
+is(row('one'), 'GET /one 3 2 0 1 0 0 1 26', '/one: a queue-full refusal, answered 503');
+is($node->safe_psql('postgres', "SELECT count(*) FROM webgres.route_stats WHERE route_id = $id{empty}"),
+	'0', 'a route that answered nothing counts nothing');
+
+# Histogram: every request in one bucket; /slow's 300 ms sit in (250, 500].
+is($node->safe_psql('postgres', q{
+	SELECT count(*) FROM webgres.route_stats
+	WHERE (SELECT sum(b) FROM unnest(latency_buckets) b) <> requests
+	   OR cardinality(latency_buckets) <> cardinality(webgres.route_latency_bounds()) + 1}),
+	'0', 'each route has one bucket count per request');
+is($node->safe_psql('postgres', qq{
+	SELECT array_position(latency_buckets, 1) FROM webgres.route_stats WHERE route_id = $id{slow}}),
+	$node->safe_psql('postgres', 'SELECT array_position(webgres.route_latency_bounds(), 500)'),
+	'/slow is in the bucket that ends at 500 ms');
+is($node->safe_psql('postgres', qq{
+	SELECT p50_ms > 250 AND p50_ms <= 500 AND p99_ms <= 500
+	       AND webgres.route_latency_quantile($id{slow}, 0.5) = p50_ms
+	       AND total_time_ms >= 300
+	FROM webgres.route_stats WHERE route_id = $id{slow}}),
+	't', '/slow: quantiles within its bucket, total at least its sleep');
+is($node->safe_psql('postgres', qq{
+	SELECT webgres.route_latency_quantile($id{ok}, 0.99) < webgres.route_latency_quantile($id{slow}, 0.5)}),
+	't', '/ok is faster than /slow');
+is($node->safe_psql('postgres', 'SELECT webgres.route_latency_quantile(987654, 0.5) IS NULL'),
+	't', 'no quantile for a route never counted');
+my ($rc, $out, $err) = $node->psql('postgres', "SELECT webgres.route_latency_quantile($id{ok}, 1.5)");
+like($err, qr/quantile must be between 0 and 1/, 'a quantile out of range is refused');
+
+# Who may look, and reset.
+$node->safe_psql('postgres', q{
+	CREATE ROLE watcher LOGIN IN ROLE pg_monitor;
+	CREATE ROLE stranger LOGIN;
+});
+is($node->safe_psql('postgres', 'SELECT count(*) > 0 FROM webgres.route_stats', extra_params => ['-U', 'watcher']),
+	't', 'pg_monitor reads webgres.route_stats');
+($rc, $out, $err) = $node->psql('postgres', 'SELECT * FROM webgres.route_stats', extra_params => ['-U', 'stranger']);
+like($err, qr/permission denied/, 'other roles may not');
+($rc, $out, $err) = $node->psql('postgres', 'SELECT webgres.route_stats_reset()', extra_params => ['-U', 'watcher']);
+like($err, qr/permission denied/, 'pg_monitor may not reset');
+
+$node->safe_psql('postgres', "SELECT webgres.route_stats_reset($id{ok})");
+is(row('ok'), 'GET /ok 0 0 0 0 0 0 0 0', 'a reset of one route zeroes it');
+is(row('err'), 'GET /err 2 0 2 0 2 0 0 34', '... and leaves the others');
+expect('/ok', 200);
+$deadline = time + 30;
+sleep 0.1 while time < $deadline && row('ok') ne 'GET /ok 1 1 0 0 0 0 0 5';
+is(row('ok'), 'GET /ok 1 1 0 0 0 0 0 5', 'counting goes on after a reset');
+
+$node->safe_psql('postgres', "DELETE FROM webgres.routes WHERE id = $id{gone}");
+is($node->safe_psql('postgres', "SELECT method IS NULL AND requests = 1 FROM webgres.route_stats WHERE route_id = $id{gone}"),
+	't', 'a deleted route keeps its counts, without a name');
+
+$node->stop;
+done_testing();
