@@ -28,6 +28,8 @@ extern int	webgres_max_queue;
 extern int	webgres_stream_timeout;
 extern int	webgres_sse_heartbeat;
 extern int	webgres_sse_buffer_limit;
+extern char *webgres_metrics_path;
+extern char *webgres_metrics_listen;
 
 /* The product name, as it goes into the Server header and process titles. */
 #define WEBGRES_SERVER_NAME "webgres"

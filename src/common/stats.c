@@ -136,6 +136,30 @@ stats_set_connections(int connections)
 		pg_atomic_write_u32(&my_slot->connections, (uint32) connections);
 }
 
+bool
+stats_walk(void (*fn) (const StatsWorkerSnapshot *snap, void *arg), void *arg)
+{
+	if (slots == NULL)
+		return false;
+	for (int i = 0; i < STATS_SLOTS; i++)
+	{
+		WorkerStats *s = &slots[i];
+		StatsWorkerSnapshot snap;
+		uint32		pid = pg_atomic_read_u32(&s->pid);
+
+		if (pid == 0)
+			continue;
+		pg_read_barrier();
+		snap.worker = i;
+		snap.pid = (int) pid;
+		for (int c = 0; c < STAT_NCOUNTERS; c++)
+			snap.counters[c] = pg_atomic_read_u64(&s->counters[c]);
+		snap.connections = (int) pg_atomic_read_u32(&s->connections);
+		fn(&snap, arg);
+	}
+	return true;
+}
+
 /*
  * webgres.worker_stats(): one row per running worker.  Extension versions
  * before 1.2 declare no connections column: a tuple is formed from as many

@@ -18,6 +18,15 @@ typedef enum StatsCounter
 	STAT_NCOUNTERS
 } StatsCounter;
 
+/* One running worker's counters, as stats_walk() reads them. */
+typedef struct StatsWorkerSnapshot
+{
+	int			worker;
+	int			pid;
+	uint64		counters[STAT_NCOUNTERS];
+	int			connections;
+} StatsWorkerSnapshot;
+
 /* Module load: ask for shared memory (when preloaded). */
 extern void stats_shmem_request(void);
 
@@ -32,5 +41,8 @@ extern void stats_count_response(int status);
 
 /* Publishes how many client connections this worker holds open. */
 extern void stats_set_connections(int connections);
+
+/* Calls fn for each running worker; false without shared memory. */
+extern bool stats_walk(void (*fn) (const StatsWorkerSnapshot *snap, void *arg), void *arg);
 
 #endif

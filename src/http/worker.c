@@ -35,6 +35,7 @@
 #include "exec/handoff.h"
 #include "http/http_guard.h"
 #include "http/listen.h"
+#include "http/metrics.h"
 #include "serve/pipeline.h"
 #include "routes/route_stats.h"
 #include "common/stats.h"
@@ -155,6 +156,10 @@ on_req(h2o_handler_t *self, h2o_req_t *req)
 	{
 		PipelineRun run;
 
+		/* Health and metrics come before any route, from worker state. */
+		if (metrics_try_answer(req))
+			return 0;
+
 		run.place = handoff_enabled() ? PIPELINE_ON_LOOP : PIPELINE_RUN_HERE;
 		run.head_at = handoff_head_complete_at(req);
 		run.sink = NULL;		/* streams run on executors */
@@ -223,6 +228,7 @@ setup_h2o(void)
 	h2_guard_init(&ctx);
 	events_init(&ctx);
 	handoff_init(ctx.loop, send_response);
+	metrics_start(&ctx);
 	accept_ctx.ctx = &ctx;
 	accept_ctx.hosts = config.hosts;
 	capacity_start(ctx.loop, &accept_ctx);

@@ -33,6 +33,8 @@ int			webgres_max_queue = 64;
 int			webgres_stream_timeout = 600000;
 int			webgres_sse_heartbeat = 15000;
 int			webgres_sse_buffer_limit = 1024 * 1024;
+char	   *webgres_metrics_path = NULL;
+char	   *webgres_metrics_listen = NULL;
 
 static bool
 check_listen(char **newval, void **extra, GucSource source)
@@ -45,6 +47,31 @@ check_listen(char **newval, void **extra, GucSource source)
 	{
 		GUC_check_errdetail("%s", error);
 		GUC_check_errhint("Use a comma-separated list of host:port entries, for example '127.0.0.1:8080' or '0.0.0.0:8080,[::]:8080'.");
+		return false;
+	}
+	return true;
+}
+
+/* webgres.metrics_listen: empty, or addresses as webgres.listen takes them. */
+static bool
+check_metrics_listen(char **newval, void **extra, GucSource source)
+{
+	if (*newval == NULL || (*newval)[0] == '\0')
+		return true;
+	return check_listen(newval, extra, source);
+}
+
+/* webgres.metrics_path: empty, or an absolute path without a query. */
+static bool
+check_metrics_path(char **newval, void **extra, GucSource source)
+{
+	const char *p = *newval;
+
+	if (p == NULL || p[0] == '\0')
+		return true;
+	if (p[0] != '/' || strpbrk(p, "?# ") != NULL)
+	{
+		GUC_check_errdetail("webgres.metrics_path must start with \"/\" and hold no \"?\", \"#\" or space.");
 		return false;
 	}
 	return true;
@@ -295,6 +322,31 @@ define_settings(void)
 							PGC_SIGHUP,
 							GUC_UNIT_BYTE,
 							NULL, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.metrics_path",
+							   "Path at which the HTTP workers answer with Prometheus metrics.",
+							   "The per-route, worker and executor figures in Prometheus' text "
+							   "format, answered from shared memory without running SQL, before "
+							   "any route is looked at. Empty turns the endpoint off. With "
+							   "webgres.metrics_listen set, it is answered only there.",
+							   &webgres_metrics_path,
+							   "",
+							   PGC_SIGHUP,
+							   0,
+							   check_metrics_path, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.metrics_listen",
+							   "Separate addresses on which the HTTP workers answer only metrics.",
+							   "host:port entries as webgres.listen takes them. When set, "
+							   "webgres.metrics_path is answered on these addresses only, and "
+							   "every other request there is answered 404, so that metrics "
+							   "need not be reachable where the routes are. Empty: metrics "
+							   "are answered on webgres.listen.",
+							   &webgres_metrics_listen,
+							   "",
+							   PGC_POSTMASTER,
+							   0,
+							   check_metrics_listen, NULL, NULL);
 
 	MarkGUCPrefixReserved("webgres");
 }

@@ -200,6 +200,25 @@ route_limits_default_cap(void)
 	return Max(1, webgres_executors / 2);
 }
 
+bool
+route_limits_walk(void (*fn) (int64 route_id, bool slow, int running, int queued, void *arg),
+				  void *arg)
+{
+	if (table == NULL)
+		return false;
+	for (int i = 0; i < ROUTE_LIMITS_SLOTS; i++)
+	{
+		RouteLimits *rl = &table[i];
+		uint64		id = pg_atomic_read_u64(&rl->route_id);
+
+		if (id == 0)
+			continue;
+		fn((int64) id, pg_atomic_read_u32(&rl->slow) != 0,
+		   (int) pg_atomic_read_u32(&rl->running), (int) pg_atomic_read_u32(&rl->queued), arg);
+	}
+	return true;
+}
+
 /* webgres.route_execution(): one row per route with shared state. */
 Datum
 webgres_route_execution(PG_FUNCTION_ARGS)

@@ -39,6 +39,10 @@ extern bool route_limits_try_queue(RouteLimits *rl, int max);
 /* Gives back a place taken with route_limits_try_queue. */
 extern void route_limits_leave_queue(RouteLimits *rl);
 
+/* Calls fn for each route with shared state; false without shared memory. */
+extern bool route_limits_walk(void (*fn) (int64 route_id, bool slow, int running,
+										  int queued, void *arg), void *arg);
+
 /* The cap of a route whose max_concurrency is NULL. */
 extern int	route_limits_default_cap(void);
 

@@ -1,0 +1,27 @@
+/*
+ * metrics.h
+ *		The Prometheus endpoint: per-route, worker and executor figures in
+ *		Prometheus' text exposition format, answered without SQL.
+ */
+#ifndef WEBGRES_METRICS_H
+#define WEBGRES_METRICS_H
+
+struct st_h2o_req_t;
+struct st_h2o_context_t;
+
+/*
+ * Once per worker, after its h2o context exists: opens the listeners of
+ * webgres.metrics_listen, if it is set, which answer only metrics.
+ */
+extern void metrics_start(struct st_h2o_context_t *ctx);
+
+/*
+ * Answers req if it asks for webgres.metrics_path on a main listener (and
+ * webgres.metrics_listen is not set); returns whether it did.
+ */
+extern bool metrics_try_answer(struct st_h2o_req_t *req);
+
+/* The exposition text, in the current memory context (for tests and SQL). */
+extern char *metrics_render(void);
+
+#endif

@@ -1,0 +1,142 @@
+# The Prometheus endpoint: its text parsed by prometheus_client's own parser
+# and checked against a known set of requests; routes labelled by pattern,
+# never by the path requested; webgres.metrics_listen keeps metrics off the
+# routes' addresses.
+use strict;
+use warnings;
+use File::Temp qw(tempfile);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(sleep time);
+use WebgresTest;
+
+my $python = $ENV{WEBGRES_PYTHON} or BAIL_OUT('WEBGRES_PYTHON is not set (scripts/test.sh sets it)');
+
+my $node = WebgresTest->new_node('prometheus', workers => 2,
+	conf => "webgres.metrics_path = '/metrics'\nwebgres.executors = 1\n");
+my $port = $node->{webgres_port};
+
+my %id;
+$id{a} = WebgresTest::add_route($node, 'GET', '/a', q{SELECT 'aaa' AS body});
+$id{b} = WebgresTest::add_route($node, 'GET', '/b/:id', q{SELECT 201 AS status, request.params->>'id' AS body FROM request});
+$id{c} = $node->safe_psql('postgres', q{INSERT INTO webgres.routes (method, path, handler, mode)
+	VALUES ('POST', '/c', $$SELECT 'posted' AS body FROM request$$, 'executor') RETURNING id});
+WebgresTest::wait_for_status($port, '/a', 200);
+$node->safe_psql('postgres', 'SELECT webgres.route_stats_reset()');
+
+is(WebgresTest::http_get($port, '/a')->{status}, 200, 'GET /a') for 1 .. 3;
+for my $p ('/b/1', '/b/1', '/b/22', '/b/333')
+{
+	is(WebgresTest::http_get($port, $p)->{status}, 201, "GET $p");
+}
+is(WebgresTest::request($port, 'POST', '/c', body => 'x')->{status}, 200, 'POST /c (executor)');
+
+# Parses an exposition with prometheus_client; returns {"name{labels}" => value}.
+sub parse
+{
+	my ($text) = @_;
+	my ($fh, $file) = tempfile(UNLINK => 1);
+	print $fh $text;
+	close $fh;
+	my $out = `$python - '$file' <<'PY'
+import sys
+from prometheus_client.parser import text_string_to_metric_families
+for fam in text_string_to_metric_families(open(sys.argv[1]).read()):
+    for s in fam.samples:
+        labels = ",".join(f'{k}={v}' for k, v in sorted(s.labels.items()))
+        print(f"{fam.type}\\t{s.name}{{{labels}}}\\t{s.value!r}")
+PY`;
+	is($?, 0, 'prometheus_client parses the exposition');
+	my %m;
+	for (split /\n/, $out)
+	{
+		my ($type, $key, $value) = split /\t/;
+		$m{$key} = $value + 0;
+		$m{"TYPE $key"} = $type;
+	}
+	return \%m;
+}
+
+# Scrapes until the route counts are in (responses are counted as they go out).
+my ($res, $m);
+my $deadline = time + 30;
+while (time < $deadline)
+{
+	$res = WebgresTest::http_get($port, '/metrics');
+	$m = parse($res->{body}) if $res->{status} == 200;
+	last if $m && ($m->{"webgres_route_request_duration_seconds_count{method=POST,route=/c,route_id=$id{c}}"} // 0) == 1;
+	sleep 0.1;
+}
+is($res->{status}, 200, 'GET /metrics answers 200');
+like($res->{headers}{'content-type'}, qr{^text/plain; version=0\.0\.4}, 'in the text format');
+
+my $la = "method=GET,route=/a,route_id=$id{a}";
+my $lb = "method=GET,route=/b/:id,route_id=$id{b}";
+my $lc = "method=POST,route=/c,route_id=$id{c}";
+is($m->{"webgres_route_request_duration_seconds_count{$la}"}, 3, '/a: 3 requests');
+is($m->{"webgres_route_request_duration_seconds_count{$lb}"}, 4, '/b/:id: 4 requests, one series for every path it matched');
+is($m->{"webgres_route_request_duration_seconds_count{$lc}"}, 1, '/c: 1 request on an executor');
+is($m->{"TYPE webgres_route_request_duration_seconds_count{$la}"}, 'histogram', 'latency is a histogram');
+is($m->{"webgres_route_request_duration_seconds_bucket{le=+Inf,$lb}"}, 4, '+Inf bucket holds every request');
+is(scalar(grep { /route=\/b\/\d/ } keys %$m), 0, 'no series is labelled by a path requested');
+is($m->{"webgres_route_responses_total{code=2xx,$lb}"}, 4, '/b/:id: four 2xx');
+is($m->{"webgres_route_responses_total{code=5xx,$lb}"}, 0, '/b/:id: no 5xx');
+is($m->{"webgres_route_response_bytes_total{$la}"}, 9, '/a: 9 body bytes');
+is($m->{"webgres_route_response_bytes_total{$lb}"}, 7, '/b/:id: 1+1+2+3 body bytes');
+is($m->{"webgres_route_handler_errors_total{$la}"}, 0, 'no handler errors');
+
+# Buckets are cumulative and agree with the SQL view.
+my %bucket = map { /le=([^,}]+)/; (($1 eq '+Inf' ? 9**9**9 : $1) => $m->{$_}) }
+  grep { /^webgres_route_request_duration_seconds_bucket\{le=[^,]+,\Q$la\E\}$/ } keys %$m;
+is(scalar(keys %bucket), 18, '17 finite buckets and +Inf');
+my $prev = 0;
+my $monotonic = 1;
+for my $le (sort { $a <=> $b } keys %bucket)
+{
+	$monotonic = 0 if $bucket{$le} < $prev;
+	$prev = $bucket{$le};
+}
+ok($monotonic, 'bucket counts never decrease');
+is($node->safe_psql('postgres', "SELECT array_to_string(latency_buckets, ',') FROM webgres.route_stats WHERE route_id = $id{b}") =~ tr/,//, 17,
+	'the view has the same 18 buckets');
+ok($m->{"webgres_route_request_duration_seconds_sum{$lc}"} > 0, '/c: a latency sum');
+
+# Worker and executor figures.
+is($m->{'webgres_workers{}'}, 2, 'two workers');
+is($m->{'webgres_executors{}'}, 1, 'one executor configured');
+ok(defined $m->{'webgres_connections{}'}, 'open connections, all workers');
+my ($wsum) = $node->safe_psql('postgres', 'SELECT sum(requests) FROM webgres.workers');
+my $scraped = 0;
+$scraped += $m->{$_} for grep { /^webgres_worker_requests_total\{/ } keys %$m;
+cmp_ok($scraped, '>=', 8 + 1, 'worker request counters count every request');
+cmp_ok($scraped, '<=', $wsum, '... as webgres.workers does');
+ok(defined $m->{"webgres_route_executor_running{$lc}"}, 'executor state of a route that ran there');
+
+is(WebgresTest::request($port, 'POST', '/metrics', body => 'x')->{status}, 405, 'POST /metrics: 405');
+is(WebgresTest::http_get($port, '/metrics?x=1')->{status}, 200, 'a query string is ignored');
+
+# Off by default: the path is a route like any other.
+$node->safe_psql('postgres', q{ALTER SYSTEM SET webgres.metrics_path = ''; SELECT pg_reload_conf()});
+my $off = WebgresTest::wait_for_status($port, '/metrics', 404);
+is($off->{status}, 404, 'with webgres.metrics_path empty, /metrics is not answered');
+$node->stop;
+
+# A separate address: metrics there only, routes only on webgres.listen.
+my $mport = PostgreSQL::Test::Cluster::get_free_port();
+my $node2 = WebgresTest->new_node('prometheus_listen', workers => 1,
+	conf => "webgres.metrics_path = '/metrics'\nwebgres.metrics_listen = '127.0.0.1:$mport'\n");
+my $port2 = $node2->{webgres_port};
+WebgresTest::add_route($node2, 'GET', '/a', q{SELECT 'aaa' AS body});
+WebgresTest::wait_for_status($port2, '/a', 200);
+ok(WebgresTest::wait_for_listen($mport), 'the metrics address listens');
+my $r = WebgresTest::http_get($mport, '/metrics');
+is($r->{status}, 200, 'metrics on the metrics address');
+my $m2 = parse($r->{body});
+is($m2->{"webgres_route_request_duration_seconds_count{method=GET,route=/a,route_id=1}"}, 1,
+	'... with the routes counted');
+is(WebgresTest::http_get($mport, '/a')->{status}, 404, 'no routes on the metrics address');
+is(WebgresTest::http_get($port2, '/metrics')->{status}, 404, 'no metrics on the routes\' address');
+$node2->stop;
+
+done_testing();
