@@ -12,7 +12,7 @@ MODULE_big = webgres
 OBJS = \
 	src/module/settings.o src/module/supervisor.o src/module/webgres.o \
 	src/sql/cache.o src/sql/functions.o src/sql/html.o src/sql/sample.o \
-	src/http/capacity.o src/http/h2_guard.o src/http/http_guard.o src/http/listen.o src/http/metrics.o src/http/timeouts.o src/http/worker.o \
+	src/http/capacity.o src/http/h2_guard.o src/http/health.o src/http/http_guard.o src/http/listen.o src/http/metrics.o src/http/timeouts.o src/http/worker.o \
 	src/exec/exec_socket.o src/exec/executor.o src/exec/handoff.o src/exec/handoff_frame.o \
 	src/serve/pipeline.o \
 	src/events/events.o src/events/sse.o \

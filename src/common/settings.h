@@ -30,6 +30,11 @@ extern int	webgres_sse_heartbeat;
 extern int	webgres_sse_buffer_limit;
 extern char *webgres_metrics_path;
 extern char *webgres_metrics_listen;
+extern char *webgres_liveness_path;
+extern char *webgres_readiness_path;
+extern char *webgres_primary_path;
+extern int	webgres_max_replica_lag;
+extern char *webgres_primary_url;
 
 /* The product name, as it goes into the Server header and process titles. */
 #define WEBGRES_SERVER_NAME "webgres"

@@ -31,6 +31,8 @@ typedef struct WorkerStats
 
 static WorkerStats *slots = NULL;
 static WorkerStats *my_slot = NULL;
+/* Executors running now: a gauge each executor raises at start and lowers at exit. */
+static pg_atomic_uint32 *executors_running = NULL;
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
@@ -48,6 +50,7 @@ stats_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(stats_size());
+	RequestAddinShmemSpace(sizeof(pg_atomic_uint32));
 }
 
 static void
@@ -71,6 +74,10 @@ stats_startup(void)
 				pg_atomic_init_u64(&slots[i].counters[c], 0);
 		}
 	}
+	executors_running = ShmemInitStruct("webgres executors running",
+										sizeof(pg_atomic_uint32), &found);
+	if (!found)
+		pg_atomic_init_u32(executors_running, 0);
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -104,6 +111,31 @@ stats_attach(int worker_index)
 	pg_write_barrier();
 	pg_atomic_write_u32(&my_slot->pid, (uint32) MyProcPid);
 	on_shmem_exit(stats_detach, (Datum) 0);
+}
+
+/* An executor leaves the gauge at exit. */
+static void
+stats_executor_detach(int code, Datum arg)
+{
+	if (executors_running != NULL)
+		pg_atomic_fetch_sub_u32(executors_running, 1);
+}
+
+/* An executor counts itself as running until it exits. */
+void
+stats_executor_attach(void)
+{
+	if (executors_running == NULL)
+		return;
+	pg_atomic_fetch_add_u32(executors_running, 1);
+	on_shmem_exit(stats_executor_detach, (Datum) 0);
+}
+
+/* How many executors are running now (0 where shared memory is absent). */
+int
+stats_executors_running(void)
+{
+	return executors_running ? (int) pg_atomic_read_u32(executors_running) : 0;
 }
 
 void

@@ -44,5 +44,10 @@ extern void stats_set_connections(int connections);
 
 /* Calls fn for each running worker; false without shared memory. */
 extern bool stats_walk(void (*fn) (const StatsWorkerSnapshot *snap, void *arg), void *arg);
+/* An executor counts itself as running until it exits. */
+extern void stats_executor_attach(void);
+
+/* How many executors are running now. */
+extern int	stats_executors_running(void);
 
 #endif

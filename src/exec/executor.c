@@ -42,6 +42,7 @@
 #include "routes/route_stats.h"
 #include "handler/stream.h"
 #include "common/settings.h"
+#include "common/stats.h"
 
 /* Background worker entry point, looked up by name by the postmaster. */
 extern PGDLLEXPORT void webgres_executor_main(Datum main_arg);
@@ -351,6 +352,8 @@ webgres_executor_main(Datum main_arg)
 	ereport(LOG,
 			(errmsg("webgres executor %d serving database \"%s\"",
 					executor_index, webgres_database)));
+	/* Readiness (http/health.c) counts the executors that serve. */
+	stats_executor_attach();
 	pgstat_report_activity(STATE_IDLE, NULL);
 
 	for (;;)

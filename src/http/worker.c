@@ -32,6 +32,7 @@
 #include "http/capacity.h"
 #include "events/events.h"
 #include "http/h2_guard.h"
+#include "http/health.h"
 #include "exec/handoff.h"
 #include "http/http_guard.h"
 #include "http/listen.h"
@@ -152,7 +153,8 @@ on_req(h2o_handler_t *self, h2o_req_t *req)
 	char	   *body = NULL;
 	size_t		bodylen = 0;
 
-	if (http_guard_check(req, &body, &bodylen))
+	if (http_guard_check(req, &body, &bodylen) &&
+		!health_try_answer(req, &body, &bodylen))
 	{
 		PipelineRun run;
 
@@ -299,11 +301,13 @@ webgres_worker_main(Datum main_arg)
 		/* A burst of new connections is not left to epoll's turn (capacity.c). */
 		capacity_accept_queued();
 		pipeline_before_wait();
+		health_refresh();
 		/* Event streams: notifications in, idle channels UNLISTENed (events.c). */
 		events_between_requests();
 
 		if (ProcDiePending)
 		{
+			health_set_stopping();
 			/* Event streams end with a clean end of response (events.c). */
 			events_shutdown();
 			break;

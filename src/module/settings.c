@@ -35,6 +35,11 @@ int			webgres_sse_heartbeat = 15000;
 int			webgres_sse_buffer_limit = 1024 * 1024;
 char	   *webgres_metrics_path = NULL;
 char	   *webgres_metrics_listen = NULL;
+char	   *webgres_liveness_path = NULL;
+char	   *webgres_readiness_path = NULL;
+char	   *webgres_primary_path = NULL;
+int			webgres_max_replica_lag = 10000;
+char	   *webgres_primary_url = NULL;
 
 static bool
 check_listen(char **newval, void **extra, GucSource source)
@@ -85,6 +90,47 @@ online_cpus(void)
 	return (n < 1) ? 1 : (n > 64 ? 64 : (int) n);
 }
 
+/* A health path is empty (off) or an absolute path without a query. */
+static bool
+check_health_path(char **newval, void **extra, GucSource source)
+{
+	const char *p = *newval;
+
+	if (p == NULL || p[0] == '\0')
+		return true;
+	if (p[0] != '/' || strpbrk(p, "?# \t") != NULL)
+	{
+		GUC_check_errdetail("A health check path must start with \"/\" and hold no query, fragment or blanks.");
+		return false;
+	}
+	return true;
+}
+
+/* The primary's URL is empty or an http(s) origin with an optional path prefix. */
+static bool
+check_primary_url(char **newval, void **extra, GucSource source)
+{
+	const char *u = *newval;
+	const char *rest;
+
+	if (u == NULL || u[0] == '\0')
+		return true;
+	if (strncmp(u, "https://", 8) == 0)
+		rest = u + 8;
+	else if (strncmp(u, "http://", 7) == 0)
+		rest = u + 7;
+	else
+		rest = NULL;
+	if (rest == NULL || rest[0] == '\0' || rest[0] == '/' ||
+		strpbrk(u, "?# \t\r\n") != NULL || u[strlen(u) - 1] == '/')
+	{
+		GUC_check_errdetail("webgres.primary_url must be an http:// or https:// URL with a host, no query and no trailing slash.");
+		GUC_check_errhint("For example 'https://db1.example:8443'.");
+		return false;
+	}
+	return true;
+}
+
 void
 define_settings(void)
 {
@@ -119,6 +165,60 @@ define_settings(void)
 							   PGC_POSTMASTER,
 							   0,
 							   NULL, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.liveness_path",
+							   "Path answered 200 while an HTTP worker's loop runs.",
+							   "For a load balancer's or orchestrator's liveness probe; "
+							   "answered without SQL. Empty turns the endpoint off.",
+							   &webgres_liveness_path,
+							   "",
+							   PGC_SIGHUP,
+							   0,
+							   check_health_path, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.readiness_path",
+							   "Path answered 200 when this node should take traffic, 503 when not.",
+							   "Not ready: a standby whose replay lags more than "
+							   "webgres.max_replica_lag or is paused, a worker that is "
+							   "stopping, or no executor running. The JSON body gives the "
+							   "role and the lag. Empty turns the endpoint off.",
+							   &webgres_readiness_path,
+							   "",
+							   PGC_SIGHUP,
+							   0,
+							   check_health_path, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.primary_path",
+							   "Path answered 200 on the primary and 503 on a standby.",
+							   "Lets a load balancer send writes to the primary by status "
+							   "alone. Empty turns the endpoint off.",
+							   &webgres_primary_path,
+							   "",
+							   PGC_SIGHUP,
+							   0,
+							   check_health_path, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.max_replica_lag",
+							"Most replay lag at which a standby still reports itself ready.",
+							"The lag is the age of the oldest WAL the standby received and "
+							"has not replayed.",
+							&webgres_max_replica_lag,
+							10000,
+							0, INT_MAX,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.primary_url",
+							   "Where a standby sends requests that must write.",
+							   "On a standby, a request whose route writes (or is an event "
+							   "stream) is answered 307 to this URL plus its path and query. "
+							   "Empty: such requests are answered 503 with Retry-After.",
+							   &webgres_primary_url,
+							   "",
+							   PGC_SIGHUP,
+							   0,
+							   check_primary_url, NULL, NULL);
 
 	DefineCustomIntVariable("webgres.handler_timeout",
 							"Longest time from a request's complete head to its response.",

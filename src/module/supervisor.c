@@ -209,6 +209,7 @@ webgres_supervisor_main(Datum main_arg)
 	while (!ShutdownRequestPending)
 	{
 		long		timeout_ms;
+		long		worker_ms;
 
 		if (ConfigReloadPending)
 		{
@@ -226,7 +227,13 @@ webgres_supervisor_main(Datum main_arg)
 								before_executors, webgres_executors)));
 		}
 
-		timeout_ms = sooner(reconcile(&workers), reconcile(&executors));
+		/*
+		 * Workers first, in two statements (C leaves the order of a call's
+		 * arguments open): when background-worker slots are short, the
+		 * processes that listen get them before the executors.
+		 */
+		worker_ms = reconcile(&workers);
+		timeout_ms = sooner(worker_ms, reconcile(&executors));
 		(void) WaitLatch(MyLatch,
 						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 timeout_ms < 0 ? 10000L : timeout_ms,
