@@ -461,6 +461,18 @@ handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen)
 	return found;
 }
 
+bool
+handler_needs_primary(Route *route)
+{
+	RouteCall	call;
+	HandlerState *st = enter_route(route, &call);
+	bool		needs = !st->read_only || st->event_stream;
+
+	leave_route(&call);
+	error_context_stack = call.errcallback.previous;
+	return needs;
+}
+
 SPITupleTable *
 handler_run_rows(Route *route, RequestData *rd)
 {

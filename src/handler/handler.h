@@ -37,6 +37,13 @@ extern bool handler_run(Route *route, RequestData *rd, char **body, size_t *body
 extern bool handler_can_share(const Route *route);
 
 /*
+ * True if route's handler writes or locks rows, or answers an event stream
+ * (LISTEN cannot run during recovery): what a standby cannot serve.
+ * Prepares the handler if this process has not.
+ */
+extern bool handler_needs_primary(Route *route);
+
+/*
  * Runs route's handler as handler_run() does and returns all its rows (in
  * SPI_tuptable), or NULL for none, without shaping a response: for the
  * second phase of an event stream (events.c).

@@ -11,6 +11,7 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -30,6 +31,7 @@
 #include "events/events.h"
 #include "handler/handler.h"
 #include "serve/pipeline.h"
+#include "serve/replica.h"
 #include "message/request.h"
 #include "message/response.h"
 #include "routes/route_limits.h"
@@ -203,6 +205,13 @@ answer_error(h2o_req_t *req, const char *route_label, TimestampTz deadline,
 	disable_timeout(STATEMENT_TIMEOUT, false);
 	budget_stop();
 	QueryCancelPending = false;
+
+	/* A write that got past the plan check on a standby (replica.c). */
+	if (edata->sqlerrcode == ERRCODE_READ_ONLY_SQL_TRANSACTION && RecoveryInProgress())
+	{
+		replica_answer_needs_primary(req, body, bodylen);
+		return;
+	}
 
 	status = http_status_for_sqlstate(edata->sqlerrcode, &chosen);
 	if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED &&
@@ -509,6 +518,13 @@ again:
 				if (!method_matches(r, req, is_head))
 					continue;
 				method_matched = true;
+				/* A standby answers what needs the primary without running it (replica.c). */
+				if (RecoveryInProgress() && handler_needs_primary(r))
+				{
+					replica_answer_needs_primary(req, body, bodylen);
+					answered = true;
+					break;
+				}
 				if (on_loop && wants_executor(r))
 				{
 					offload = r;

@@ -1,0 +1,53 @@
+/*
+ * replica.c
+ *		What a standby answers to a request it cannot serve.
+ *
+ * A standby runs handlers read-only.  A request whose route writes (its
+ * plan is more than a plain SELECT, known before the handler runs) or
+ * answers an event stream (LISTEN cannot run during recovery, and NOTIFY
+ * is not replicated) needs the primary.  With webgres.primary_url set it
+ * is redirected there with 307, which keeps the method and the body
+ * (RFC 9110 15.4.8); a primary never redirects, since only a node in
+ * recovery gets here, so the same configuration can sit on every node.
+ * Without it the answer is 503 with Retry-After: a promotion may be under
+ * way.  A handler that looked read-only and writes anyway (a volatile
+ * function) fails with SQLSTATE 25006 before it has changed anything, and
+ * gets the same answer.
+ */
+#include "postgres.h"
+
+#define H2O_USE_LIBUV 0
+#include <h2o.h>
+
+#include "common/settings.h"
+#include "message/errors.h"
+#include "message/response.h"
+#include "serve/replica.h"
+
+/* Seconds a client is asked to wait when no primary URL is known. */
+#define REPLICA_RETRY_AFTER "5"
+
+void
+replica_answer_needs_primary(h2o_req_t *req, char **body, size_t *bodylen)
+{
+	req->res.headers = (h2o_headers_t) {NULL};
+	if (webgres_primary_url != NULL && webgres_primary_url[0] != '\0')
+	{
+		size_t		ulen = strlen(webgres_primary_url);
+		char	   *location = h2o_mem_alloc_pool(&req->pool, ulen + req->path.len);
+
+		/* req->path is the request target as sent: path and query. */
+		memcpy(location, webgres_primary_url, ulen);
+		memcpy(location + ulen, req->path.base, req->path.len);
+		response_simple(req, 307, "This node is a standby: writes go to the primary.",
+						body, bodylen);
+		h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_LOCATION, NULL,
+					   location, ulen + req->path.len);
+	}
+	else
+	{
+		response_simple(req, 503, "This node is a standby and cannot write.", body, bodylen);
+		h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_RETRY_AFTER, NULL,
+					   H2O_STRLIT(REPLICA_RETRY_AFTER));
+	}
+}
