@@ -9,9 +9,11 @@ set -euo pipefail
 # the server's libpq/libpq.h (PqCommMethods, for LISTEN in src/events/events.c)
 # includes gssapi.h. python3: make test checks the bench's report code;
 # python3-venv: scripts/pydeps.sh keeps the tests' Python libraries apart.
+# haproxy: the scale-out topology (scripts/haproxy, make cluster, its test).
 packages=(postgresql-15 postgresql-server-dev-15
           libh2o-evloop-dev wrk libipc-run-perl gcc make pkg-config curl
-          libkrb5-dev python3 python3-venv)
+          libkrb5-dev python3 python3-venv
+          haproxy)
 [ "${WEBGRES_DEPS_EXTRA:-}" ] && packages+=(${WEBGRES_DEPS_EXTRA})
 
 missing=()
