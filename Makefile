@@ -5,6 +5,7 @@
 #   make test       install missing packages, build, install, run every test
 #   make run        build, install and serve the example and TechEmpower routes
 #   make bench      the benchmark harness (bench/README.md)
+#   make cluster    a primary, two standbys and HAProxy on this machine (docs/scale-out.md)
 #   make fuzz       run each libFuzzer harness in fuzz/ for FUZZ_SECONDS (60)
 
 MODULE_big = webgres
@@ -69,7 +70,7 @@ $(OBJS): $(BUILD_MODE)
 -include $(OBJS:.o=.d)
 endif
 
-.PHONY: deps test run bench fuzz
+.PHONY: deps test run bench fuzz cluster
 
 deps:
 	@scripts/deps.sh
@@ -88,6 +89,11 @@ bench: deps
 	$(MAKE) all
 	$(MAKE) install
 	bench/run.sh
+
+cluster: deps
+	$(MAKE) all
+	$(MAKE) install
+	scripts/topology.sh
 
 FUZZ_SECONDS ?= 60
 
