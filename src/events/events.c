@@ -11,6 +11,18 @@
  * and each 'A' message it is handed becomes an event for the streams that
  * follow that channel.  Anything else sent through them (a NOTICE, an
  * error's report) is dropped: it went to the server log as well.
+ *
+ * A burst (one commit of thousands of notifications) is delivered in
+ * slices, one per pass of the event loop, so that the streams offer each
+ * slice to their clients before they are handed the next.  Postgres reads
+ * the queue up to its head in one call, and turns any error raised while it
+ * hands the messages on into FATAL, so a read cannot be cut short: what one
+ * read returns is kept once, for all streams, and the queue is read again
+ * only when that is delivered (the queue holds what comes meanwhile).  No
+ * slice is delivered while a stream holds more than webgres.sse_buffer_limit
+ * its client has not taken (sse.c): each stream's memory stays bounded by
+ * the limit, and a client that does not read holds delivery up for a
+ * bounded grace, then is cut.
  */
 #include "postgres.h"
 
@@ -68,6 +80,7 @@ struct EventStream
 	SseStream  *sse;
 	char	  **catchup_ids;	/* ids sent as catch-up, sorted, for de-duplication */
 	int			ncatchup_ids;
+	uint64		subscribed_at;	/* reads of the queue before the stream began */
 	int			nsubscriptions;
 	Subscription subscriptions[FLEXIBLE_ARRAY_MEMBER];
 };
@@ -77,6 +90,7 @@ typedef struct Notification
 {
 	char	   *channel;
 	char	   *payload;
+	size_t		len;			/* of channel and payload: what a slice counts */
 } Notification;
 
 /* What phase 1 decided, until phase 2 runs. */
@@ -93,9 +107,22 @@ static HTAB *channels;
 static MemoryContext events_cxt;	/* subscriptions, catch-up ids */
 static MemoryContext notify_cxt;	/* notifications being delivered; reset after */
 static List *received = NIL;	/* of Notification, in notify_cxt */
+static int	ndelivered = 0;		/* how many of received went out */
+static uint64 nreads = 0;		/* reads of the queue that returned notifications */
 static bool unlisten_due = false;
 static PendingStream pending;
 static bool stream_started = false;
+
+/*
+ * Most notification bytes delivered in one pass of the event loop (less
+ * with a smaller webgres.sse_buffer_limit): a stream's backlog is never
+ * more than the limit, a slice and one notification.
+ */
+#define EVENTS_SLICE_BYTES (64 * 1024)
+
+static h2o_loop_t *loop;
+static h2o_timeout_t next_pass_timeout;	/* 0: the loop comes straight back */
+static h2o_timeout_entry_t next_pass;
 
 /* ---- declaring an event stream ---- */
 
@@ -376,6 +403,7 @@ subscribe(char **names, int n, char **ids, int nids)
 		sub->channel->nsubscribers++;
 	}
 	es->nsubscriptions = n;
+	es->subscribed_at = nreads;
 	if (nids > 0)
 	{
 		es->catchup_ids = MemoryContextAlloc(events_cxt, sizeof(char *) * nids);
@@ -606,6 +634,7 @@ comm_putmessage(char msgtype, const char *s, size_t len)
 	n = palloc(sizeof(Notification));
 	n->channel = pstrdup(channel);
 	n->payload = pstrdup(channel + clen + 1);
+	n->len = len;
 	received = lappend(received, n);
 	MemoryContextSwitchTo(oldcxt);
 	return 0;
@@ -770,6 +799,9 @@ deliver(Notification *n, StringInfo buf)
 		Subscription *sub = dlist_container(Subscription, node, iter.cur);
 		EventStream *es = sub->stream;
 
+		/* Read before the stream's LISTEN: a burst being delivered in slices. */
+		if (es->subscribed_at >= nreads)
+			continue;
 		/* Sent already as a catch-up row: the NOTIFY committed before phase 2's snapshot. */
 		if (id != NULL && es->ncatchup_ids > 0 &&
 			bsearch(&id, es->catchup_ids, es->ncatchup_ids, sizeof(char *), compare_ids) != NULL)
@@ -813,24 +845,62 @@ unlisten_idle_channels(void)
 	MemoryContextSwitchTo(oldcxt);
 }
 
+/*
+ * Delivers the next slice of what the last read returned; forgets it all
+ * once all is delivered.
+ */
+static void
+deliver_slice(void)
+{
+	MemoryContext oldcxt = MemoryContextSwitchTo(notify_cxt);
+	size_t		slice = Min(EVENTS_SLICE_BYTES, (size_t) webgres_sse_buffer_limit);
+	size_t		sent = 0;
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	while (ndelivered < list_length(received) && sent < slice)
+	{
+		Notification *n = (Notification *) list_nth(received, ndelivered++);
+
+		deliver(n, &buf);
+		sent += n->len;
+	}
+	pfree(buf.data);
+	MemoryContextSwitchTo(oldcxt);
+	if (ndelivered == list_length(received))
+	{
+		received = NIL;
+		ndelivered = 0;
+		MemoryContextReset(notify_cxt);
+	}
+}
+
+/* The loop's next pass: nothing to do but come back to events_between_requests(). */
+static void
+on_next_pass(h2o_timeout_entry_t *entry)
+{
+}
+
 void
 events_between_requests(void)
 {
-	if (notifyInterruptPending)
+	/*
+	 * The queue is read again once the last read is delivered, outside the
+	 * read's transaction, so that the queue moves on at once.
+	 */
+	if (received == NIL && notifyInterruptPending)
 	{
-		MemoryContext oldcxt;
-		StringInfoData buf;
-		ListCell   *lc;
-
 		read_notifications();
-		/* Delivered outside the read's transaction, so that the queue moves on at once. */
-		oldcxt = MemoryContextSwitchTo(notify_cxt);
-		initStringInfo(&buf);
-		foreach(lc, received)
-			deliver((Notification *) lfirst(lc), &buf);
-		received = NIL;
-		MemoryContextSwitchTo(oldcxt);
-		MemoryContextReset(notify_cxt);
+		if (received != NIL)
+			nreads++;
+	}
+	/* While a client has not taken its backlog, the rest waits (sse.c). */
+	if (received != NIL && !sse_backlogged())
+	{
+		deliver_slice();
+		/* More to do: on the loop's next pass, not after its wait. */
+		if ((received != NIL || notifyInterruptPending) && !h2o_timeout_is_linked(&next_pass))
+			h2o_timeout_link(loop, &next_pass_timeout, &next_pass);
 	}
 	if (unlisten_due)
 		unlisten_idle_channels();
@@ -857,5 +927,8 @@ events_init(h2o_context_t *ctx)
 	channels = hash_create("webgres channels", 64, &info,
 						   HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
 	RegisterXactCallback(events_xact_callback, NULL);
+	loop = ctx->loop;
+	h2o_timeout_init(ctx->loop, &next_pass_timeout, 0);
+	next_pass.cb = on_next_pass;
 	sse_init(ctx);
 }

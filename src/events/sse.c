@@ -8,9 +8,23 @@
  * h2o is done the two swap.  A stream costs its connection's file
  * descriptor and these buffers, nothing else: no backend, no worker slot.
  *
- * A client that lets more than webgres.sse_buffer_limit bytes wait is cut
- * off: on HTTP/1.1 its connection is shut down; on HTTP/2 only its stream
- * is reset (RST_STREAM, CANCEL), and the connection's other streams go on.
+ * Bytes pushed from outside h2o's callbacks (the worker delivers
+ * notifications between passes of its loop) are handed to h2o from the
+ * loop's next pass, not at once: libh2o 2.2.5's evloop leaves a socket
+ * polled for writing when a write started outside the loop completes at
+ * once, and its next writable event then fails an assertion on a write
+ * callback it has already called.
+ *
+ * A stream's backlog is what it holds that the client has not taken: the
+ * write h2o has in flight and the bytes queued behind it.  A backlog over
+ * webgres.sse_buffer_limit is allowed for SSE_STALL_GRACE_MS, the time a
+ * client that reads gets to take its bytes: the write goes on meanwhile,
+ * and events.c delivers no more notifications while any stream is over the
+ * limit (sse_backlogged()), so backlogs stay near the limit.  A backlog
+ * still over the limit when the grace ends belongs to a client that does
+ * not read, and it is cut off: on HTTP/1.1 its connection is shut down; on
+ * HTTP/2 only its stream is reset (RST_STREAM, CANCEL), and the
+ * connection's other streams go on.
  */
 #include "postgres.h"
 
@@ -34,6 +48,15 @@
 /* How long a worker that is stopping waits for the ends of its streams to go out. */
 #define SSE_END_WAIT_MS 1000
 
+/*
+ * How long a stream's backlog may stay over webgres.sse_buffer_limit, the
+ * write in flight meanwhile, before its client is taken not to read.  A
+ * reading client on a loaded machine takes a megabyte in milliseconds; the
+ * grace is what a client that does not read holds up the delivery of
+ * notifications to the worker's other streams for.
+ */
+#define SSE_STALL_GRACE_MS 1000
+
 typedef struct SseBuffer
 {
 	char	   *data;
@@ -52,6 +75,8 @@ struct SseStream
 	bool		ending;			/* end the response once writing is out */
 	bool		dropped;		/* disconnected for not reading */
 	h2o_timeout_entry_t heartbeat;
+	h2o_timeout_entry_t stall;	/* linked while the backlog is over the limit */
+	h2o_timeout_entry_t flush_due;	/* linked while queued bytes wait for the loop */
 	SseCloseCallback on_close;
 	void	   *arg;
 };
@@ -59,9 +84,12 @@ struct SseStream
 static MemoryContext stream_cxt;
 static dlist_head all_streams = DLIST_STATIC_INIT(all_streams);
 static int	nstreams = 0;
+static int	nover = 0;			/* streams whose backlog is over the limit */
 static h2o_context_t *loop_ctx;
 static h2o_timeout_t heartbeat_timeout;
 static h2o_timeout_t reset_timeout;	/* 0: the loop's next pass */
+static h2o_timeout_t flush_timeout;	/* 0: the loop's next pass */
+static h2o_timeout_t stall_timeout;	/* SSE_STALL_GRACE_MS */
 
 /* Appends bytes to a buffer, growing it in the streams' context. */
 static void
@@ -101,12 +129,49 @@ arm_heartbeat(SseStream *s)
 	}
 }
 
+/* Bytes the stream holds that its client has not taken. */
+static size_t
+backlog(SseStream *s)
+{
+	return (s->in_flight ? s->writing.len : 0) + s->queued.len;
+}
+
+/* The stream's backlog is no longer counted as over the limit. */
+static void
+unmark_over(SseStream *s)
+{
+	if (h2o_timeout_is_linked(&s->stall))
+	{
+		h2o_timeout_unlink(&s->stall);
+		nover--;
+	}
+}
+
+/*
+ * Starts the grace of a stream whose backlog went over the limit, or ends
+ * it when the backlog is back under.
+ */
+static void
+check_backlog(SseStream *s)
+{
+	if (s->dropped || backlog(s) <= (size_t) webgres_sse_buffer_limit)
+		unmark_over(s);
+	else if (!h2o_timeout_is_linked(&s->stall))
+	{
+		h2o_timeout_link(loop_ctx->loop, &stall_timeout, &s->stall);
+		nover++;
+	}
+}
+
 /* Forgets the stream: its owner is told, its memory given back. */
 static void
 release(SseStream *s)
 {
 	if (h2o_timeout_is_linked(&s->heartbeat))
 		h2o_timeout_unlink(&s->heartbeat);
+	unmark_over(s);
+	if (h2o_timeout_is_linked(&s->flush_due))
+		h2o_timeout_unlink(&s->flush_due);
 	dlist_delete(&s->node);
 	nstreams--;
 	if (s->on_close)
@@ -186,8 +251,9 @@ drop(SseStream *s)
 
 	ereport(LOG,
 			(errmsg("webgres disconnects an event-stream client that is not reading"),
-			 errdetail("%zu bytes were waiting for it, more than webgres.sse_buffer_limit (%d bytes).",
-					   s->queued.len, webgres_sse_buffer_limit)));
+			 errdetail("%zu bytes were waiting for it, more than webgres.sse_buffer_limit (%d bytes), for %d ms.",
+					   backlog(s), webgres_sse_buffer_limit, SSE_STALL_GRACE_MS)));
+	unmark_over(s);
 	s->dropped = true;
 	buffer_free(&s->queued);
 	if (h2o_timeout_is_linked(&s->heartbeat))
@@ -209,6 +275,14 @@ on_proceed(h2o_generator_t *generator, h2o_req_t *req)
 
 	s->in_flight = false;
 	s->writing.len = 0;
+	if (s->ending)
+	{
+		/* Its end goes out, and the stream is forgotten. */
+		flush(s);
+		return;
+	}
+	/* Before the flush, which moves bytes between buffers but not the backlog. */
+	check_backlog(s);
 	flush(s);
 }
 
@@ -217,6 +291,41 @@ static void
 on_stop(h2o_generator_t *generator, h2o_req_t *req)
 {
 	release((SseStream *) generator);
+}
+
+/* Has what is queued handed to h2o on the loop's next pass. */
+static void
+flush_soon(SseStream *s)
+{
+	if (!h2o_timeout_is_linked(&s->flush_due))
+		h2o_timeout_link(loop_ctx->loop, &flush_timeout, &s->flush_due);
+}
+
+/* The loop's pass after a push: what is queued goes to h2o. */
+static void
+on_flush_due(h2o_timeout_entry_t *entry)
+{
+	SseStream  *s = H2O_STRUCT_FROM_MEMBER(SseStream, flush_due, entry);
+
+	if (s->ending)
+	{
+		/* Its end goes out, and the stream is forgotten. */
+		flush(s);
+		return;
+	}
+	/* Before the flush, which moves bytes between buffers but not the backlog. */
+	check_backlog(s);
+	flush(s);
+}
+
+/* A backlog stayed over the limit for the whole grace: the client does not read. */
+static void
+on_stall(h2o_timeout_entry_t *entry)
+{
+	SseStream  *s = H2O_STRUCT_FROM_MEMBER(SseStream, stall, entry);
+
+	nover--;
+	drop(s);
 }
 
 /* The heartbeat timer ran out: nothing was sent for a whole interval. */
@@ -237,6 +346,8 @@ sse_init(h2o_context_t *ctx)
 									   ALLOCSET_DEFAULT_SIZES);
 	h2o_timeout_init(ctx->loop, &heartbeat_timeout, Max(webgres_sse_heartbeat, 1));
 	h2o_timeout_init(ctx->loop, &reset_timeout, 0);
+	h2o_timeout_init(ctx->loop, &stall_timeout, SSE_STALL_GRACE_MS);
+	h2o_timeout_init(ctx->loop, &flush_timeout, 0);
 }
 
 SseStream *
@@ -249,6 +360,8 @@ sse_start(h2o_req_t *req, const char *first, size_t firstlen,
 	s->generator.stop = on_stop;
 	s->req = req;
 	s->heartbeat.cb = on_heartbeat;
+	s->stall.cb = on_stall;
+	s->flush_due.cb = on_flush_due;
 	s->on_close = on_close;
 	s->arg = arg;
 	dlist_push_tail(&all_streams, &s->node);
@@ -280,6 +393,7 @@ sse_start(h2o_req_t *req, const char *first, size_t firstlen,
 
 		h2o_send(req, &buf, 1, H2O_SEND_STATE_IN_PROGRESS);
 	}
+	check_backlog(s);
 	return s;
 }
 
@@ -289,12 +403,15 @@ sse_push(SseStream *s, const char *bytes, size_t len)
 	if (s->dropped || s->ending)
 		return;
 	buffer_append(&s->queued, bytes, len);
-	if (s->in_flight && s->queued.len > (size_t) webgres_sse_buffer_limit)
-	{
-		drop(s);
-		return;
-	}
-	flush(s);
+	if (!s->in_flight)
+		flush_soon(s);
+	check_backlog(s);
+}
+
+bool
+sse_backlogged(void)
+{
+	return nover > 0;
 }
 
 void
@@ -311,7 +428,8 @@ sse_end_all(void)
 		if (s->dropped)
 			continue;
 		s->ending = true;
-		flush(s);
+		if (!s->in_flight)
+			flush_soon(s);
 	}
 
 	/* Streams still writing end when their last bytes are out. */

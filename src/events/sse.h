@@ -5,8 +5,9 @@
  * A stream is an HTTP response that never ends on its own: its headers go
  * out at once, then each event as it is pushed (chunked on HTTP/1.1, DATA
  * frames on HTTP/2).  Bytes pushed while the client has not taken the
- * previous ones wait in the stream's buffer; a client that lets the buffer
- * grow past webgres.sse_buffer_limit is disconnected.  A comment line goes
+ * previous ones wait in the stream's buffer; a client that leaves more than
+ * webgres.sse_buffer_limit there for a second, when it could have taken
+ * them, is disconnected.  A comment line goes
  * out every webgres.sse_heartbeat of silence, which keeps proxies from
  * timing the stream out and shows a client that has gone.
  */
@@ -34,8 +35,14 @@ extern void sse_init(struct st_h2o_context_t *ctx);
 extern SseStream *sse_start(struct st_h2o_req_t *req, const char *first, size_t firstlen,
 							SseCloseCallback on_close, void *arg);
 
-/* Queues bytes for the client; disconnects it if its buffer is over the limit. */
+/* Queues bytes for the client and offers them to its connection. */
 extern void sse_push(SseStream *stream, const char *bytes, size_t len);
+
+/*
+ * True while some stream holds more than webgres.sse_buffer_limit bytes its
+ * client has not taken: push nothing more until it drains or is cut.
+ */
+extern bool sse_backlogged(void);
 
 /* Ends every stream with a clean end of response and waits (bounded) for them to go out. */
 extern void sse_end_all(void);

@@ -412,10 +412,11 @@ define_settings(void)
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("webgres.sse_buffer_limit",
-							"Most bytes an event stream may have waiting for its client.",
-							"Events for a client that does not read wait in the worker's "
-							"memory; a client that lets more than this wait is "
-							"disconnected, so that it costs the others nothing.",
+							"Most bytes an event stream may hold that its client has not taken.",
+							"Events wait in the worker's memory until the client takes "
+							"them; a client that leaves more than this waiting for a "
+							"second while the worker offers it is disconnected, so that "
+							"it costs the others nothing.",
 							&webgres_sse_buffer_limit,
 							1024 * 1024,
 							1024, INT_MAX / 2,
