@@ -43,16 +43,12 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
-#include "utils/timeout.h"
 
 #define H2O_USE_LIBUV 0
 #include <h2o.h>
 
-#include "message/errors.h"
 #include "events/events.h"
-#include "handler/handler.h"
 #include "message/response.h"
-#include "routes/routes.h"
 #include "events/sse.h"
 #include "common/settings.h"
 
@@ -93,15 +89,7 @@ typedef struct Notification
 	size_t		len;			/* of channel and payload: what a slice counts */
 } Notification;
 
-/* What phase 1 decided, until phase 2 runs. */
-typedef struct PendingStream
-{
-	bool		active;
-	bool		committed;		/* the transaction that LISTENed committed */
-	int64		route_id;
-	char	  **channels;
-	int			nchannels;
-} PendingStream;
+static Channel *channel_enter(const char *name);
 
 static HTAB *channels;
 static MemoryContext events_cxt;	/* subscriptions, catch-up ids */
@@ -110,8 +98,6 @@ static List *received = NIL;	/* of Notification, in notify_cxt */
 static int	ndelivered = 0;		/* how many of received went out */
 static uint64 nreads = 0;		/* reads of the queue that returned notifications */
 static bool unlisten_due = false;
-static PendingStream pending;
-static bool stream_started = false;
 
 /*
  * Most notification bytes delivered in one pass of the event loop (less
@@ -123,50 +109,6 @@ static bool stream_started = false;
 static h2o_loop_t *loop;
 static h2o_timeout_t next_pass_timeout;	/* 0: the loop comes straight back */
 static h2o_timeout_entry_t next_pass;
-
-/* ---- declaring an event stream ---- */
-
-bool
-events_declared(TupleDesc desc)
-{
-	if (desc == NULL)
-		return false;
-	for (int i = 0; i < desc->natts; i++)
-	{
-		Form_pg_attribute att = TupleDescAttr(desc, i);
-
-		if (!att->attisdropped && strcmp(NameStr(att->attname), "channels") == 0)
-			return true;
-	}
-	return false;
-}
-
-void
-events_check_columns(TupleDesc desc)
-{
-	for (int i = 0; i < desc->natts; i++)
-	{
-		Form_pg_attribute att = TupleDescAttr(desc, i);
-		const char *name = NameStr(att->attname);
-		Oid			t = att->atttypid;
-		bool		ok = true;
-		const char *want = NULL;
-
-		if (strcmp(name, "channels") == 0)
-			ok = (t == TEXTARRAYOID || t == VARCHARARRAYOID), want = "text[]";
-		else if (strcmp(name, "event") == 0)
-			ok = (t == TEXTOID || t == VARCHAROID), want = "text";
-		else if (strcmp(name, "status") == 0)
-			ok = (t == INT2OID || t == INT4OID || t == INT8OID), want = "an integer";
-		else if (strcmp(name, "headers") == 0)
-			ok = (t == JSONBOID || t == JSONOID), want = "jsonb or json";
-		if (!ok)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("event-stream handler's %s column is of type %s, but it must be %s",
-							name, format_type_be(t), want)));
-	}
-}
 
 /* ---- reading a handler's rows ---- */
 
@@ -268,24 +210,17 @@ row_channels(SPITupleTable *rows, int *nchannels)
 /* ---- phase 1 ---- */
 
 bool
-events_first_phase(RequestData *rd, int64 route_id, SPITupleTable *rows,
+events_first_phase(RequestData *rd, SPITupleTable *rows, EventsListen *listen,
 				   char **body, size_t *bodylen)
 {
 	h2o_req_t  *req = rd->req;
-	int64		status;
-	char	  **names;
-	int			n;
 	MemoryContext oldcxt;
 
-	if (rows == NULL || SPI_processed == 0)
-		return false;
-
-	status = row_status(rows);
-	if (status != 200)
+	if (row_status(rows) != 200)
 	{
 		/* Refused (403), or told to stop reconnecting (204): a normal response. */
 		response_from_row(req, rows->tupdesc, rows->vals[0], body, bodylen);
-		return true;
+		return false;
 	}
 	if (h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD")))
 	{
@@ -295,7 +230,7 @@ events_first_phase(RequestData *rd, int64 route_id, SPITupleTable *rows,
 					   H2O_STRLIT("text/event-stream"));
 		*bodylen = 0;
 		req->res.content_length = SIZE_MAX;
-		return true;
+		return false;
 	}
 	if (RecoveryInProgress())
 		ereport(ERROR,
@@ -304,39 +239,25 @@ events_first_phase(RequestData *rd, int64 route_id, SPITupleTable *rows,
 				 errdetail("LISTEN cannot be executed on a standby; connect to the primary.")));
 
 	oldcxt = MemoryContextSwitchTo(rd->cxt);
-	names = row_channels(rows, &n);
+	listen->channels = row_channels(rows, &listen->nchannels);
 	MemoryContextSwitchTo(oldcxt);
 
 	/* Takes effect when the request's transaction commits. */
-	for (int i = 0; i < n; i++)
-		Async_Listen(names[i]);
+	for (int i = 0; i < listen->nchannels; i++)
+		Async_Listen(listen->channels[i]);
 
-	pending.active = true;
-	pending.committed = false;
-	pending.route_id = route_id;
-	pending.channels = names;
-	pending.nchannels = n;
 	*body = NULL;
 	*bodylen = 0;
 	return true;
 }
 
-bool
-events_pending(void)
+void
+events_listened(const EventsListen *listen)
 {
-	return pending.active;
-}
-
-/* Notes when the transaction that LISTENed for a pending stream ends. */
-static void
-events_xact_callback(XactEvent event, void *arg)
-{
-	if (!pending.active || pending.committed)
-		return;
-	if (event == XACT_EVENT_COMMIT)
-		pending.committed = true;
-	else if (event == XACT_EVENT_ABORT)
-		pending.active = false;
+	/* Known now, so that a failure in phase 2 still UNLISTENs them. */
+	for (int i = 0; i < listen->nchannels; i++)
+		channel_enter(listen->channels[i]);
+	unlisten_due = true;
 }
 
 /* ---- subscriptions ---- */
@@ -417,33 +338,6 @@ subscribe(char **names, int n, char **ids, int nids)
 
 /* ---- phase 2 ---- */
 
-/* The route with this id in the current table, and its captures for the request. */
-static Route *
-find_route(RequestData *rd, int64 route_id)
-{
-	RouteTable *routes = routes_current();
-	PathSegments segs;
-
-	if (!routes->installed || !path_split(rd->path, rd->pathlen, &segs))
-		return NULL;
-	for (int i = 0; i < routes->nroutes; i++)
-	{
-		Route	   *r = &routes->routes[i];
-		PathCapture *caps;
-		int			ncaps;
-
-		if (r->id != route_id)
-			continue;
-		caps = palloc(sizeof(PathCapture) * (routes->max_captures + 1));
-		ncaps = pattern_match(&r->pattern, &segs, caps);
-		if (ncaps < 0)
-			return NULL;
-		request_set_captures(rd, caps, ncaps);
-		return r;
-	}
-	return NULL;
-}
-
 /*
  * Formats the catch-up rows into buf and collects their ids.  Rows whose
  * data is NULL carry no event.
@@ -478,122 +372,47 @@ format_catchup(SPITupleTable *rows, StringInfo buf, char ***ids, int *nids)
 	}
 }
 
-void
-events_second_phase(RequestData *rd, char **body, size_t *bodylen)
+bool
+events_second_phase(RequestData *rd, const EventsListen *listen, SPITupleTable *rows,
+					char **body, size_t *bodylen)
 {
 	h2o_req_t  *req = rd->req;
-	PendingStream p = pending;
-	MemoryContext oldcxt = CurrentMemoryContext;
+	StringInfoData first;
+	char	  **names;
+	char	  **ids;
+	int			n;
+	int			nkept = 0;
+	int			nids;
+	char	   *ignored;
+	size_t		ignoredlen;
+	ssize_t		h;
+	EventStream *es;
 
-	pending.active = false;
-	if (!p.committed)
-		return;					/* the request's transaction failed and was answered */
+	if (row_status(rows) != 200)
+	{
+		response_from_row(req, rows->tupdesc, rows->vals[0], body, bodylen);
+		return false;
+	}
 
-	/* Known now, so that a failure below still UNLISTENs them. */
-	for (int i = 0; i < p.nchannels; i++)
-		channel_enter(p.channels[i]);
+	/* Only channels both phases returned: the second may know better. */
+	names = row_channels(rows, &n);
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < listen->nchannels; j++)
+			if (strcmp(names[i], listen->channels[j]) == 0)
+				names[nkept++] = names[i];
+
+	initStringInfo(&first);
+	format_catchup(rows, &first, &ids, &nids);
+	/* The first row's headers column applies to the stream too, but not a content type. */
+	response_from_row(req, rows->tupdesc, rows->vals[0], &ignored, &ignoredlen);
+	while ((h = h2o_find_header(&req->res.headers, H2O_TOKEN_CONTENT_TYPE, -1)) != -1)
+		h2o_delete_header(&req->res.headers, h);
+
+	es = subscribe(names, nkept, ids, nids);
+	es->sse = sse_start(req, first.data, first.len, on_stream_close, es);
+	/* A stream only listened to what both phases returned. */
 	unlisten_due = true;
-
-	PG_TRY();
-	{
-		Route	   *route;
-		SPITupleTable *rows;
-		int			nguc;
-
-		StartTransactionCommand();
-		PushActiveSnapshot(GetTransactionSnapshot());
-		MemoryContextSwitchTo(rd->cxt);
-		nguc = NewGUCNestLevel();
-		if (SPI_connect() != SPI_OK_CONNECT)
-			elog(ERROR, "SPI_connect failed");
-		if (webgres_handler_timeout > 0)
-			enable_timeout_after(STATEMENT_TIMEOUT, webgres_handler_timeout);
-
-		route = find_route(rd, p.route_id);
-		rows = route ? handler_run_rows(route, rd) : NULL;
-
-		if (route == NULL)
-			response_simple(req, 503, "Service Unavailable", body, bodylen);
-		else if (rows == NULL)
-			response_simple(req, 404, "Not Found", body, bodylen);
-		else if (row_status(rows) != 200)
-			response_from_row(req, rows->tupdesc, rows->vals[0], body, bodylen);
-		else
-		{
-			StringInfoData first;
-			char	  **names;
-			char	  **ids;
-			int			n;
-			int			nkept = 0;
-			int			nids;
-			char	   *ignored;
-			size_t		ignoredlen;
-
-			/* Only channels both phases returned: the second may know better. */
-			names = row_channels(rows, &n);
-			for (int i = 0; i < n; i++)
-				for (int j = 0; j < p.nchannels; j++)
-					if (strcmp(names[i], p.channels[j]) == 0)
-						names[nkept++] = names[i];
-
-			initStringInfo(&first);
-			format_catchup(rows, &first, &ids, &nids);
-			/* The first row's headers column applies to the stream too, but not a content type. */
-			response_from_row(req, rows->tupdesc, rows->vals[0], &ignored, &ignoredlen);
-			{
-				ssize_t		h;
-
-				while ((h = h2o_find_header(&req->res.headers, H2O_TOKEN_CONTENT_TYPE, -1)) != -1)
-					h2o_delete_header(&req->res.headers, h);
-			}
-
-			{
-				EventStream *es = subscribe(names, nkept, ids, nids);
-
-				es->sse = sse_start(req, first.data, first.len, on_stream_close, es);
-			}
-			stream_started = true;
-			/* A stream only listened to what both phases returned. */
-			unlisten_due = true;
-		}
-
-		if (webgres_handler_timeout > 0)
-			disable_timeout(STATEMENT_TIMEOUT, false);
-		SPI_finish();
-		AtEOXact_GUC(false, nguc);
-		PopActiveSnapshot();
-		CommitTransactionCommand();
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-		bool		chosen;
-		int			status;
-
-		MemoryContextSwitchTo(rd->cxt);
-		EmitErrorReport();
-		edata = CopyErrorData();
-		FlushErrorState();
-		AbortCurrentTransaction();
-		disable_timeout(STATEMENT_TIMEOUT, false);
-		QueryCancelPending = false;
-		status = http_status_for_sqlstate(edata->sqlerrcode, &chosen);
-		req->res.headers = (h2o_headers_t) {NULL};
-		response_simple(req, status,
-						(chosen || (status < 500 && status != 403) || webgres_expose_errors) && edata->message ?
-						edata->message : http_reason(status), body, bodylen);
-	}
-	PG_END_TRY();
-	MemoryContextSwitchTo(oldcxt);
-}
-
-bool
-events_stream_started(void)
-{
-	bool		started = stream_started;
-
-	stream_started = false;
-	return started;
+	return true;
 }
 
 /* ---- receiving notifications ---- */
@@ -926,7 +745,6 @@ events_init(h2o_context_t *ctx)
 	info.hcxt = events_cxt;
 	channels = hash_create("webgres channels", 64, &info,
 						   HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
-	RegisterXactCallback(events_xact_callback, NULL);
 	loop = ctx->loop;
 	h2o_timeout_init(ctx->loop, &next_pass_timeout, 0);
 	next_pass.cb = on_next_pass;

@@ -3,9 +3,10 @@
  *		Event-stream routes: LISTEN/NOTIFY delivered as server-sent events.
  *
  * A handler whose result has a `channels` column answers with an event
- * stream.  The request runs in two phases: the handler runs once (phase 1)
- * and the worker LISTENs on the channels it returned, in the request's
- * transaction; after that commits, the handler runs again in a new
+ * stream (handler.c tells; the pipeline conducts both phases and hands
+ * this module the rows).  The request runs in two phases: the handler runs
+ * once (phase 1) and the worker LISTENs on the channels it returned, in the
+ * request's transaction; after that commits, the handler runs again in a new
  * transaction (phase 2), whose snapshot therefore sees everything committed
  * before the LISTEN took effect: its event rows are sent first, then every
  * notification on the channels both phases returned.  A live event whose
@@ -26,35 +27,40 @@ struct st_h2o_context_t;
 /* Sets up the worker's subscriptions and streams; once per worker. */
 extern void events_init(struct st_h2o_context_t *ctx);
 
-/* True if a handler's result columns declare an event stream. */
-extern bool events_declared(TupleDesc desc);
-
-/* Checks an event-stream handler's result columns when the route is saved. */
-extern void events_check_columns(TupleDesc desc);
+/* The channels phase 1 LISTENed on, kept by the caller until phase 2. */
+typedef struct EventsListen
+{
+	char	  **channels;		/* distinct names, in the request's memory */
+	int			nchannels;
+} EventsListen;
 
 /*
- * Phase 1, inside the request's transaction: looks at all the rows of an
- * event-stream handler.  Zero rows return false ("not mine").  A status
- * other than 200 shapes a normal response from the first row.  Otherwise
- * the worker LISTENs on the channels of the first row (effective when the
- * transaction commits) and the request waits for events_second_phase().
+ * Phase 1, inside the request's transaction, with every row (at least one)
+ * of an event-stream handler: a status other than 200 (or a HEAD request)
+ * shapes a normal response from the first row, and false is returned.
+ * Otherwise the worker LISTENs on the channels of the first row (effective
+ * when the transaction commits), notes them in *listen and returns true:
+ * the request waits for events_second_phase().
  */
-extern bool events_first_phase(RequestData *rd, int64 route_id, SPITupleTable *rows,
+extern bool events_first_phase(RequestData *rd, SPITupleTable *rows, EventsListen *listen,
 							   char **body, size_t *bodylen);
 
-/* True if phase 1 ran for the request just served. */
-extern bool events_pending(void);
+/*
+ * Phase 1's transaction committed: its channels are this worker's from now
+ * on, and are UNLISTENed once no stream follows them, even should phase 2
+ * fail.
+ */
+extern void events_listened(const EventsListen *listen);
 
 /*
- * Phase 2, after the request's transaction ended: if its LISTEN committed,
- * runs the handler again in a new transaction and starts the stream with
- * the catch-up events, or shapes a normal response (404, an error) in
- * req->res and *body.
+ * Phase 2, in a new transaction, with every row (at least one) of the
+ * handler run again: a status other than 200 shapes a normal response from
+ * the first row and returns false; otherwise the stream starts with the
+ * catch-up events, on the channels both phases returned, and true is
+ * returned: the response is under way (sse.c).
  */
-extern void events_second_phase(RequestData *rd, char **body, size_t *bodylen);
-
-/* True, once, if the request just served became an event stream. */
-extern bool events_stream_started(void);
+extern bool events_second_phase(RequestData *rd, const EventsListen *listen,
+								SPITupleTable *rows, char **body, size_t *bodylen);
 
 /*
  * Between requests, outside any transaction: delivers the notifications

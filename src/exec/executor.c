@@ -166,7 +166,6 @@ write_fully(int fd, const char *buf, size_t len, long timeout_ms)
 typedef struct ExecutorStream
 {
 	int			fd;
-	bool		head_sent;
 } ExecutorStream;
 
 /* StreamSink: sends the head, length unknown. */
@@ -178,7 +177,6 @@ stream_begin(void *arg, h2o_req_t *req)
 
 	initStringInfo(&buf);
 	frame_put_head(&buf, req, FRAME_LENGTH_UNKNOWN);
-	s->head_sent = true;
 	return write_fully(s->fd, buf.data, buf.len, -1);
 }
 
@@ -228,11 +226,12 @@ serve_connection(int fd, MemoryContext cxt)
 	h2o_req_t	req;
 	HandoffMeta meta;
 	PipelineRun run;
+	PipelineOutcome outcome;
 	char	   *body = NULL;
 	size_t		bodylen = 0;
 	TimestampTz started;
 	StringInfoData out;
-	ExecutorStream stream = {fd, false};
+	ExecutorStream stream = {fd};
 	StreamSink	sink = {stream_begin, stream_write, &stream};
 
 	if (!exec_socket_peer_is_ours(fd))
@@ -273,7 +272,7 @@ serve_connection(int fd, MemoryContext cxt)
 	enable_timeout_every(worker_check_timeout,
 						 TimestampTzPlusMilliseconds(started, WORKER_CHECK_MS),
 						 WORKER_CHECK_MS);
-	pipeline_run(&req, &run, &body, &bodylen);
+	outcome = pipeline_run(&req, &run, &body, &bodylen);
 	disable_timeout(worker_check_timeout, false);
 	current_fd = -1;
 	/* A hang-up seen after the handler ended has nothing left to cancel. */
@@ -295,24 +294,18 @@ serve_connection(int fd, MemoryContext cxt)
 		ereport(DEBUG1,
 				(errmsg("webgres executor %d: the worker hung up; the request was cancelled",
 						executor_index)));
-	else if (stream.head_sent)
+	else if (outcome != PIPELINE_STREAM_CUT)
 	{
 		/*
 		 * A stream ends with END only once its transaction committed; one
 		 * that failed after its head (logged by the pipeline) is cut by
 		 * closing without it.
 		 */
-		if (!run.failed)
-		{
-			initStringInfo(&out);
-			frame_put_end(&out);
-			(void) write_fully(fd, out.data, out.len, SOCKET_IO_TIMEOUT_MS);
-		}
-	}
-	else
-	{
 		initStringInfo(&out);
-		frame_put_response(&out, &req, body, bodylen);
+		if (outcome == PIPELINE_STREAMED)
+			frame_put_end(&out);
+		else
+			frame_put_response(&out, &req, body, bodylen);
 		(void) write_fully(fd, out.data, out.len, SOCKET_IO_TIMEOUT_MS);
 	}
 	h2o_mem_clear_pool(&req.pool);

@@ -8,6 +8,7 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_language.h"
 #include "catalog/pg_proc.h"
+#include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
 #include "nodes/plannodes.h"
@@ -20,7 +21,6 @@
 #include "utils/plancache.h"
 #include "utils/syscache.h"
 
-#include "events/events.h"
 #include "handler/handler.h"
 #include "message/response.h"
 #include "handler/simple_eval.h"
@@ -128,11 +128,58 @@ source_reads_only(CachedPlanSource *source)
 	return true;
 }
 
+/*
+ * True if a handler's result columns declare an event stream: one of them
+ * is named channels (docs/events.md).
+ */
+static bool
+declares_event_stream(TupleDesc desc)
+{
+	if (desc == NULL)
+		return false;
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (!att->attisdropped && strcmp(NameStr(att->attname), "channels") == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Checks an event-stream handler's result columns when the route is saved. */
+static void
+check_event_stream_columns(TupleDesc desc)
+{
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		const char *name = NameStr(att->attname);
+		Oid			t = att->atttypid;
+		bool		ok = true;
+		const char *want = NULL;
+
+		if (strcmp(name, "channels") == 0)
+			ok = (t == TEXTARRAYOID || t == VARCHARARRAYOID), want = "text[]";
+		else if (strcmp(name, "event") == 0)
+			ok = (t == TEXTOID || t == VARCHAROID), want = "text";
+		else if (strcmp(name, "status") == 0)
+			ok = (t == INT2OID || t == INT4OID || t == INT8OID), want = "an integer";
+		else if (strcmp(name, "headers") == 0)
+			ok = (t == JSONBOID || t == JSONOID), want = "jsonb or json";
+		if (!ok)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("event-stream handler's %s column is of type %s, but it must be %s",
+							name, format_type_be(t), want)));
+	}
+}
+
 /* An event stream's handler runs twice per request (events.c): it must not write. */
 static void
 check_event_stream_reads_only(CachedPlanSource *source)
 {
-	if (events_declared(source->resultDesc) && !source_reads_only(source))
+	if (declares_event_stream(source->resultDesc) && !source_reads_only(source))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("an event-stream handler must only read"),
@@ -160,7 +207,7 @@ prepare_route(const Route *route, HandlerState *st)
 	st->shareable_generation = -1;
 	memset(&st->simple, 0, sizeof(st->simple));
 	/* An event stream (events.c) is answered afresh every time, on its own. */
-	st->event_stream = events_declared(source->resultDesc);
+	st->event_stream = declares_event_stream(source->resultDesc);
 	st->constant = st->read_only && !st->event_stream && plan_is_constant(plan);
 }
 
@@ -414,14 +461,15 @@ leave_route(RouteCall *call)
 	leave_search_path(call->path_level);
 }
 
-bool
-handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen)
+HandlerResult
+handler_run(Route *route, RequestData *rd, SPITupleTable **rows, char **body, size_t *bodylen)
 {
 	RouteCall	call;
 	bool		found;
 	TupleDesc	desc = NULL;
 	HeapTuple	tuple = NULL;
 	HandlerState *st = enter_route(route, &call);
+	HandlerResult result = HANDLER_NO_ROWS;
 
 	if (st->event_stream)
 	{
@@ -444,8 +492,11 @@ handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen)
 	leave_route(&call);
 	note_shareable(st);
 
-	if (st->event_stream)
-		found = events_first_phase(rd, route->id, found ? SPI_tuptable : NULL, body, bodylen);
+	if (found && st->event_stream)
+	{
+		*rows = SPI_tuptable;
+		result = HANDLER_EVENT_ROWS;
+	}
 	else if (found)
 	{
 		response_from_row(rd->req, desc, tuple, body, bodylen);
@@ -455,10 +506,11 @@ handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen)
 			st->next_cached = cached_states;
 			cached_states = st;
 		}
+		result = HANDLER_ANSWERED;
 	}
 
 	error_context_stack = call.errcallback.previous;
-	return found;
+	return result;
 }
 
 bool
@@ -593,14 +645,12 @@ handler_stream(Route *route, RequestData *rd, const StreamSink *sink, bool head_
 	error_context_stack = errcallback.previous;
 }
 
-TupleDesc
-handler_result_desc(const Route *route)
+bool
+handler_answers_event_stream(const Route *route)
 {
-	HandlerState *state = route->handler_state;
+	const HandlerState *st = route->handler_state;
 
-	if (state == NULL || state->source == NULL)
-		return NULL;
-	return state->source->resultDesc;
+	return st != NULL && st->plan != NULL && st->event_stream;
 }
 
 void
@@ -626,9 +676,9 @@ handler_validate(const char *handler, Oid owner, bool streams, const char *searc
 				 errmsg("handler returns no rows"),
 				 errhint("Add RETURNING to INSERT, UPDATE or DELETE so that it can shape a response.")));
 	/* A streamed handler's columns are the document's: any names will do. */
-	if (events_declared(source->resultDesc))
+	if (declares_event_stream(source->resultDesc))
 	{
-		events_check_columns(source->resultDesc);
+		check_event_stream_columns(source->resultDesc);
 		check_event_stream_reads_only(source);
 	}
 	else if (!streams)

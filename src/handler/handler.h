@@ -11,6 +11,7 @@
 #define WEBGRES_HANDLER_H
 
 #include "datatype/timestamp.h"
+#include "executor/spi.h"
 
 #include "message/request.h"
 #include "message/response.h"
@@ -21,13 +22,23 @@ struct StreamSink;
 /* Registers with routes.c to hear when the table is replaced; once per process. */
 extern void handler_init(void);
 
+/* What running a route's handler gave. */
+typedef enum HandlerResult
+{
+	HANDLER_NO_ROWS,			/* no row: the route declines the request */
+	HANDLER_ANSWERED,			/* its first row is shaped into the response */
+	HANDLER_EVENT_ROWS			/* an event stream's rows, all of them, for the
+								 * caller to hand to events.c; nothing shaped */
+} HandlerResult;
+
 /*
  * Runs route's handler with the route owner's privileges, inside the
- * caller's transaction and SPI connection.  If it returns a row, shapes the
- * response into rd->req and returns true; zero rows return false.  Errors
- * propagate.
+ * caller's transaction and SPI connection.  A handler whose columns declare
+ * an event stream (a channels column) returns its rows in *rows; any other
+ * has its first row shaped into rd->req and *body.  Errors propagate.
  */
-extern bool handler_run(Route *route, RequestData *rd, char **body, size_t *bodylen);
+extern HandlerResult handler_run(Route *route, RequestData *rd, SPITupleTable **rows,
+								 char **body, size_t *bodylen);
 
 /*
  * True if route's handler, as last run, neither writes nor calls a volatile
@@ -46,7 +57,7 @@ extern bool handler_needs_primary(Route *route);
 /*
  * Runs route's handler as handler_run() does and returns all its rows (in
  * SPI_tuptable), or NULL for none, without shaping a response: for the
- * second phase of an event stream (events.c).
+ * second phase of an event stream.
  */
 extern SPITupleTable *handler_run_rows(Route *route, RequestData *rd);
 
@@ -60,8 +71,12 @@ extern const CachedResponse *handler_cached_response(const Route *route);
 /* Drops constant responses whose plan was invalidated.  Inside a transaction. */
 extern void handler_forget_stale_responses(void);
 
-/* The columns route's handler returns, once prepared here; NULL before. */
-extern TupleDesc handler_result_desc(const Route *route);
+/*
+ * True if route's handler answers with an event stream: its result has a
+ * channels column.  Known once this process has prepared the handler;
+ * false before.
+ */
+extern bool handler_answers_event_stream(const Route *route);
 
 /*
  * Runs route's handler (mode stream) as a cursor and streams its rows to

@@ -117,12 +117,6 @@ on_wakeup(h2o_socket_t *sock, const char *err)
 
 /* ---- serving ---- */
 
-/*
- * Sends a finished response: the one send point, for requests answered on
- * the loop and for those an executor answered.  A HEAD answer keeps the
- * GET's status, headers and Content-Length but sends no content (RFC 9110
- * 9.3.2): libh2o 2.2.5 sends whatever it is given, for HEAD too.
- */
 /* Whether req is a HEAD request, whose answer has no content. */
 static inline bool
 is_head_request(h2o_req_t *req)
@@ -130,6 +124,12 @@ is_head_request(h2o_req_t *req)
 	return h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD"));
 }
 
+/*
+ * Sends a finished response: the one send point, for requests answered on
+ * the loop and for those an executor answered.  A HEAD answer keeps the
+ * GET's status, headers and Content-Length but sends no content (RFC 9110
+ * 9.3.2): libh2o 2.2.5 sends whatever it is given, for HEAD too.
+ */
 static void
 send_response(h2o_req_t *req, char *body, size_t bodylen)
 {
@@ -147,6 +147,7 @@ send_response(h2o_req_t *req, char *body, size_t bodylen)
 		h2o_send(req, &buf, 1, H2O_SEND_STATE_FINAL);
 }
 
+/* h2o's handler: screens the request, runs it through the pipeline, and acts on the outcome. */
 static int
 on_req(h2o_handler_t *self, h2o_req_t *req)
 {
@@ -157,6 +158,7 @@ on_req(h2o_handler_t *self, h2o_req_t *req)
 		!health_try_answer(req, &body, &bodylen))
 	{
 		PipelineRun run;
+		PipelineOutcome outcome;
 
 		/* Health and metrics come before any route, from worker state. */
 		if (metrics_try_answer(req))
@@ -165,8 +167,8 @@ on_req(h2o_handler_t *self, h2o_req_t *req)
 		run.place = handoff_enabled() ? PIPELINE_ON_LOOP : PIPELINE_RUN_HERE;
 		run.head_at = handoff_head_complete_at(req);
 		run.sink = NULL;		/* streams run on executors */
-		pipeline_run(req, &run, &body, &bodylen);
-		if (run.hand_off)
+		outcome = pipeline_run(req, &run, &body, &bodylen);
+		if (outcome == PIPELINE_HAND_OFF)
 		{
 			/* Answered through send_response() when the executor is done. */
 			handoff_start(req, run.route_id, run.max_concurrency, run.head_at,
@@ -176,13 +178,14 @@ on_req(h2o_handler_t *self, h2o_req_t *req)
 		/* A timeout is counted as such, not as the handler's error. */
 		if (run.failed && req->res.status != 504)
 			route_stats_count_event(run.answered_by, ROUTE_EVENT_HANDLER_ERROR);
-		if (events_stream_started())
+		if (outcome == PIPELINE_EVENT_STREAM)
 		{
-			/* An event stream: its response is already under way (sse.c). */
+			/* Its response is already under way (sse.c). */
 			stats_count_response(req->res.status);
 			route_stats_count(run.answered_by, req->res.status, 0, run.started);
 			return 0;
 		}
+		/* Answered (without a sink, a route in mode stream answers 503). */
 		send_response(req, body, bodylen);
 		route_stats_count(run.answered_by, req->res.status,
 						  is_head_request(req) ? 0 : bodylen, run.started);

@@ -2,11 +2,16 @@
  * pipeline.c
  *		Routes and answers one request: the per-request work of a worker.
  *
- * A request is first looked up in the route table as last loaded, without
- * a transaction: a constant route answers from memory.  Otherwise it runs
- * in a transaction of its own, or in a read-only one shared with the other
- * read-only requests of the same pass of the event loop.  The contract is
- * in pipeline.h.
+ * The one conductor of a request: every request, on a worker's loop or on
+ * an executor, goes through serve(), a fixed sequence of steps, and comes
+ * back as one PipelineOutcome.  A request is first looked up in the route
+ * table as last loaded, without a transaction: a constant route answers
+ * from memory.  Otherwise its handlers run in a transaction of its own, or
+ * in a read-only one shared with the other read-only requests of the same
+ * pass of the event loop; an event stream's second phase runs in one more.
+ * Every step that runs SQL goes through one wrapper (run_in_transaction:
+ * transaction, settings, timeout) and one error-to-response rule
+ * (answer_error).  The contract is in pipeline.h.
  */
 #include "postgres.h"
 
@@ -30,6 +35,7 @@
 #include "message/errors.h"
 #include "events/events.h"
 #include "handler/handler.h"
+#include "handler/stream.h"
 #include "serve/pipeline.h"
 #include "serve/replica.h"
 #include "message/request.h"
@@ -41,6 +47,32 @@
 
 /* Holds what one request needs beyond its h2o pool; reset after each. */
 static MemoryContext request_cxt;
+
+/* One request on its way through the pipeline: what its steps share. */
+typedef struct Request
+{
+	h2o_req_t  *req;
+	PipelineRun *run;
+	char	  **body;			/* the answer's body, in req->pool */
+	size_t	   *bodylen;
+	PipelineOutcome outcome;	/* what became of it so far */
+	bool		on_loop;		/* run->place is the event loop */
+	bool		is_head;		/* HEAD: routed to GET routes */
+	TimestampTz started;		/* the statement's start: one clock reading */
+	TimestampTz deadline;		/* webgres.handler_timeout; 0: none */
+	PathSegments segs;			/* the path, split */
+	bool		split;			/* false: the path did not fit in segs */
+	RouteMatch	m;				/* the walk over the routes the path matches */
+	RequestData rd;				/* the request as handlers see it */
+	bool		share;			/* may run in the shared read-only transaction */
+	bool		restart;		/* it may not after all: run again in its own */
+	Route	   *running;		/* whose handler runs under the inline budget */
+	bool		listening;		/* an event stream's phase 1 LISTENed ... */
+	int64		event_route_id; /* ... for this route ... */
+	EventsListen listen;		/* ... on these channels */
+	StreamSink	sink;			/* run->sink, noting when the head goes */
+	bool		stream_begun;	/* a stream's head went to the sink */
+} Request;
 
 /*
  * Requests answered from a constant route's cached response run no
@@ -139,25 +171,6 @@ limits_of(Route *r)
 	return r->limits;
 }
 
-/*
- * Whether the route answers with an event stream: its result has a
- * channels column.  Such a response is held open by the worker that
- * listens for its notifications, so it never leaves the event loop.  Known
- * once this process has prepared the handler.
- */
-static bool
-answers_event_stream(const Route *r)
-{
-	TupleDesc	desc = handler_result_desc(r);
-
-	if (desc == NULL)
-		return false;
-	for (int i = 0; i < desc->natts; i++)
-		if (strcmp(NameStr(TupleDescAttr(desc, i)->attname), "channels") == 0)
-			return true;
-	return false;
-}
-
 /* True if, on the event loop, route r's requests go to an executor. */
 static bool
 wants_executor(Route *r)
@@ -169,27 +182,29 @@ wants_executor(Route *r)
 	if (r->mode == ROUTE_MODE_AUTO && webgres_inline_budget > 0 &&
 		!route_limits_is_slow(limits_of(r)))
 		return false;
-	return !answers_event_stream(r);
+	/* An event stream is held open by the worker that listens for it. */
+	return !handler_answers_event_stream(r);
 }
 
-/* Notes in run that route r sends the request to an executor. */
+/* Notes that route r sends the request to an executor. */
 static void
-set_hand_off(PipelineRun *run, const Route *r, bool rerun)
+set_hand_off(Request *rq, const Route *r, bool rerun)
 {
-	run->hand_off = true;
-	run->rerun = rerun;
-	run->route_id = r->id;
-	run->max_concurrency = r->max_concurrency;
+	rq->outcome = PIPELINE_HAND_OFF;
+	rq->run->rerun = rerun;
+	rq->run->route_id = r->id;
+	rq->run->max_concurrency = r->max_concurrency;
 }
 
 /*
- * Logs the error in full, rolls back, and turns it into a response.  Runs in
- * the error-recovery path, so it must not raise.
+ * The error-to-response rule, for every step that runs SQL: logs the error
+ * in full, rolls back, and turns it into a response.  Runs in the
+ * error-recovery path, so it must not raise.
  */
 static void
-answer_error(h2o_req_t *req, const char *route_label, TimestampTz deadline,
-			 char **body, size_t *bodylen)
+answer_error(Request *rq)
 {
+	h2o_req_t  *req = rq->req;
 	ErrorData  *edata;
 	bool		chosen;
 	int			status;
@@ -209,14 +224,14 @@ answer_error(h2o_req_t *req, const char *route_label, TimestampTz deadline,
 	/* A write that got past the plan check on a standby (replica.c). */
 	if (edata->sqlerrcode == ERRCODE_READ_ONLY_SQL_TRANSACTION && RecoveryInProgress())
 	{
-		replica_answer_needs_primary(req, body, bodylen);
+		replica_answer_needs_primary(req, rq->body, rq->bodylen);
 		return;
 	}
 
 	status = http_status_for_sqlstate(edata->sqlerrcode, &chosen);
 	if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED &&
-		(deadline == 0 ||
-		 TimestampTzPlusMilliseconds(GetCurrentTimestamp(), 5) < deadline))
+		(rq->deadline == 0 ||
+		 TimestampTzPlusMilliseconds(GetCurrentTimestamp(), 5) < rq->deadline))
 		status = 503;			/* cancelled from outside, not by the timeout */
 
 	if (chosen || (status < 500 && status != 403) || webgres_expose_errors)
@@ -228,18 +243,17 @@ answer_error(h2o_req_t *req, const char *route_label, TimestampTz deadline,
 
 	/* h2o may have got partial headers from a failed row: start clean. */
 	req->res.headers = (h2o_headers_t) {NULL};
-	response_simple(req, status, message, body, bodylen);
-	(void) route_label;
+	response_simple(req, status, message, rq->body, rq->bodylen);
 }
 
 /*
- * The error-recovery path of a handler cancelled after webgres.inline_budget:
+ * The error-recovery path of route r's handler cancelled after webgres.inline_budget:
  * rolls back (nothing was committed), marks the route slow for every
  * worker, and asks for the request to be run again on an executor.  False
  * for any other error, which answer_error answers as usual.
  */
 static bool
-give_up_on_loop(h2o_req_t *req, Route *r, PipelineRun *run)
+give_up_on_loop(Request *rq, Route *r)
 {
 	ErrorData  *edata;
 
@@ -256,8 +270,8 @@ give_up_on_loop(h2o_req_t *req, Route *r, PipelineRun *run)
 	budget_fired = false;
 
 	route_limits_mark_slow(limits_of(r));
-	req->res.headers = (h2o_headers_t) {NULL};
-	set_hand_off(run, r, true);
+	rq->req->res.headers = (h2o_headers_t) {NULL};
+	set_hand_off(rq, r, true);
 	ereport(LOG,
 			(errmsg("webgres route %s ran longer than webgres.inline_budget (%d ms) on the event loop",
 					r->label, webgres_inline_budget),
@@ -311,7 +325,7 @@ method_matches(const Route *r, h2o_req_t *req, bool is_head)
 
 /*
  * Starts m's walk over the routes of table that match segs: again from the
- * start if m already walked them in this table (the second look of a
+ * start if m already walked them in this table (a later look of the same
  * request), else anew.  m's memory is the request's, reset after every
  * request (pipeline_run), so a walk is never ended one by one: not after an
  * error either, which leaves m as it was when the error was thrown.
@@ -326,74 +340,6 @@ match_begin(RouteMatch *m, const RouteTable *table, const PathSegments *segs)
 	oldcxt = MemoryContextSwitchTo(request_cxt);
 	routes_match_init(m, table, segs);
 	MemoryContextSwitchTo(oldcxt);
-}
-
-/*
- * Looks at the routes the request matches in the table as last loaded,
- * without a transaction.  Answers from the cached response of a constant
- * route, if the first match is one and the table was checked recently, and
- * returns true.  Otherwise sets *share to whether every match has a handler
- * that can share a read-only transaction; serve() checks again with the
- * current table.
- */
-static bool
-look_up_without_transaction(h2o_req_t *req, const PathSegments *segs, bool is_head,
-							TimestampTz now, bool on_loop, RouteMatch *m, bool *share,
-							Route **offload, int64 *answered_by, char **body, size_t *bodylen)
-{
-	RouteTable *routes = routes_peek();
-	PathCapture caps[MAX_PATH_SEGMENTS + 1];
-	bool		first = true;
-	bool		may_share = webgres_share_read_transactions &&
-		DefaultXactIsoLevel == XACT_READ_COMMITTED;
-	bool		answered = false;
-	bool		sharing = true;
-	Route	   *r;
-	int			ncaps;
-	const CachedResponse *cached;
-
-	*share = false;
-	*offload = NULL;
-	if (routes == NULL)
-		return false;
-
-	match_begin(m, routes, segs);
-	while ((r = routes_match_next(m, &ncaps, caps)) != NULL)
-	{
-		if (!method_matches(r, req, is_head))
-			continue;
-		/* A request runs wholly in one place: any route may send it off. */
-		if (on_loop && wants_executor(r))
-		{
-			*offload = r;
-			break;
-		}
-		if (first && (cached = handler_cached_response(r)) != NULL &&
-			now - last_transaction_at <= CONSTANT_ROUTE_RECHECK_MS * 1000)
-		{
-			response_replay(req, cached, body, bodylen);
-			stats_count(STAT_FROM_MEMORY);
-			*answered_by = r->id;
-			answered = true;
-			break;
-		}
-		first = false;
-		if (sharing)
-		{
-			if (may_share && handler_can_share(r))
-				*share = true;
-			else
-			{
-				/* Keep looking only for a route that sends the request off. */
-				sharing = false;
-				if (!on_loop)
-					break;
-			}
-		}
-	}
-	if (*offload != NULL)
-		*share = false;
-	return answered;
 }
 
 /*
@@ -419,209 +365,479 @@ end_shared_transaction(void)
 	PG_END_TRY();
 }
 
+/* ---- the transaction wrapper, for every step that runs SQL ---- */
+
 /*
- * Routes and answers one request.  Returns with the response ready to send
- * in req->res and *body.
+ * Enters the request's transaction: the shared read-only one when the
+ * request may share it, else one of its own; with a snapshot.
  */
 static void
-serve(h2o_req_t *req, PipelineRun *run, char **body, size_t *bodylen)
+transaction_begin(Request *rq)
 {
-	RequestData rd;
-	const char *volatile label = NULL;
-	TimestampTz started;
-	TimestampTz deadline;
-	bool		on_loop = (run->place == PIPELINE_ON_LOOP);
-	Route	   *early = NULL;
-	Route	   *volatile offload = NULL;
-	Route	   *volatile running = NULL;	/* under the inline budget */
-	bool		is_head = h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD"));
-	size_t		pathlen = (req->query_at == SIZE_MAX) ? req->path.len : req->query_at;
-	PathSegments segs;
-	bool		split = path_split(req->path.base, pathlen, &segs);
-	bool		share = false;
-	volatile bool restart;
-	RouteMatch	m;
-
-	/* One clock reading serves both the cache check and the statement. */
-	SetCurrentStatementStartTimestamp();
-	started = GetCurrentStatementStartTimestamp();
-	run->started = started;
-	/* handler_timeout counts from the complete request head, queueing included. */
-	deadline = webgres_handler_timeout > 0 ?
-		TimestampTzPlusMilliseconds(run->head_at != 0 ? run->head_at : started,
-									webgres_handler_timeout) : 0;
-	m.table = NULL;
-	if (split && look_up_without_transaction(req, &segs, is_head, started, on_loop,
-											 &m, &share, &early, &run->answered_by, body, bodylen))
-		return;
-	if (early != NULL)
+	if (!shared_xact_open)
 	{
-		set_hand_off(run, early, false);
-		return;
+		StartTransactionCommand();
+		if (rq->share)
+		{
+			/* A handler that writes after all fails rather than share. */
+			XactReadOnly = true;
+			shared_xact_open = true;
+			shared_xact_requests = 0;
+		}
 	}
+	shared_xact_requests++;
+	PushActiveSnapshot(GetTransactionSnapshot());
+}
 
-	last_transaction_at = started;
-	activity_reported = true;
-	request_init(&rd, req, request_cxt);
+/*
+ * Leaves the request's transaction: commits it, or rolls it back if the
+ * request goes to an executor (which runs it from the start); the shared
+ * one stays open.  True if a transaction of the request's own committed.
+ */
+static bool
+transaction_end(Request *rq)
+{
+	PopActiveSnapshot();
+	if (shared_xact_open)
+		return false;
+	/* A request that goes elsewhere leaves nothing done here. */
+	if (rq->outcome == PIPELINE_HAND_OFF)
+	{
+		AbortCurrentTransaction();
+		return false;
+	}
+	CommitTransactionCommand();
+	return true;
+}
 
-again:
-	restart = false;
-	if (!share || shared_xact_requests >= SHARED_XACT_MAX_REQUESTS)
+/*
+ * Opens what handlers run in, inside the transaction: a settings nest level
+ * (what a handler changes with set_config() ends with the request), SPI, and
+ * the statement timeout armed for the deadline (0: none).  Returns the nest
+ * level for handlers_end().
+ */
+static int
+handlers_begin(TimestampTz deadline)
+{
+	int			nguc = NewGUCNestLevel();
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (deadline != 0)
+		enable_timeout_at(STATEMENT_TIMEOUT, deadline);
+	return nguc;
+}
+
+/* Closes what handlers_begin() opened. */
+static void
+handlers_end(int nguc)
+{
+	/* Armed by handler_timeout, or by a stream for its whole length. */
+	disable_timeout(STATEMENT_TIMEOUT, false);
+	SPI_finish();
+	AtEOXact_GUC(false, nguc);
+}
+
+/* A step of the request that runs inside its transaction. */
+typedef void (*TransactionStep) (Request *rq);
+
+/*
+ * Runs step inside the request's transaction (transaction_begin and _end).
+ * An error is answered by the one rule (answer_error), or sends the request
+ * to an executor when it was a handler cancelled after the inline budget
+ * (give_up_on_loop).  Returns true if the request's own transaction
+ * committed.
+ */
+static bool
+run_in_transaction(Request *rq, TransactionStep step)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	volatile bool committed = false;
+
+	if (!rq->share || shared_xact_requests >= SHARED_XACT_MAX_REQUESTS)
 		end_shared_transaction();
-
 	PG_TRY();
 	{
-		RouteTable *routes;
-		PathCapture *caps;
-		Route	   *r;
-		int			ncaps;
-		bool		path_matched = false;
-		bool		method_matched = false;
-		bool		answered = false;
-
-		if (!shared_xact_open)
-		{
-			StartTransactionCommand();
-			if (share)
-			{
-				/* A handler that writes after all fails rather than share. */
-				XactReadOnly = true;
-				shared_xact_open = true;
-				shared_xact_requests = 0;
-			}
-		}
-		shared_xact_requests++;
-		PushActiveSnapshot(GetTransactionSnapshot());
-		routes = routes_current();
-		handler_forget_stale_responses();
-
-		if (!routes->installed)
-			response_simple(req, 503, "Service Unavailable", body, bodylen);
-		else if (!split)
-			response_simple(req, rd.pathlen > 0 && rd.path[0] == '/' ? 414 : 400,
-							rd.pathlen > 0 && rd.path[0] == '/' ? "URI Too Long" : "Bad Request",
-							body, bodylen);
-		else
-		{
-			int			nguc = NewGUCNestLevel();
-
-			caps = palloc(sizeof(PathCapture) * (routes->max_captures + 1));
-			if (SPI_connect() != SPI_OK_CONNECT)
-				elog(ERROR, "SPI_connect failed");
-			if (deadline != 0)
-				enable_timeout_at(STATEMENT_TIMEOUT, deadline);
-
-			match_begin(&m, routes, &segs);
-			while (!answered && (r = routes_match_next(&m, &ncaps, caps)) != NULL)
-			{
-				path_matched = true;
-				if (!method_matches(r, req, is_head))
-					continue;
-				method_matched = true;
-				/* A standby answers what needs the primary without running it (replica.c). */
-				if (RecoveryInProgress() && handler_needs_primary(r))
-				{
-					replica_answer_needs_primary(req, body, bodylen);
-					answered = true;
-					break;
-				}
-				if (on_loop && wants_executor(r))
-				{
-					offload = r;
-					break;
-				}
-				if (shared_xact_open && !handler_can_share(r))
-				{
-					/* The route or its plan changed since the request was looked at. */
-					restart = true;
-					break;
-				}
-				label = r->label;
-				run->answered_by = r->id;
-				pgstat_report_activity(STATE_RUNNING, r->label);
-				request_set_captures(&rd, caps, ncaps);
-				/* An event stream's handler stays on the loop whatever it takes. */
-				if (on_loop && r->mode == ROUTE_MODE_AUTO && !answers_event_stream(r))
-				{
-					running = r;
-					budget_start(started);
-				}
-				if (r->mode == ROUTE_MODE_STREAM)
-				{
-					/* A stream answers even with no rows: an empty document. */
-					handler_stream(r, &rd, run->sink, is_head,
-								   webgres_stream_timeout > 0 ?
-								   TimestampTzPlusMilliseconds(run->head_at != 0 ? run->head_at : started,
-															   webgres_stream_timeout) : 0,
-								   body, bodylen);
-					answered = true;
-				}
-				else
-					answered = handler_run(r, &rd, body, bodylen);
-				if (running != NULL)
-				{
-					/* It finished as the budget ran out: nothing to cancel. */
-					if (budget_end())
-						QueryCancelPending = false;
-					running = NULL;
-				}
-			}
-
-			/* Armed by handler_timeout, or by a stream for its whole length. */
-			disable_timeout(STATEMENT_TIMEOUT, false);
-			SPI_finish();
-			/* Settings a handler changed with set_config() end with the request. */
-			AtEOXact_GUC(false, nguc);
-
-			if (!answered && !restart && offload == NULL)
-			{
-				const char *allow = (path_matched && !method_matched) ?
-					allowed_methods(routes, &segs, caps) : NULL;
-
-				run->answered_by = 0;
-
-				if (allow != NULL && allow[0] != '\0')
-				{
-					response_simple(req, 405, "Method Not Allowed", body, bodylen);
-					h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_ALLOW, NULL,
-								   allow, strlen(allow));
-				}
-				else
-					response_simple(req, 404, "Not Found", body, bodylen);
-			}
-		}
-		PopActiveSnapshot();
-		if (!shared_xact_open)
-		{
-			/* A request that goes elsewhere leaves nothing done here. */
-			if (offload != NULL)
-				AbortCurrentTransaction();
-			else
-				CommitTransactionCommand();
-		}
+		transaction_begin(rq);
+		step(rq);
+		committed = transaction_end(rq);
 	}
 	PG_CATCH();
 	{
-		offload = NULL;
-		run->failed = true;
-		if (running == NULL || !budget_fired || answers_event_stream(running) ||
-			!give_up_on_loop(req, running, run))
-			answer_error(req, label, deadline, body, bodylen);
+		Route	   *running = rq->running;
+
+		rq->running = NULL;
+		rq->run->failed = true;
+		rq->restart = false;
+		rq->listening = false;
+		rq->outcome = rq->stream_begun ? PIPELINE_STREAM_CUT : PIPELINE_ANSWERED;
+		if (running == NULL || !budget_fired || handler_answers_event_stream(running) ||
+			!give_up_on_loop(rq, running))
+			answer_error(rq);
 	}
 	PG_END_TRY();
+	MemoryContextSwitchTo(oldcxt);
+	return committed;
+}
 
-	/* Event streams: a route that LISTENed catches up and streams (events.c). */
-	if (events_pending())
-		events_second_phase(&rd, body, bodylen);
+/* ---- the steps ---- */
 
-	if (offload != NULL)
-		set_hand_off(run, offload, false);
+/* StreamSink: the run's sink, noting that the stream's head went out. */
+static bool
+sink_begin(void *arg, h2o_req_t *req)
+{
+	Request    *rq = (Request *) arg;
 
-	if (restart)
+	rq->stream_begun = true;
+	return rq->run->sink->begin(rq->run->sink->arg, req);
+}
+
+/* StreamSink: the run's sink, as it is. */
+static bool
+sink_write(void *arg, const char *data, size_t len)
+{
+	Request    *rq = (Request *) arg;
+
+	return rq->run->sink->write(rq->run->sink->arg, data, len);
+}
+
+/* Takes the request's clock, deadline and path; the first step of every request. */
+static void
+begin_request(Request *rq, h2o_req_t *req, PipelineRun *run, char **body, size_t *bodylen)
+{
+	size_t		pathlen = (req->query_at == SIZE_MAX) ? req->path.len : req->query_at;
+
+	rq->req = req;
+	rq->run = run;
+	rq->body = body;
+	rq->bodylen = bodylen;
+	rq->outcome = PIPELINE_ANSWERED;
+	rq->on_loop = (run->place == PIPELINE_ON_LOOP);
+	rq->is_head = h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD"));
+	/* One clock reading serves both the cache check and the statement. */
+	SetCurrentStatementStartTimestamp();
+	rq->started = GetCurrentStatementStartTimestamp();
+	run->started = rq->started;
+	/* handler_timeout counts from the complete request head, queueing included. */
+	rq->deadline = webgres_handler_timeout > 0 ?
+		TimestampTzPlusMilliseconds(run->head_at != 0 ? run->head_at : rq->started,
+									webgres_handler_timeout) : 0;
+	rq->split = path_split(req->path.base, pathlen, &rq->segs);
+	rq->m.table = NULL;
+	rq->share = false;
+	rq->restart = false;
+	rq->running = NULL;
+	rq->listening = false;
+	rq->stream_begun = false;
+	rq->sink.begin = sink_begin;
+	rq->sink.write = sink_write;
+	rq->sink.arg = rq;
+}
+
+/*
+ * Looks at the routes the request matches in the table as last loaded,
+ * without a transaction.  Answers from the cached response of a constant
+ * route, if the first match is one and the table was checked recently, and
+ * returns true; sends the request to an executor if a match wants that,
+ * and returns true.  Otherwise sets rq->share to whether every match has a
+ * handler that can share a read-only transaction and returns false: the
+ * transaction looks again, in the current table.
+ */
+static bool
+answer_without_transaction(Request *rq)
+{
+	RouteTable *routes = routes_peek();
+	PathCapture caps[MAX_PATH_SEGMENTS + 1];
+	bool		first = true;
+	bool		may_share = webgres_share_read_transactions &&
+		DefaultXactIsoLevel == XACT_READ_COMMITTED;
+	bool		sharing = true;
+	Route	   *r;
+	int			ncaps;
+	const CachedResponse *cached;
+
+	if (routes == NULL || !rq->split)
+		return false;
+	match_begin(&rq->m, routes, &rq->segs);
+	while ((r = routes_match_next(&rq->m, &ncaps, caps)) != NULL)
 	{
-		share = false;
-		goto again;
+		if (!method_matches(r, rq->req, rq->is_head))
+			continue;
+		/* A request runs wholly in one place: any route may send it off. */
+		if (rq->on_loop && wants_executor(r))
+		{
+			rq->share = false;
+			set_hand_off(rq, r, false);
+			return true;
+		}
+		if (first && (cached = handler_cached_response(r)) != NULL &&
+			rq->started - last_transaction_at <= CONSTANT_ROUTE_RECHECK_MS * 1000)
+		{
+			response_replay(rq->req, cached, rq->body, rq->bodylen);
+			stats_count(STAT_FROM_MEMORY);
+			rq->run->answered_by = r->id;
+			return true;
+		}
+		first = false;
+		if (!sharing)
+			continue;
+		if (may_share && handler_can_share(r))
+			rq->share = true;
+		else
+		{
+			/* Keep looking only for a route that sends the request off. */
+			sharing = false;
+			if (!rq->on_loop)
+				break;
+		}
 	}
+	return false;
+}
+
+/* Streams route r's rows to the run's sink (mode stream, on an executor). */
+static void
+run_stream(Request *rq, Route *r)
+{
+	TimestampTz from = rq->run->head_at != 0 ? rq->run->head_at : rq->started;
+
+	/* A stream answers even with no rows: an empty document. */
+	handler_stream(r, &rq->rd, rq->run->sink != NULL ? &rq->sink : NULL, rq->is_head,
+				   webgres_stream_timeout > 0 ?
+				   TimestampTzPlusMilliseconds(from, webgres_stream_timeout) : 0,
+				   rq->body, rq->bodylen);
+	if (rq->stream_begun)
+		rq->outcome = PIPELINE_STREAMED;
+}
+
+/*
+ * Runs route r's handler for the request (with its captures set); true if
+ * the route answered.  An event stream's rows go to events.c, which answers
+ * or LISTENs (phase 1).
+ */
+static bool
+run_route(Request *rq, Route *r)
+{
+	SPITupleTable *rows = NULL;
+	HandlerResult result;
+
+	pgstat_report_activity(STATE_RUNNING, r->label);
+	if (r->mode == ROUTE_MODE_STREAM)
+	{
+		run_stream(rq, r);
+		return true;
+	}
+	/* An event stream's handler stays on the loop whatever it takes. */
+	if (rq->on_loop && r->mode == ROUTE_MODE_AUTO && !handler_answers_event_stream(r))
+	{
+		rq->running = r;
+		budget_start(rq->started);
+	}
+	result = handler_run(r, &rq->rd, &rows, rq->body, rq->bodylen);
+	if (rq->running != NULL)
+	{
+		/* It finished as the budget ran out: nothing to cancel. */
+		if (budget_end())
+			QueryCancelPending = false;
+		rq->running = NULL;
+	}
+	if (result == HANDLER_EVENT_ROWS)
+	{
+		rq->listening = events_first_phase(&rq->rd, rows, &rq->listen, rq->body, rq->bodylen);
+		rq->event_route_id = r->id;
+	}
+	return result != HANDLER_NO_ROWS;
+}
+
+/* No route answered: 405 with an Allow header if only the method was wrong, else 404. */
+static void
+answer_no_route(Request *rq, const RouteTable *routes, bool wrong_method, PathCapture *caps)
+{
+	const char *allow = wrong_method ? allowed_methods(routes, &rq->segs, caps) : NULL;
+
+	if (allow != NULL && allow[0] != '\0')
+	{
+		response_simple(rq->req, 405, "Method Not Allowed", rq->body, rq->bodylen);
+		h2o_add_header(&rq->req->pool, &rq->req->res.headers, H2O_TOKEN_ALLOW, NULL,
+					   allow, strlen(allow));
+	}
+	else
+		response_simple(rq->req, 404, "Not Found", rq->body, rq->bodylen);
+}
+
+/*
+ * Runs the routes the request matches in the current table, in matching
+ * order, until one answers; or notes that the request goes to an executor,
+ * or must run again outside the shared transaction.
+ */
+static void
+run_matching_routes(Request *rq, const RouteTable *routes)
+{
+	PathCapture *caps = palloc(sizeof(PathCapture) * (routes->max_captures + 1));
+	int			nguc = handlers_begin(rq->deadline);
+	bool		path_matched = false;
+	bool		method_matched = false;
+	bool		answered = false;
+	Route	   *r;
+	int			ncaps;
+
+	match_begin(&rq->m, routes, &rq->segs);
+	while (!answered && (r = routes_match_next(&rq->m, &ncaps, caps)) != NULL)
+	{
+		path_matched = true;
+		if (!method_matches(r, rq->req, rq->is_head))
+			continue;
+		method_matched = true;
+		/* A standby answers what needs the primary without running it (replica.c). */
+		if (RecoveryInProgress() && handler_needs_primary(r))
+		{
+			replica_answer_needs_primary(rq->req, rq->body, rq->bodylen);
+			answered = true;
+			break;
+		}
+		if (rq->on_loop && wants_executor(r))
+		{
+			set_hand_off(rq, r, false);
+			break;
+		}
+		if (shared_xact_open && !handler_can_share(r))
+		{
+			/* The route or its plan changed since the request was looked at. */
+			rq->restart = true;
+			break;
+		}
+		rq->run->answered_by = r->id;
+		request_set_captures(&rq->rd, caps, ncaps);
+		answered = run_route(rq, r);
+	}
+	handlers_end(nguc);
+	if (!answered && !rq->restart && rq->outcome != PIPELINE_HAND_OFF)
+	{
+		rq->run->answered_by = 0;
+		answer_no_route(rq, routes, path_matched && !method_matched, caps);
+	}
+}
+
+/* TransactionStep: routes the request in the current table and runs its handlers. */
+static void
+route_and_run(Request *rq)
+{
+	RouteTable *routes = routes_current();
+	bool		rooted = rq->rd.pathlen > 0 && rq->rd.path[0] == '/';
+
+	handler_forget_stale_responses();
+	if (!routes->installed)
+		response_simple(rq->req, 503, "Service Unavailable", rq->body, rq->bodylen);
+	else if (!rq->split)
+		response_simple(rq->req, rooted ? 414 : 400, rooted ? "URI Too Long" : "Bad Request",
+						rq->body, rq->bodylen);
+	else
+		run_matching_routes(rq, routes);
+}
+
+/*
+ * TransactionStep: phase 2 of an event stream, after phase 1's transaction
+ * committed its LISTEN.  Finds the route again by the route table's match
+ * API (the table may have changed meanwhile), runs its handler again and
+ * hands the rows to events.c, which starts the stream.
+ */
+static void
+catch_up_event_stream(Request *rq)
+{
+	RouteTable *routes = routes_current();
+	PathCapture *caps = palloc(sizeof(PathCapture) * (routes->max_captures + 1));
+	int			nguc = handlers_begin(rq->deadline);
+	Route	   *route = NULL;
+	Route	   *r;
+	int			ncaps;
+	SPITupleTable *rows = NULL;
+
+	if (routes->installed && rq->split)
+	{
+		match_begin(&rq->m, routes, &rq->segs);
+		while (route == NULL && (r = routes_match_next(&rq->m, &ncaps, caps)) != NULL)
+			if (r->id == rq->event_route_id)
+				route = r;
+	}
+	if (route != NULL)
+	{
+		request_set_captures(&rq->rd, caps, ncaps);
+		rows = handler_run_rows(route, &rq->rd);
+	}
+	if (route == NULL)
+		response_simple(rq->req, 503, "Service Unavailable", rq->body, rq->bodylen);
+	else if (rows == NULL)
+		response_simple(rq->req, 404, "Not Found", rq->body, rq->bodylen);
+	else if (events_second_phase(&rq->rd, &rq->listen, rows, rq->body, rq->bodylen))
+		rq->outcome = PIPELINE_EVENT_STREAM;
+	handlers_end(nguc);
+}
+
+/*
+ * Runs the request's handlers in its transaction, again in a transaction of
+ * its own if the shared one would not do after all, and then phase 2 of an
+ * event stream if phase 1 committed its LISTEN.
+ */
+static void
+run_handlers(Request *rq)
+{
+	bool		committed;
+
+	last_transaction_at = rq->started;
+	activity_reported = true;
+	request_init(&rq->rd, rq->req, request_cxt);
+	for (;;)
+	{
+		committed = run_in_transaction(rq, route_and_run);
+		if (!rq->restart)
+			break;
+		rq->restart = false;
+		rq->share = false;
+	}
+	if (rq->listening && committed)
+	{
+		events_listened(&rq->listen);
+		/* Phase 2 has a handler_timeout of its own. */
+		rq->deadline = webgres_handler_timeout > 0 ?
+			TimestampTzPlusMilliseconds(GetCurrentTimestamp(), webgres_handler_timeout) : 0;
+		(void) run_in_transaction(rq, catch_up_event_stream);
+	}
+}
+
+/*
+ * Routes and answers one request: a fixed sequence of steps, each of which
+ * may settle the request's outcome.  The named hook points are where the
+ * steps of features to come go (docs/internals-modules.md).
+ */
+static void
+serve(Request *rq)
+{
+	/*
+	 * Hook point "connection": facts about the connection the request came
+	 * on (TLS: protocol, SNI, client certificate; http/tls.c) are read from
+	 * req->conn here, before anything else looks at the request.
+	 */
+
+	/*
+	 * Hook point "preflight": a CORS preflight (serve/cors.c) is answered
+	 * here, before any route is looked at.
+	 */
+
+	/*
+	 * Hook point "authenticate": a request's credentials (serve/auth.c) are
+	 * checked here, before any route answers, even from memory; what they
+	 * grant is put in effect when the request's transaction begins.
+	 */
+
+	if (answer_without_transaction(rq))
+		return;
+	run_handlers(rq);
+
+	/*
+	 * Hook point "respond": the answer is complete (rq->outcome says what
+	 * it is); compression of an answered body (serve/compress.c) goes here,
+	 * on the loop and on executors alike, and access logging
+	 * (serve/access_log.c) of every outcome after it.
+	 */
 }
 
 void
@@ -634,28 +850,20 @@ pipeline_init(void)
 	budget_timeout = RegisterTimeout(USER_TIMEOUT, budget_check);
 }
 
-void
+PipelineOutcome
 pipeline_run(h2o_req_t *req, PipelineRun *run, char **body, size_t *bodylen)
 {
-	run->hand_off = false;
+	Request		rq;
+
+	run->failed = false;
+	run->answered_by = 0;
 	run->rerun = false;
 	run->route_id = 0;
 	run->max_concurrency = 0;
-	run->failed = false;
-	run->answered_by = 0;
-	run->started = 0;
-	serve(req, run, body, bodylen);
+	begin_request(&rq, req, run, body, bodylen);
+	serve(&rq);
 	MemoryContextReset(request_cxt);
-}
-
-void
-pipeline_serve(h2o_req_t *req, char **body, size_t *bodylen)
-{
-	PipelineRun run;
-
-	memset(&run, 0, sizeof(run));
-	run.place = PIPELINE_RUN_HERE;
-	pipeline_run(req, &run, body, bodylen);
+	return rq.outcome;
 }
 
 void

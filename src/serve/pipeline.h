@@ -11,7 +11,7 @@
  * h2o handler, and so can a process that received the request some other
  * way.
  *
- * Contract of pipeline_serve():
+ * Contract of pipeline_run():
  *
  * Input: an h2o_req_t of which the pipeline reads only
  *	 method		the request method, as sent ("GET", "HEAD", ...)
@@ -23,15 +23,18 @@
  * and writes only req->res (status, reason, headers, content_length).  It
  * reads nothing of req->conn, req->version, req->input or any other field,
  * and does not call h2o_start_response() or h2o_send(): sending is the
- * caller's business.  A process without an HTTP connection can therefore
+ * caller's business (except for an event stream, which sse.c sends from
+ * the worker's loop).  A process without an HTTP connection can therefore
  * build the request itself: zero an h2o_req_t, h2o_mem_init_pool() its
- * pool, fill in the six fields above and call pipeline_serve(); afterwards
- * h2o_mem_clear_pool() frees what the response used.
+ * pool, fill in the six fields above and call pipeline_run() with place
+ * PIPELINE_RUN_HERE; afterwards h2o_mem_clear_pool() frees what the
+ * response used.
  *
- * Output: req->res and the body in *body / *bodylen, both allocated in
- * req->pool, so they stay valid until the pool is cleared.  A HEAD request
- * is routed to GET routes and gets the GET response's body; leaving it
- * out on the wire is the sender's job.
+ * Output: what became of the request (PipelineOutcome), and for an answer
+ * req->res and the body in *body / *bodylen, both allocated in req->pool,
+ * so they stay valid until the pool is cleared.  A HEAD request is routed
+ * to GET routes and gets the GET response's body; leaving it out on the
+ * wire is the sender's job.
  *
  * The caller must be a backend connected to the database (background
  * worker or otherwise), outside any transaction, with no SPI connection
@@ -50,7 +53,7 @@ struct StreamSink;
 
 /*
  * Where pipeline_run() is called from.  On the event loop it may decline to
- * run a request and say so (hand_off): when a matching route is in mode
+ * run a request and say so (PIPELINE_HAND_OFF): when a matching route is in mode
  * executor, or in mode auto and marked slow, or when a handler of a route in
  * mode auto ran past webgres.inline_budget and was cancelled and rolled
  * back.  Elsewhere (an executor, or a worker with no executors) it runs
@@ -62,34 +65,48 @@ typedef enum PipelinePlace
 	PIPELINE_RUN_HERE
 } PipelinePlace;
 
+/* What became of a request; the caller acts on it and on nothing else. */
+typedef enum PipelineOutcome
+{
+	PIPELINE_ANSWERED,			/* req->res and *body hold the answer: send it */
+	PIPELINE_HAND_OFF,			/* not answered, nothing committed: run it on
+								 * an executor (route_id, max_concurrency,
+								 * rerun say how) */
+	PIPELINE_EVENT_STREAM,		/* an event stream, its response under way
+								 * from the loop (sse.c): nothing to send */
+	PIPELINE_STREAMED,			/* a route in mode stream wrote its whole
+								 * document to the sink: end it */
+	PIPELINE_STREAM_CUT			/* a stream failed after its head went to the
+								 * sink: cut it, without an end */
+} PipelineOutcome;
+
 typedef struct PipelineRun
 {
 	PipelinePlace place;		/* in */
 	TimestampTz head_at;		/* in: handler_timeout counts from here; 0: now */
 	const struct StreamSink *sink;	/* in: where a route in mode stream writes;
 									 * NULL: such routes answer 503 */
-	bool		failed;			/* out: answered with an error (a stream that
-								 * had begun was cut, and has no end) */
-	bool		hand_off;		/* out: not answered, run it on an executor */
-	bool		rerun;			/* out: ... although it started on the loop */
-	int64		route_id;		/* out: the route that sent it off the loop */
-	int			max_concurrency;	/* out: that route's cap; 0: the default */
+	bool		failed;			/* out: the answer is an error's (a stream
+								 * that had begun was cut) */
 	int64		answered_by;	/* out: the route that answered or failed; 0: none */
 	TimestampTz started;		/* out: when routing began (for latency) */
+	bool		rerun;			/* out, PIPELINE_HAND_OFF: although it started
+								 * on the loop */
+	int64		route_id;		/* out, PIPELINE_HAND_OFF: the route that sent
+								 * it off the loop */
+	int			max_concurrency;	/* out, PIPELINE_HAND_OFF: that route's cap;
+									 * 0: the default */
 } PipelineRun;
 
 /* Sets up the pipeline's memory and route table; once per process. */
 extern void pipeline_init(void);
 
-/* Routes and answers req (see the contract above), all in this process. */
-extern void pipeline_serve(struct st_h2o_req_t *req, char **body, size_t *bodylen);
-
 /*
- * pipeline_serve() with a place and a start for handler_timeout; when
- * run->hand_off comes back set, nothing was answered or committed.
+ * Routes and answers req (see the contract above) at run->place, with
+ * handler_timeout counted from run->head_at.
  */
-extern void pipeline_run(struct st_h2o_req_t *req, PipelineRun *run,
-						 char **body, size_t *bodylen);
+extern PipelineOutcome pipeline_run(struct st_h2o_req_t *req, PipelineRun *run,
+									char **body, size_t *bodylen);
 
 /*
  * Called before the process waits for more requests: commits the read-only
