@@ -50,6 +50,7 @@
 #include "message/response.h"
 #include "routes/route_limits.h"
 #include "routes/route_stats.h"
+#include "common/h2o_mirror.h"
 #include "common/stats.h"
 #include "common/settings.h"
 
@@ -111,13 +112,6 @@ struct HandoffLink
 	bool		in_flight;		/* h2o has not called proceed for it yet */
 	bool		cut_pending;	/* end with an error once it has */
 };
-
-/* The leading fields of lib/common/socket/evloop.c.h's socket (2.2.5). */
-typedef struct EvloopSocketHead
-{
-	h2o_socket_t super;
-	int			fd;
-} EvloopSocketHead;
 
 static h2o_evloop_t *loop = NULL;
 static HandoffSendFn send_response = NULL;
@@ -545,7 +539,7 @@ client_fd(h2o_req_t *req)
 	if (req->conn == NULL || req->conn->callbacks->get_socket == NULL)
 		return -1;
 	sock = req->conn->callbacks->get_socket(req->conn);
-	return sock != NULL ? ((EvloopSocketHead *) sock)->fd : -1;
+	return sock != NULL ? h2o_mirror_socket_fd(sock) : -1;
 }
 
 /* True if the peer of fd has hung up. */

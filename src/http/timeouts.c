@@ -17,7 +17,7 @@
  * late.
  *
  * h2o does not export its HTTP/1 connection; its leading fields are
- * mirrored here and checked against h2o's own accessors before use.
+ * mirrored in common/h2o_mirror.h and checked when the worker starts.
  */
 #include "postgres.h"
 
@@ -29,6 +29,7 @@
 
 #include "utils/memutils.h"
 
+#include "common/h2o_mirror.h"
 #include "http/timeouts.h"
 #include "common/settings.h"
 
@@ -36,27 +37,6 @@
 #define SWEEP_SHARE 10
 #define SWEEP_MIN_MS 100
 #define SWEEP_MAX_MS 1000
-
-/* The leading fields of lib/http1.c's struct st_h2o_http1_conn_t (2.2.5). */
-typedef struct Http1ConnHead
-{
-	h2o_conn_t	super;
-	h2o_socket_t *sock;
-	h2o_linklist_t _conns;
-	h2o_timeout_t *_timeout;
-	h2o_timeout_entry_t _timeout_entry;
-	uint64_t	_req_index;
-	size_t		_prevreqlen;
-	size_t		_reqsize;
-	void	   *_req_entity_reader;
-} Http1ConnHead;
-
-/* The leading fields of lib/common/socket/evloop.c.h's socket. */
-typedef struct EvloopSocketHead
-{
-	h2o_socket_t super;
-	int			fd;
-} EvloopSocketHead;
 
 typedef enum ConnPhase
 {
@@ -135,23 +115,13 @@ expire(Http1ConnHead *c, bool answer)
 		"Content-Length: 16\r\n"
 		"\r\n"
 		"Request Timeout\n";
-	int			fd = ((EvloopSocketHead *) c->sock)->fd;
+	int			fd = h2o_mirror_socket_fd(c->sock);
 
 	if (answer && write(fd, resp, sizeof(resp) - 1) < 0)
 	{
 		/* The client is gone or not reading: closing is all that is left. */
 	}
 	shutdown(fd, SHUT_RDWR);
-}
-
-/* Whether c's mirrored fields are h2o's: checked before any is trusted. */
-static bool
-mirror_matches(Http1ConnHead *c)
-{
-	return c->super.ctx == watched &&
-		c->super.callbacks->get_socket != NULL &&
-		c->super.callbacks->get_socket(&c->super) == c->sock &&
-		c->sock->data == (void *) c;
 }
 
 /*
@@ -176,23 +146,20 @@ sweep(h2o_timeout_entry_t *entry)
 	n = 0;
 	for (node = watched->http1._conns.next; node != &watched->http1._conns; node = node->next)
 	{
-		Http1ConnHead *c = H2O_STRUCT_FROM_MEMBER(Http1ConnHead, _conns, node);
+		Http1ConnHead *c = h2o_mirror_http1_conn(node);
 		ConnWatch	key;
 		ConnWatch  *old;
 		ConnWatch  *w = &next[n++];
 		int			limit;
 
-		key.conn = c;
-		if (!mirror_matches(c))
+		if (c == NULL)
 		{
-			ereport(WARNING,
-					(errmsg("webgres cannot watch client timeouts with this libh2o build"),
-					 errdetail("webgres.header_timeout and webgres.body_timeout are not enforced; "
-							   "webgres.request_timeout still closes slow connections.")));
+			/* The mirror did not match at start-up (logged then): h2o's timer alone. */
 			watched->http1.req_timeout.timeout = webgres_request_timeout;
 			pfree(next);
 			return;
 		}
+		key.conn = c;
 		old = nprev ? bsearch(&key, prev, nprev, sizeof(ConnWatch), watch_cmp) : NULL;
 		if (old && (old->connected_at.tv_sec != c->super.connected_at.tv_sec ||
 					old->connected_at.tv_usec != c->super.connected_at.tv_usec))

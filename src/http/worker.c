@@ -39,6 +39,7 @@
 #include "http/metrics.h"
 #include "serve/pipeline.h"
 #include "routes/route_stats.h"
+#include "common/h2o_mirror.h"
 #include "common/stats.h"
 #include "http/timeouts.h"
 #include "common/settings.h"
@@ -229,13 +230,15 @@ setup_h2o(void)
 	handler->on_req = on_req;
 
 	h2o_context_init(&ctx, h2o_evloop_create(), &config);
+	accept_ctx.ctx = &ctx;
+	accept_ctx.hosts = config.hosts;
+	/* Before anything relies on what webgres mirrors of h2o's private structs. */
+	h2o_mirror_check(&ctx, &accept_ctx);
 	timeouts_start(&ctx);
 	h2_guard_init(&ctx);
 	events_init(&ctx);
 	handoff_init(ctx.loop, send_response);
 	metrics_start(&ctx);
-	accept_ctx.ctx = &ctx;
-	accept_ctx.hosts = config.hosts;
 	capacity_start(ctx.loop, &accept_ctx);
 }
 
