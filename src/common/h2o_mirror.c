@@ -42,6 +42,7 @@ http1_mirror_matches(h2o_context_t *ctx, h2o_socket_t *sock, struct timeval conn
 	return false;
 }
 
+/* Checks every mirror against live objects of h2o's; once per worker. */
 void
 h2o_mirror_check(h2o_context_t *ctx, h2o_accept_ctx_t *accept_ctx)
 {
@@ -81,12 +82,14 @@ h2o_mirror_check(h2o_context_t *ctx, h2o_accept_ctx_t *accept_ctx)
 				 errhint("webgres is built for libh2o %s.", H2O_MIRROR_VERSION)));
 }
 
+/* An event-loop socket's descriptor, through the mirror; -1 if it did not match. */
 int
 h2o_mirror_socket_fd(h2o_socket_t *sock)
 {
 	return socket_mirror_ok ? ((EvloopSocketHead *) sock)->fd : -1;
 }
 
+/* The HTTP/1 connection of a node of ctx->http1._conns; NULL if its mirror did not match. */
 Http1ConnHead *
 h2o_mirror_http1_conn(h2o_linklist_t *node)
 {

@@ -38,12 +38,14 @@ static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 PG_FUNCTION_INFO_V1(webgres_worker_stats);
 
+/* Bytes of shared memory the counters take. */
 static Size
 stats_size(void)
 {
 	return mul_size(STATS_SLOTS, sizeof(WorkerStats));
 }
 
+/* shmem_request_hook: asks for the counters' shared memory. */
 static void
 stats_request(void)
 {
@@ -53,6 +55,7 @@ stats_request(void)
 	RequestAddinShmemSpace(sizeof(pg_atomic_uint32));
 }
 
+/* shmem_startup_hook: creates or attaches to the counters. */
 static void
 stats_startup(void)
 {
@@ -81,6 +84,7 @@ stats_startup(void)
 	LWLockRelease(AddinShmemInitLock);
 }
 
+/* Installs the shared-memory hooks; at module load. */
 void
 stats_shmem_request(void)
 {
@@ -90,6 +94,7 @@ stats_shmem_request(void)
 	shmem_startup_hook = stats_startup;
 }
 
+/* At process exit: gives back this worker's slot. */
 static void
 stats_detach(int code, Datum arg)
 {
@@ -98,6 +103,7 @@ stats_detach(int code, Datum arg)
 	my_slot = NULL;
 }
 
+/* A worker claims its slot of counters. */
 void
 stats_attach(int worker_index)
 {
@@ -138,6 +144,7 @@ stats_executors_running(void)
 	return executors_running ? (int) pg_atomic_read_u32(executors_running) : 0;
 }
 
+/* Counts one event in this worker's slot. */
 void
 stats_count(StatsCounter counter)
 {
@@ -147,6 +154,7 @@ stats_count(StatsCounter counter)
 							pg_atomic_read_u64(&my_slot->counters[counter]) + 1);
 }
 
+/* Counts a response by its status class. */
 void
 stats_count_response(int status)
 {
@@ -161,6 +169,7 @@ stats_count_response(int status)
 		stats_count(STAT_5XX);
 }
 
+/* Publishes how many client connections this worker holds open. */
 void
 stats_set_connections(int connections)
 {

@@ -112,6 +112,7 @@ static h2o_timeout_entry_t next_pass;
 
 /* ---- reading a handler's rows ---- */
 
+/* The number of the column called name (1-based), or 0 if there is none. */
 static int
 column_of(TupleDesc desc, const char *name)
 {
@@ -209,6 +210,7 @@ row_channels(SPITupleTable *rows, int *nchannels)
 
 /* ---- phase 1 ---- */
 
+/* Phase 1 of an event stream: answers, or LISTENs and awaits phase 2. */
 bool
 events_first_phase(RequestData *rd, SPITupleTable *rows, EventsListen *listen,
 				   char **body, size_t *bodylen)
@@ -251,6 +253,7 @@ events_first_phase(RequestData *rd, SPITupleTable *rows, EventsListen *listen,
 	return true;
 }
 
+/* Phase 1's transaction committed: its channels are this worker's. */
 void
 events_listened(const EventsListen *listen)
 {
@@ -300,6 +303,7 @@ on_stream_close(SseStream *sse, void *arg)
 	pfree(es);
 }
 
+/* qsort and bsearch comparator: event ids as strings. */
 static int
 compare_ids(const void *a, const void *b)
 {
@@ -372,6 +376,7 @@ format_catchup(SPITupleTable *rows, StringInfo buf, char ***ids, int *nids)
 	}
 }
 
+/* Phase 2 of an event stream: starts it with the catch-up events, or answers. */
 bool
 events_second_phase(RequestData *rd, const EventsListen *listen, SPITupleTable *rows,
 					char **body, size_t *bodylen)
@@ -417,17 +422,20 @@ events_second_phase(RequestData *rd, const EventsListen *listen, SPITupleTable *
 
 /* ---- receiving notifications ---- */
 
+/* PQcommMethods: nothing to reset. */
 static void
 comm_reset(void)
 {
 }
 
+/* PQcommMethods: nothing is buffered, so flushing always succeeds. */
 static int
 comm_flush(void)
 {
 	return 0;
 }
 
+/* PQcommMethods: nothing is ever waiting to be sent. */
 static bool
 comm_is_send_pending(void)
 {
@@ -459,6 +467,7 @@ comm_putmessage(char msgtype, const char *s, size_t len)
 	return 0;
 }
 
+/* PQcommMethods: comm_putmessage, which never blocks anyway. */
 static void
 comm_putmessage_noblock(char msgtype, const char *s, size_t len)
 {
@@ -700,6 +709,7 @@ on_next_pass(h2o_timeout_entry_t *entry)
 {
 }
 
+/* Delivers the notifications that arrived and UNLISTENs idle channels. */
 void
 events_between_requests(void)
 {
@@ -725,12 +735,14 @@ events_between_requests(void)
 		unlisten_idle_channels();
 }
 
+/* The worker is stopping: ends every stream cleanly. */
 void
 events_shutdown(void)
 {
 	sse_end_all();
 }
 
+/* Sets up the worker's subscriptions and streams; once per worker. */
 void
 events_init(h2o_context_t *ctx)
 {

@@ -338,6 +338,7 @@ on_heartbeat(h2o_timeout_entry_t *entry)
 	arm_heartbeat(s);
 }
 
+/* Sets up heartbeats on the worker's loop. */
 void
 sse_init(h2o_context_t *ctx)
 {
@@ -350,6 +351,7 @@ sse_init(h2o_context_t *ctx)
 	h2o_timeout_init(ctx->loop, &flush_timeout, 0);
 }
 
+/* Starts an event stream as the response to req, sending its first bytes. */
 SseStream *
 sse_start(h2o_req_t *req, const char *first, size_t firstlen,
 		  SseCloseCallback on_close, void *arg)
@@ -397,6 +399,7 @@ sse_start(h2o_req_t *req, const char *first, size_t firstlen,
 	return s;
 }
 
+/* Queues bytes for the stream's client. */
 void
 sse_push(SseStream *s, const char *bytes, size_t len)
 {
@@ -414,6 +417,7 @@ sse_backlogged(void)
 	return nover > 0;
 }
 
+/* Ends every stream with a clean end of response. */
 void
 sse_end_all(void)
 {
@@ -438,12 +442,14 @@ sse_end_all(void)
 		h2o_evloop_run(loop_ctx->loop, 50);
 }
 
+/* The number of streams open on this worker. */
 int
 sse_count(void)
 {
 	return nstreams;
 }
 
+/* True if s may be an id or event field: no CR or LF in it. */
 bool
 sse_field_ok(const char *s, size_t len)
 {
@@ -453,6 +459,7 @@ sse_field_ok(const char *s, size_t len)
 	return true;
 }
 
+/* Appends one event in the text/event-stream format. */
 void
 sse_format_event(StringInfo buf, const char *id, const char *event,
 				 const char *data, size_t datalen)

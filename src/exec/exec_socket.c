@@ -43,6 +43,7 @@ make_address(pid_t postmaster_pid)
 	addrlen = offsetof(struct sockaddr_un, sun_path) + 1 + n;
 }
 
+/* Creates the executors' listening socket; in the postmaster, at library load. */
 void
 exec_socket_create(void)
 {
@@ -65,12 +66,14 @@ exec_socket_create(void)
 #endif
 }
 
+/* The inherited listening socket (nonblocking), or -1 if there is none. */
 int
 exec_socket_listener(void)
 {
 	return listen_fd;
 }
 
+/* Opens a nonblocking connection to the executors' socket. */
 int
 exec_socket_connect(void)
 {
@@ -96,6 +99,7 @@ exec_socket_connect(void)
 	return fd;
 }
 
+/* True if the peer of an accepted connection runs as this server's user. */
 bool
 exec_socket_peer_is_ours(int fd)
 {

@@ -312,6 +312,7 @@ serve_connection(int fd, MemoryContext cxt)
 	MemoryContextSwitchTo(oldcxt);
 }
 
+/* Background worker entry point: an executor's loop, one request a connection. */
 void
 webgres_executor_main(Datum main_arg)
 {

@@ -125,6 +125,7 @@ static h2o_timeout_entry_t client_entry;
 static void admit_queued(void);
 static void on_executor_read(h2o_socket_t *sock, const char *err);
 
+/* The moment a request's head was complete, from h2o's timestamps. */
 TimestampTz
 handoff_head_complete_at(h2o_req_t *req)
 {
@@ -138,6 +139,7 @@ handoff_head_complete_at(h2o_req_t *req)
 		USECS_PER_SEC + tv->tv_usec;
 }
 
+/* True if requests can be handed off: there are executors. */
 bool
 handoff_enabled(void)
 {
@@ -524,6 +526,7 @@ admit_queued(void)
 		h2o_timeout_link(loop, &queue_timeout, &queue_entry);
 }
 
+/* Timer: looks again whether queued hand-offs may go. */
 static void
 on_queue_timeout(h2o_timeout_entry_t *entry)
 {
@@ -613,6 +616,7 @@ on_client_timeout(h2o_timeout_entry_t *entry)
 		h2o_timeout_link(loop, &client_timeout, &client_entry);
 }
 
+/* Hands req to an executor, queueing it behind its route's cap. */
 void
 handoff_start(h2o_req_t *req, int64 route_id, int max_concurrency,
 			  TimestampTz head_at, TimestampTz started, bool rerun)
@@ -667,6 +671,7 @@ release_all(int code, Datum arg)
 	dlist_init(&sent);
 }
 
+/* Sets up the hand-off on the worker's loop; once per worker. */
 void
 handoff_init(h2o_evloop_t *evloop, HandoffSendFn send)
 {

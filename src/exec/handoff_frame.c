@@ -18,6 +18,7 @@
 
 /* ---- writing ---- */
 
+/* Appends v in network byte order. */
 static void
 put_u32(StringInfo buf, uint32 v)
 {
@@ -26,6 +27,7 @@ put_u32(StringInfo buf, uint32 v)
 	appendBinaryStringInfo(buf, (char *) &n, 4);
 }
 
+/* Appends v in network byte order. */
 static void
 put_u64(StringInfo buf, uint64 v)
 {
@@ -33,6 +35,7 @@ put_u64(StringInfo buf, uint64 v)
 	put_u32(buf, (uint32) v);
 }
 
+/* Appends a length-prefixed string. */
 static void
 put_str(StringInfo buf, const char *s, size_t len)
 {
@@ -52,6 +55,7 @@ begin_frame(StringInfo buf, FrameType type)
 	return at;
 }
 
+/* Fills in the length of the frame started at at. */
 static void
 end_frame(StringInfo buf, int at)
 {
@@ -60,6 +64,7 @@ end_frame(StringInfo buf, int at)
 	memcpy(buf->data + at, &n, 4);
 }
 
+/* Appends a REQUEST frame for req to buf. */
 void
 frame_put_request(StringInfo buf, h2o_req_t *req, const HandoffMeta *meta)
 {
@@ -84,6 +89,7 @@ frame_put_request(StringInfo buf, h2o_req_t *req, const HandoffMeta *meta)
 	end_frame(buf, at);
 }
 
+/* Appends a HEAD frame for req->res with the given content length. */
 void
 frame_put_head(StringInfo buf, h2o_req_t *req, uint64 content_length)
 {
@@ -102,6 +108,7 @@ frame_put_head(StringInfo buf, h2o_req_t *req, uint64 content_length)
 	end_frame(buf, at);
 }
 
+/* Writes the header of a BODY frame of len bytes into out. */
 void
 frame_put_body_header(char *out, size_t len)
 {
@@ -111,6 +118,7 @@ frame_put_body_header(char *out, size_t len)
 	out[4] = (char) FRAME_BODY;
 }
 
+/* Appends an END frame. */
 void
 frame_put_end(StringInfo buf)
 {
@@ -119,6 +127,7 @@ frame_put_end(StringInfo buf)
 	end_frame(buf, at);
 }
 
+/* Appends HEAD, one BODY (if any) and END frames for req->res. */
 void
 frame_put_response(StringInfo buf, h2o_req_t *req, const char *body, size_t bodylen)
 {
@@ -142,6 +151,7 @@ typedef struct Reader
 	bool		ok;
 } Reader;
 
+/* Reads a u32 in network byte order; on a short read, 0 and r->ok false. */
 static uint32
 get_u32(Reader *r)
 {
@@ -158,6 +168,7 @@ get_u32(Reader *r)
 	return ntohl(n);
 }
 
+/* Reads a u64 in network byte order; on a short read, r->ok false. */
 static uint64
 get_u64(Reader *r)
 {
@@ -166,6 +177,7 @@ get_u64(Reader *r)
 	return (hi << 32) | get_u32(r);
 }
 
+/* Reads one byte; on a short read, 0 and r->ok false. */
 static uint8
 get_u8(Reader *r)
 {
@@ -199,6 +211,7 @@ get_str(Reader *r, h2o_mem_pool_t *pool)
 	return v;
 }
 
+/* Reads a frame header. */
 void
 frame_get_header(const char *data, uint32 *len, char *type)
 {
@@ -209,6 +222,7 @@ frame_get_header(const char *data, uint32 *len, char *type)
 	*type = data[4];
 }
 
+/* Fills a zeroed h2o request from a REQUEST payload. */
 bool
 frame_get_request(const char *data, size_t len, h2o_req_t *req, HandoffMeta *meta)
 {
@@ -246,6 +260,7 @@ frame_get_request(const char *data, size_t len, h2o_req_t *req, HandoffMeta *met
 	return r.ok && r.left == 0;
 }
 
+/* Sets req->res from a HEAD payload, copying into req's pool. */
 bool
 frame_get_head(const char *data, size_t len, h2o_req_t *req)
 {

@@ -294,6 +294,7 @@ note_shareable(HandlerState *st)
 	st->shareable_generation = source->generation;
 }
 
+/* True if the request may share a read-only transaction for route's handler. */
 bool
 handler_can_share(const Route *route)
 {
@@ -304,12 +305,14 @@ handler_can_share(const Route *route)
 		st->source->generation == st->shareable_generation;
 }
 
+/* The constant response of route's handler, or NULL. */
 const CachedResponse *
 handler_cached_response(const Route *route)
 {
 	return route->handler_state != NULL ? route->handler_state->cached : NULL;
 }
 
+/* Drops constant responses whose plan was invalidated. */
 void
 handler_forget_stale_responses(void)
 {
@@ -345,6 +348,7 @@ forget_all_states(void)
 	MemoryContextReset(handler_cxt);
 }
 
+/* Sets up the handlers' memory and hears of table replacements; once per process. */
 void
 handler_init(void)
 {
@@ -396,6 +400,7 @@ leave_search_path(int level)
 		AtEOXact_GUC(true, level);
 }
 
+/* Error context callback: names the route whose handler failed. */
 static void
 route_error_context(void *arg)
 {
@@ -461,6 +466,7 @@ leave_route(RouteCall *call)
 	leave_search_path(call->path_level);
 }
 
+/* Runs route's handler: shapes its first row, or returns an event stream's rows. */
 HandlerResult
 handler_run(Route *route, RequestData *rd, SPITupleTable **rows, char **body, size_t *bodylen)
 {
@@ -513,6 +519,7 @@ handler_run(Route *route, RequestData *rd, SPITupleTable **rows, char **body, si
 	return result;
 }
 
+/* True if route's handler writes or answers an event stream: what a standby cannot serve. */
 bool
 handler_needs_primary(Route *route)
 {
@@ -525,6 +532,7 @@ handler_needs_primary(Route *route)
 	return needs;
 }
 
+/* Runs route's handler and returns all its rows, unshaped. */
 SPITupleTable *
 handler_run_rows(Route *route, RequestData *rd)
 {
@@ -593,6 +601,7 @@ cursor_params(HandlerState *st, RequestData *rd)
 	return params;
 }
 
+/* Runs route's handler as a cursor and streams its rows to sink. */
 void
 handler_stream(Route *route, RequestData *rd, const StreamSink *sink, bool head_only,
 			   TimestampTz stream_deadline, char **body, size_t *bodylen)
@@ -645,6 +654,7 @@ handler_stream(Route *route, RequestData *rd, const StreamSink *sink, bool head_
 	error_context_stack = errcallback.previous;
 }
 
+/* True if route's handler, as prepared here, answers with an event stream. */
 bool
 handler_answers_event_stream(const Route *route)
 {
@@ -653,6 +663,7 @@ handler_answers_event_stream(const Route *route)
 	return st != NULL && st->plan != NULL && st->event_stream;
 }
 
+/* Prepares a handler as its owner would run it, to check it when a route is saved. */
 void
 handler_validate(const char *handler, Oid owner, bool streams, const char *search_path)
 {

@@ -68,6 +68,7 @@ plan_is_simple(CachedPlan *cplan)
 	return true;
 }
 
+/* Evaluates a plan that is one row of expressions without the executor. */
 bool
 simple_eval_run(SPIPlanPtr plan, SimpleEvalCache *cache, ParamListInfo params,
 				TupleDesc *desc, HeapTuple *tuple)

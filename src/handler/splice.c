@@ -16,6 +16,7 @@
 	"request(method, path, params, query_string, query, headers, body) AS " \
 	"(SELECT $1, $2, $3, $4, $5, $6, $7)"
 
+/* The WITH clause of a statement, and whether it is a SELECT. */
 static WithClause *
 top_level_with(Node *stmt, bool *is_select)
 {
@@ -44,6 +45,7 @@ top_level_with(Node *stmt, bool *is_select)
 	return NULL;				/* keep compiler quiet */
 }
 
+/* Splices the request CTE into the handler's own WITH clause. */
 static void
 splice_request_cte(const char *handler, SplicedHandler *sh)
 {
@@ -81,6 +83,7 @@ splice_request_cte(const char *handler, SplicedHandler *sh)
 	sh->sql = buf.data;
 }
 
+/* Parser hook: $n inside the spliced request CTE is request parameter n. */
 static Node *
 request_paramref(ParseState *pstate, ParamRef *pref)
 {
@@ -106,6 +109,7 @@ request_paramref(ParseState *pstate, ParamRef *pref)
 	return (Node *) param;
 }
 
+/* Parser setup: installs request_paramref. */
 static void
 request_parser_setup(ParseState *pstate, void *arg)
 {
@@ -143,6 +147,7 @@ map_error_position(ErrorData *edata, SplicedHandler *sh)
 	edata->internalquery = pstrdup(sh->handler);
 }
 
+/* Splices and prepares handler as the current user, with a generic plan. */
 SPIPlanPtr
 handler_prepare(const char *handler, SplicedHandler *sh)
 {

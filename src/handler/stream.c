@@ -128,6 +128,7 @@ score_range(const char *s, size_t len, int *specificity, double *q)
 	}
 }
 
+/* The format the request's Accept header asks for. */
 StreamFormat
 stream_negotiate(h2o_req_t *req)
 {
@@ -324,6 +325,7 @@ peer_gone(void)
 			 errdetail("The query was cancelled and its transaction rolled back.")));
 }
 
+/* Fetches every row of portal and writes the document to sink. */
 void
 stream_run(h2o_req_t *req, Portal portal, StreamFormat format, bool head_only,
 		   const char *extra_headers, const StreamSink *sink, TimestampTz stream_deadline)

@@ -90,6 +90,7 @@ static h2o_timeout_cb http2_emit_write;	/* conn->_write.timeout_entry's */
 static void h2_read(h2o_socket_t *sock, const char *err);
 static void stay_in_front(h2o_socket_t *sock, H2Guard *g);
 
+/* Sets up the HTTP/2 guard; once per worker, after h2o_context_init. */
 void
 h2_guard_init(h2o_context_t *ctx)
 {
@@ -388,6 +389,7 @@ first_read(h2o_socket_t *sock, const char *err)
 		http1_on_read(sock, err);
 }
 
+/* Starts guarding a connection h2o just accepted. */
 void
 h2_guard_accepted(h2o_socket_t *sock)
 {
@@ -415,6 +417,7 @@ header_list_size(h2o_req_t *req)
 	return size;
 }
 
+/* Screens an HTTP/2 request before it is routed. */
 bool
 h2_guard_check(h2o_req_t *req, char **body, size_t *bodylen)
 {
@@ -442,6 +445,7 @@ h2_guard_check(h2o_req_t *req, char **body, size_t *bodylen)
 	return true;
 }
 
+/* Notes that an HTTP/2 request was answered with bodylen bytes of body. */
 void
 h2_guard_answered(h2o_req_t *req, size_t bodylen)
 {

@@ -19,6 +19,7 @@
 #include "message/response.h"
 #include "parse/screen.h"
 
+/* Answers req with status and reason, closes the connection after, and returns false. */
 static bool
 refuse(h2o_req_t *req, int status, const char *reason, char **body, size_t *bodylen)
 {
@@ -53,6 +54,7 @@ use_origin_form(h2o_req_t *req, size_t offset)
 	}
 }
 
+/* True if req may be routed; else the refusal is in req->res and *body. */
 bool
 http_guard_check(h2o_req_t *req, char **body, size_t *bodylen)
 {

@@ -24,6 +24,7 @@
  */
 #define LISTEN_BACKLOG INT_MAX
 
+/* Parses one "host:port" entry into out; false with *error if it is bad. */
 static bool
 parse_one(const char *item, ListenAddress *out, char **error)
 {
@@ -101,6 +102,7 @@ parse_one(const char *item, ListenAddress *out, char **error)
 	return true;
 }
 
+/* Parses a comma-separated "host:port" list. */
 bool
 listen_parse(const char *value, ListenAddress **addrs, int *naddrs, char **error)
 {
@@ -141,6 +143,7 @@ listen_parse(const char *value, ListenAddress **addrs, int *naddrs, char **error
 	return true;
 }
 
+/* Opens a non-blocking SO_REUSEPORT listening socket. */
 int
 listen_open(const ListenAddress *addr)
 {

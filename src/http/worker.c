@@ -62,6 +62,7 @@ static int	worker_index;
 
 /* ---- signals ---- */
 
+/* Wakes the event loop through the self-pipe; safe in a signal handler. */
 static void
 wake_loop(void)
 {
@@ -75,6 +76,7 @@ wake_loop(void)
 	}
 }
 
+/* SIGTERM: stop, once the loop comes round. */
 static void
 worker_sigterm(SIGNAL_ARGS)
 {
@@ -85,6 +87,7 @@ worker_sigterm(SIGNAL_ARGS)
 	errno = save_errno;
 }
 
+/* SIGHUP: reload the settings, once the loop comes round. */
 static void
 worker_sighup(SIGNAL_ARGS)
 {
@@ -95,6 +98,7 @@ worker_sighup(SIGNAL_ARGS)
 	errno = save_errno;
 }
 
+/* SIGUSR1: process signals (barriers, notifications), handled by the loop. */
 static void
 worker_sigusr1(SIGNAL_ARGS)
 {
@@ -106,6 +110,7 @@ worker_sigusr1(SIGNAL_ARGS)
 	errno = save_errno;
 }
 
+/* Drains the self-pipe; the loop then looks at what the signals flagged. */
 static void
 on_wakeup(h2o_socket_t *sock, const char *err)
 {
@@ -196,6 +201,7 @@ on_req(h2o_handler_t *self, h2o_req_t *req)
 	return 0;
 }
 
+/* A listener is readable: accepts what capacity allows. */
 static void
 on_accept(h2o_socket_t *listener, const char *err)
 {
@@ -205,6 +211,7 @@ on_accept(h2o_socket_t *listener, const char *err)
 
 /* ---- set-up and main loop ---- */
 
+/* Puts the settings h2o reads in its configuration; at start and on reload. */
 static void
 apply_settings(void)
 {
@@ -213,6 +220,7 @@ apply_settings(void)
 	capacity_configure();
 }
 
+/* Sets up h2o's configuration, context and the worker's modules on its loop. */
 static void
 setup_h2o(void)
 {
@@ -242,6 +250,7 @@ setup_h2o(void)
 	capacity_start(ctx.loop, &accept_ctx);
 }
 
+/* Opens a listening socket for each address in webgres.listen. */
 static void
 open_listeners(void)
 {
@@ -262,6 +271,7 @@ open_listeners(void)
 	}
 }
 
+/* Opens the self-pipe through which signals wake the loop. */
 static void
 open_wakeup_pipe(void)
 {
@@ -275,6 +285,7 @@ open_wakeup_pipe(void)
 	h2o_socket_read_start(sock, on_wakeup);
 }
 
+/* Background worker entry point: the event loop of an HTTP worker. */
 void
 webgres_worker_main(Datum main_arg)
 {

@@ -8,12 +8,14 @@
 
 #include "message/errors.h"
 
+/* The value of a decimal digit, or -1. */
 static int
 digit(char c)
 {
 	return (c >= '0' && c <= '9') ? c - '0' : -1;
 }
 
+/* The status for an error raised while serving a request. */
 int
 http_status_for_sqlstate(int code, bool *chosen_by_handler)
 {
@@ -68,6 +70,7 @@ http_status_for_sqlstate(int code, bool *chosen_by_handler)
 	return 500;
 }
 
+/* The standard reason phrase for a status, or "Unknown". */
 const char *
 http_reason(int status)
 {

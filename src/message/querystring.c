@@ -11,6 +11,7 @@
 #include "parse/percent.h"
 #include "message/querystring.h"
 
+/* Raises 22021 unless s[0..len) is valid text in the database encoding. */
 void
 check_text(const char *s, size_t len, const char *what)
 {
@@ -20,6 +21,7 @@ check_text(const char *s, size_t len, const char *what)
 				 errmsg("%s is not valid %s text", what, GetDatabaseEncodingName())));
 }
 
+/* Percent-decodes a key or value (what names it in errors) into palloc'd text. */
 static char *
 decode_part(const char *s, size_t len, size_t *outlen, const char *what)
 {
@@ -36,6 +38,7 @@ decode_part(const char *s, size_t len, size_t *outlen, const char *what)
 	return buf;
 }
 
+/* qsort comparator: pairs by key, then by position. */
 static int
 keyvalue_cmp(const void *a, const void *b)
 {
@@ -96,6 +99,7 @@ keyvalues_to_jsonb(KeyValue *kv, int n,
 	return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));
 }
 
+/* Pushes a string (a key or a value) into a jsonb being built. */
 void
 jsonb_push_string(JsonbParseState **state, JsonbIteratorToken tok, const char *s, size_t len)
 {
@@ -107,6 +111,7 @@ jsonb_push_string(JsonbParseState **state, JsonbIteratorToken tok, const char *s
 	pushJsonbValue(state, tok, &v);
 }
 
+/* Decodes "a=1&b=x+y" into a jsonb object. */
 Jsonb *
 form_to_jsonb(const char *s, size_t len)
 {

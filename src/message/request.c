@@ -59,6 +59,7 @@ build_headers(h2o_req_t *req)
 	return JsonbPGetDatum(keyvalues_to_jsonb(pairs, n, header_separator));
 }
 
+/* The params parameter: the route's captures as a jsonb object. */
 static Datum
 build_params(RequestData *rd)
 {
@@ -83,6 +84,7 @@ build_params(RequestData *rd)
 	return JsonbPGetDatum(JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL)));
 }
 
+/* s[0..len) as a text datum, checked to be valid text. */
 static Datum
 text_datum(const char *s, size_t len, const char *what)
 {
@@ -90,6 +92,7 @@ text_datum(const char *s, size_t len, const char *what)
 	return PointerGetDatum(cstring_to_text_with_len(s, (int) len));
 }
 
+/* paramFetch hook: builds a request parameter on first use. */
 static ParamExternData *
 fetch_param(ParamListInfo params, int paramid, bool speculative,
 			ParamExternData *workspace)
@@ -157,6 +160,7 @@ fetch_param(ParamListInfo params, int paramid, bool speculative,
 	return prm;
 }
 
+/* Sets up rd for req, its parameters built on first use. */
 void
 request_init(RequestData *rd, h2o_req_t *req, MemoryContext cxt)
 {
@@ -181,6 +185,7 @@ request_init(RequestData *rd, h2o_req_t *req, MemoryContext cxt)
 	MemoryContextSwitchTo(oldcxt);
 }
 
+/* Makes params reflect the captures of the route about to run. */
 void
 request_set_captures(RequestData *rd, PathCapture *caps, int ncaps)
 {

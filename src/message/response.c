@@ -19,6 +19,7 @@
 
 #define TEXT_PLAIN "text/plain; charset=utf-8"
 
+/* True for an RFC 9110 token character. */
 static bool
 is_tchar(unsigned char c)
 {
@@ -27,6 +28,7 @@ is_tchar(unsigned char c)
 		strchr("!#$%&'*+-.^_`|~", c) != NULL;
 }
 
+/* Raises an error for a header a handler may not set, or one malformed. */
 static void
 check_header(const char *name, size_t namelen, const char *value, size_t valuelen)
 {
@@ -64,6 +66,7 @@ check_header(const char *name, size_t namelen, const char *value, size_t valuele
 					 errhint("webgres sets it from the response it sends.")));
 }
 
+/* A NUL-terminated copy of s[0..len) in req's pool. */
 static char *
 pool_copy(h2o_req_t *req, const char *s, size_t len)
 {
@@ -74,6 +77,7 @@ pool_copy(h2o_req_t *req, const char *s, size_t len)
 	return p;
 }
 
+/* Adds one header from a handler, checked, its name lower-cased. */
 static void
 add_header(h2o_req_t *req, const char *name, size_t namelen, const char *value, size_t valuelen)
 {
@@ -143,12 +147,14 @@ add_headers_from_jsonb(h2o_req_t *req, Jsonb *jb)
 	}
 }
 
+/* Adds each key of a JSON object as a response header. */
 void
 response_add_headers(h2o_req_t *req, Jsonb *headers)
 {
 	add_headers_from_jsonb(req, headers);
 }
 
+/* Shapes req->res and the body from a handler's row. */
 void
 response_from_row(h2o_req_t *req, TupleDesc desc, HeapTuple tuple, char **body, size_t *bodylen)
 {
@@ -286,6 +292,7 @@ response_from_row(h2o_req_t *req, TupleDesc desc, HeapTuple tuple, char **body, 
 	req->res.content_length = *bodylen;
 }
 
+/* Checks a handler's result columns when the route is saved. */
 void
 response_check_columns(TupleDesc desc)
 {
@@ -347,6 +354,7 @@ struct CachedResponse
 	size_t		bodylen;
 };
 
+/* Copies a finished response into cxt, to be replayed. */
 CachedResponse *
 response_capture(h2o_req_t *req, const char *body, size_t bodylen, MemoryContext cxt)
 {
@@ -384,6 +392,7 @@ response_capture(h2o_req_t *req, const char *body, size_t bodylen, MemoryContext
 	return c;
 }
 
+/* Answers req with a response captured earlier. */
 void
 response_replay(h2o_req_t *req, const CachedResponse *c, char **body, size_t *bodylen)
 {
@@ -406,6 +415,7 @@ response_replay(h2o_req_t *req, const CachedResponse *c, char **body, size_t *bo
 	req->res.content_length = c->bodylen;
 }
 
+/* A plain-text response with the given status. */
 void
 response_simple(h2o_req_t *req, int status, const char *message, char **body, size_t *bodylen)
 {

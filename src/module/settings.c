@@ -41,6 +41,7 @@ char	   *webgres_primary_path = NULL;
 int			webgres_max_replica_lag = 10000;
 char	   *webgres_primary_url = NULL;
 
+/* GUC check hook for webgres.listen: the list must parse. */
 static bool
 check_listen(char **newval, void **extra, GucSource source)
 {
@@ -82,6 +83,7 @@ check_metrics_path(char **newval, void **extra, GucSource source)
 	return true;
 }
 
+/* The number of CPUs online, between 1 and 64. */
 static int
 online_cpus(void)
 {
@@ -131,6 +133,7 @@ check_primary_url(char **newval, void **extra, GucSource source)
 	return true;
 }
 
+/* Defines every webgres setting; from _PG_init. */
 void
 define_settings(void)
 {

@@ -53,6 +53,7 @@ typedef struct Pool
 static Pool workers = {"worker", "webgres_worker_main", &webgres_workers, {{0}}};
 static Pool executors = {"executor", "webgres_executor_main", &webgres_executors, {{0}}};
 
+/* Registers the dynamic background worker of slot index of pool. */
 static bool
 start_worker(Pool *pool, int index)
 {
@@ -194,6 +195,7 @@ supervisor_sigusr1(SIGNAL_ARGS)
 	errno = save_errno;
 }
 
+/* Background worker entry point: starts the workers and executors and restarts them. */
 void
 webgres_supervisor_main(Datum main_arg)
 {

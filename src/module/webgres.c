@@ -26,6 +26,7 @@ PG_MODULE_MAGIC;
 
 void		_PG_init(void);
 
+/* Registers the supervisor, which starts the workers and executors. */
 static void
 register_supervisor(void)
 {
@@ -43,6 +44,7 @@ register_supervisor(void)
 	RegisterBackgroundWorker(&worker);
 }
 
+/* Module load: settings, shared memory, and the supervisor when preloaded. */
 void
 _PG_init(void)
 {

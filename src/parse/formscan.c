@@ -6,6 +6,7 @@
 
 #include "parse/formscan.h"
 
+/* Finds the next non-empty '&'-separated pair at or after *pos. */
 bool
 form_next(const char *s, size_t len, size_t *pos, FormSpan *out)
 {

@@ -17,6 +17,7 @@
 #define RESET_COST 2
 #define RESET_REFUND 1
 
+/* Starts a connection's screening. */
 void
 h2_screen_init(H2Screen *s, int max_resets)
 {
@@ -115,6 +116,7 @@ charge_frame(H2Screen *s)
 	}
 }
 
+/* Reads the frame headers in the next bytes the connection delivered. */
 H2Verdict
 h2_screen_feed(H2Screen *s, const uint8_t *buf, size_t len)
 {
@@ -166,6 +168,7 @@ h2_screen_feed(H2Screen *s, const uint8_t *buf, size_t len)
 	return s->verdict;
 }
 
+/* The next byte fed starts a frame. */
 void
 h2_screen_resync(H2Screen *s)
 {
@@ -174,12 +177,14 @@ h2_screen_resync(H2Screen *s)
 	s->want_pad = false;
 }
 
+/* h2o has processed every complete frame fed so far. */
 void
 h2_screen_processed(H2Screen *s)
 {
 	s->nresets = 0;
 }
 
+/* True if an RST_STREAM for stream was fed and not yet processed. */
 bool
 h2_screen_was_reset(const H2Screen *s, uint32_t stream)
 {
@@ -189,6 +194,7 @@ h2_screen_was_reset(const H2Screen *s, uint32_t stream)
 	return false;
 }
 
+/* Notes that a request was answered with body_bytes of body. */
 void
 h2_screen_answered(H2Screen *s, size_t body_bytes)
 {
@@ -202,6 +208,7 @@ h2_screen_answered(H2Screen *s, size_t body_bytes)
 		s->control_points += (int32_t) refund;
 }
 
+/* Checks a request's decoded header list size (RFC 7541 section 4.1). */
 H2Verdict
 h2_screen_header_list(H2Screen *s, size_t list_size)
 {
@@ -210,6 +217,7 @@ h2_screen_header_list(H2Screen *s, size_t list_size)
 	return s->verdict;
 }
 
+/* What a verdict means, for the log and the GOAWAY's debug data. */
 const char *
 h2_screen_reason(H2Verdict v)
 {

@@ -10,6 +10,7 @@
 #include "parse/pattern.h"
 #include "parse/percent.h"
 
+/* True for a character of a parameter's name. */
 static bool
 is_name_char(char c)
 {
@@ -17,6 +18,7 @@ is_name_char(char c)
 		(c >= '0' && c <= '9') || c == '_';
 }
 
+/* Compiles a route's path pattern; false with *error if it is bad. */
 bool
 pattern_compile(const char *pattern, PathPattern *out, char **error)
 {
@@ -114,6 +116,7 @@ pattern_compile(const char *pattern, PathPattern *out, char **error)
 	return true;
 }
 
+/* < 0 if a should be tried before b: the more specific pattern first. */
 int
 pattern_compare(const PathPattern *a, const PathPattern *b)
 {
@@ -126,6 +129,7 @@ pattern_compare(const PathPattern *a, const PathPattern *b)
 	return b->nsegs - a->nsegs;
 }
 
+/* Splits path[0..len) on '/'; false if it does not start with '/' or has too many segments. */
 bool
 path_split(const char *path, size_t len, PathSegments *out)
 {
@@ -156,6 +160,7 @@ path_split(const char *path, size_t len, PathSegments *out)
 	return true;
 }
 
+/* True if a path segment, percent-decoded if need be, is the literal. */
 static bool
 literal_equals(const PatternSegment *lit, const char *seg, size_t seglen, bool encoded)
 {
@@ -171,6 +176,7 @@ literal_equals(const PatternSegment *lit, const char *seg, size_t seglen, bool e
 	return dlen >= 0 && (size_t) dlen == lit->len && memcmp(lit->text, buf, dlen) == 0;
 }
 
+/* Matches a split path against a pattern; the number of captures, or -1. */
 int
 pattern_match(const PathPattern *pattern, const PathSegments *path, PathCapture *caps)
 {

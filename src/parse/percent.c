@@ -6,6 +6,7 @@
 
 #include "parse/percent.h"
 
+/* The value of a hexadecimal digit, or -1. */
 int
 percent_hexval(char c)
 {
@@ -18,6 +19,7 @@ percent_hexval(char c)
 	return -1;
 }
 
+/* Percent-decodes src into dst; the length, or -1 if it is malformed. */
 long
 percent_decode(const char *src, size_t srclen, char *dst, bool plus_is_space)
 {

@@ -14,6 +14,7 @@
 #include "parse/percent.h"
 #include "parse/screen.h"
 
+/* True for an RFC 9110 token character. */
 static bool
 is_tchar(unsigned char c)
 {
@@ -25,18 +26,21 @@ is_tchar(unsigned char c)
 	return (tchar_bits[c >> 5] >> (c & 31)) & 1;
 }
 
+/* True for an ASCII digit. */
 static bool
 is_digit(unsigned char c)
 {
 	return c >= '0' && c <= '9';
 }
 
+/* c in lower case, if it is an ASCII letter. */
 static char
 lower(char c)
 {
 	return (c >= 'A' && c <= 'Z') ? c + ('a' - 'A') : c;
 }
 
+/* True if s[0..len) is lit, ignoring ASCII case (lit is lower case). */
 static bool
 equals_ci(const char *s, size_t len, const char *lit)
 {
@@ -50,6 +54,7 @@ equals_ci(const char *s, size_t len, const char *lit)
 	return true;
 }
 
+/* Notes a refusal's status and reason in res; returns false. */
 static bool
 fail(ScreenResult *res, int status, const char *reason)
 {
@@ -69,6 +74,7 @@ typedef struct Utf8State
 	unsigned char hi;
 } Utf8State;
 
+/* Feeds one byte to a UTF-8 validator; false if it cannot follow. */
 static bool
 utf8_step(Utf8State *st, unsigned char c)
 {
@@ -173,6 +179,7 @@ screen_origin(const char *t, size_t len, ScreenResult *res)
 	return true;
 }
 
+/* True if s[0..len) is a valid Host field value. */
 bool
 screen_host(const char *s, size_t len)
 {
@@ -260,6 +267,7 @@ screen_target(const char *t, size_t len, ScreenResult *res)
 	return screen_origin(t + i, len - i, res);
 }
 
+/* Screens the request head at buf[0..len). */
 bool
 screen_request(const char *buf, size_t len, ScreenResult *res)
 {

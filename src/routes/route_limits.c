@@ -48,12 +48,14 @@ static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 PG_FUNCTION_INFO_V1(webgres_route_execution);
 
+/* Bytes of shared memory the routes' limits take. */
 static Size
 table_size(void)
 {
 	return mul_size(ROUTE_LIMITS_SLOTS, sizeof(RouteLimits));
 }
 
+/* shmem_request_hook: asks for the limits' shared memory. */
 static void
 limits_request(void)
 {
@@ -62,6 +64,7 @@ limits_request(void)
 	RequestAddinShmemSpace(table_size());
 }
 
+/* shmem_startup_hook: creates or attaches to the limits' table. */
 static void
 limits_startup(void)
 {
@@ -86,6 +89,7 @@ limits_startup(void)
 	LWLockRelease(AddinShmemInitLock);
 }
 
+/* Installs the shared-memory hooks; at module load. */
 void
 route_limits_shmem_request(void)
 {
@@ -95,6 +99,7 @@ route_limits_shmem_request(void)
 	shmem_startup_hook = limits_startup;
 }
 
+/* The route's entry, created on first use. */
 RouteLimits *
 route_limits_get(int64 route_id)
 {
@@ -122,12 +127,14 @@ route_limits_get(int64 route_id)
 	return NULL;
 }
 
+/* Whether mode auto currently runs the route on executors. */
 bool
 route_limits_is_slow(RouteLimits *rl)
 {
 	return rl != NULL && pg_atomic_read_u32(&rl->slow) != 0;
 }
 
+/* A run on the event loop went past webgres.inline_budget. */
 void
 route_limits_mark_slow(RouteLimits *rl)
 {
@@ -137,6 +144,7 @@ route_limits_mark_slow(RouteLimits *rl)
 	pg_atomic_write_u32(&rl->slow, 1);
 }
 
+/* An executor ran the route in elapsed_ms. */
 void
 route_limits_observe_run(RouteLimits *rl, long elapsed_ms)
 {
@@ -167,12 +175,14 @@ increment_below(pg_atomic_uint32 *counter, uint32 limit)
 	return false;
 }
 
+/* Admits one more running request if fewer than cap run. */
 bool
 route_limits_try_run(RouteLimits *rl, int cap)
 {
 	return rl == NULL || increment_below(&rl->running, (uint32) cap);
 }
 
+/* A request admitted by route_limits_try_run has finished. */
 void
 route_limits_end_run(RouteLimits *rl)
 {
@@ -180,12 +190,14 @@ route_limits_end_run(RouteLimits *rl)
 		pg_atomic_sub_fetch_u32(&rl->running, 1);
 }
 
+/* Takes a place in the route's queue if fewer than max wait. */
 bool
 route_limits_try_queue(RouteLimits *rl, int max)
 {
 	return rl != NULL && increment_below(&rl->queued, (uint32) max);
 }
 
+/* Gives back a place taken with route_limits_try_queue. */
 void
 route_limits_leave_queue(RouteLimits *rl)
 {
@@ -193,6 +205,7 @@ route_limits_leave_queue(RouteLimits *rl)
 		pg_atomic_sub_fetch_u32(&rl->queued, 1);
 }
 
+/* The cap of a route whose max_concurrency is NULL. */
 int
 route_limits_default_cap(void)
 {

@@ -124,6 +124,7 @@ build_node(const PathPattern *const *patterns, int *idx, int n, int depth)
 	return node;
 }
 
+/* Builds the trie of patterns[0..n) in CurrentMemoryContext. */
 RouteTrie *
 route_trie_build(const PathPattern *const *patterns, int n)
 {
@@ -205,6 +206,7 @@ walk(const TrieNode *node, const PathSegments *path, const DecodedSegment *decod
 		walk(node->param, path, decoded, depth + 1, out);
 }
 
+/* The indexes of every pattern that can match path, each once. */
 void
 route_trie_lookup(const RouteTrie *trie, const PathSegments *path, TrieCandidates *out)
 {
@@ -239,6 +241,7 @@ route_trie_lookup(const RouteTrie *trie, const PathSegments *path, TrieCandidate
 		pfree(buf);
 }
 
+/* Frees what a lookup allocated beyond the inline candidates. */
 void
 route_trie_candidates_free(TrieCandidates *c)
 {

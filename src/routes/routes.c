@@ -30,6 +30,7 @@ static bool warned_missing = false;
 static RoutesReplaceCallback replace_callbacks[MAX_REPLACE_CALLBACKS];
 static int	nreplace_callbacks = 0;
 
+/* Relcache callback: a change to webgres.routes makes the table stale. */
 static void
 routes_invalidate(Datum arg, Oid relid)
 {
@@ -37,12 +38,14 @@ routes_invalidate(Datum arg, Oid relid)
 		routes_stale = true;
 }
 
+/* Registers the invalidation callback; once per process. */
 void
 routes_init(void)
 {
 	CacheRegisterRelcacheCallback(routes_invalidate, (Datum) 0);
 }
 
+/* qsort comparator: routes in matching order. */
 static int
 route_cmp(const void *a, const void *b)
 {
@@ -61,6 +64,7 @@ route_cmp(const void *a, const void *b)
 	return ra->id < rb->id ? -1 : (ra->id > rb->id ? 1 : 0);
 }
 
+/* Registers a function to call before the table is replaced. */
 void
 routes_on_replace(RoutesReplaceCallback callback)
 {
@@ -98,6 +102,7 @@ build_trie(void)
 	MemoryContextSwitchTo(oldcxt);
 }
 
+/* Reads webgres.routes into a new table, replacing the old one. */
 static void
 load_routes(void)
 {
@@ -241,6 +246,7 @@ index_cmp(const void *a, const void *b)
  */
 #define INSERTION_SORT_MAX 16
 
+/* Starts a walk over the routes whose pattern matches segs. */
 void
 routes_match_init(RouteMatch *m, const RouteTable *table, const PathSegments *segs)
 {
@@ -256,6 +262,7 @@ routes_match_init(RouteMatch *m, const RouteTable *table, const PathSegments *se
 		qsort(m->candidates.idx, m->candidates.n, sizeof(int), index_cmp);
 }
 
+/* The next route of the walk, with its captures; NULL at the end. */
 Route *
 routes_match_next(RouteMatch *m, int *ncaps, PathCapture *caps)
 {
@@ -271,6 +278,7 @@ routes_match_next(RouteMatch *m, int *ncaps, PathCapture *caps)
 	return NULL;
 }
 
+/* Frees what the walk allocated. */
 void
 routes_match_end(RouteMatch *m)
 {
@@ -278,6 +286,7 @@ routes_match_end(RouteMatch *m)
 	m->next = 0;
 }
 
+/* Rewinds m to walk the same routes again, if table has not been reloaded. */
 bool
 routes_match_rewind(RouteMatch *m, const RouteTable *table)
 {
@@ -287,12 +296,14 @@ routes_match_rewind(RouteMatch *m, const RouteTable *table)
 	return true;
 }
 
+/* The table as last loaded, or NULL if it is known to be stale. */
 RouteTable *
 routes_peek(void)
 {
 	return (routes_stale || !table.installed) ? NULL : &table;
 }
 
+/* The current table, reloaded if it changed; inside a transaction. */
 RouteTable *
 routes_current(void)
 {

@@ -840,6 +840,7 @@ serve(Request *rq)
 	 */
 }
 
+/* Sets up the pipeline's memory, routes and handlers; once per process. */
 void
 pipeline_init(void)
 {
@@ -850,6 +851,7 @@ pipeline_init(void)
 	budget_timeout = RegisterTimeout(USER_TIMEOUT, budget_check);
 }
 
+/* Routes and answers a request; what became of it is the outcome. */
 PipelineOutcome
 pipeline_run(h2o_req_t *req, PipelineRun *run, char **body, size_t *bodylen)
 {
@@ -866,6 +868,7 @@ pipeline_run(h2o_req_t *req, PipelineRun *run, char **body, size_t *bodylen)
 	return rq.outcome;
 }
 
+/* Before the process waits: commits the shared transaction, reports idle. */
 void
 pipeline_before_wait(void)
 {

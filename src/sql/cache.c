@@ -93,6 +93,7 @@ static HTAB *cache_registry = NULL;
 
 /* ---------- entries ---------- */
 
+/* dynahash hash function: a key's bytes. */
 static uint32
 cache_key_hash(const void *key, Size keysize)
 {
@@ -101,6 +102,7 @@ cache_key_hash(const void *key, Size keysize)
 	return hash_bytes((const unsigned char *) k->data, k->len);
 }
 
+/* dynahash match function: equal lengths and bytes. */
 static int
 cache_key_match(const void *key1, const void *key2, Size keysize)
 {
@@ -112,6 +114,7 @@ cache_key_match(const void *key1, const void *key2, Size keysize)
 	return memcmp(a->data, b->data, a->len);
 }
 
+/* Creates the hash table of a cache's entries, in its memory. */
 static HTAB *
 cache_create_entries(Cache *cache)
 {
@@ -126,6 +129,7 @@ cache_create_entries(Cache *cache)
 					   HASH_ELEM | HASH_FUNCTION | HASH_COMPARE | HASH_CONTEXT);
 }
 
+/* Removes an entry from its cache and frees it. */
 static void
 cache_remove_entry(Cache *cache, CacheEntry *entry)
 {
@@ -202,6 +206,7 @@ cache_flush(Cache *cache)
 
 /* ---------- the registry ---------- */
 
+/* Creates this backend's registry of caches on first use. */
 static void
 cache_init_registry(void)
 {
@@ -219,6 +224,7 @@ cache_init_registry(void)
 								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 }
 
+/* Fills id from a cache's name, checked. */
 static void
 cache_make_id(CacheId *id, text *name)
 {
@@ -238,6 +244,7 @@ cache_make_id(CacheId *id, text *name)
 	memcpy(id->name, VARDATA_ANY(name), len);
 }
 
+/* Frees a cache's loader and its plan. */
 static void
 cache_free_definition(Cache *cache)
 {
@@ -252,6 +259,7 @@ cache_free_definition(Cache *cache)
 	cache->preload = NULL;
 }
 
+/* Drops a cache and its entries from this backend. */
 static void
 cache_drop(Cache *cache)
 {
@@ -262,6 +270,7 @@ cache_drop(Cache *cache)
 	hash_search(cache_registry, &id, HASH_REMOVE, NULL);
 }
 
+/* True if t and s hold the same characters. */
 static bool
 text_equals_cstring(text *t, const char *s)
 {
@@ -272,6 +281,7 @@ text_equals_cstring(text *t, const char *s)
 	return strlen(s) == (size_t) len && memcmp(VARDATA_ANY(t), s, len) == 0;
 }
 
+/* A cache's time-to-live in microseconds (a month counts 30 days); never negative. */
 static int64
 interval_to_usecs(Interval *ttl)
 {
@@ -369,6 +379,7 @@ cache_lookup(text *name, text *loader, int32 max_entries, Interval *ttl, text *p
 
 /* ---------- loading ---------- */
 
+/* Error context callback: names the cache and what of it was running. */
 static void
 cache_error_context(void *arg)
 {
@@ -377,6 +388,7 @@ cache_error_context(void *arg)
 	errcontext("%s of cache \"%s\"", cache->running, cache->id.name);
 }
 
+/* A json or jsonb datum as jsonb. */
 static Jsonb *
 cache_datum_to_jsonb(Oid type, Datum value)
 {
@@ -387,6 +399,7 @@ cache_datum_to_jsonb(Oid type, Datum value)
 											  CStringGetDatum(TextDatumGetCString(value))));
 }
 
+/* Raises an error unless the last SPI result has natts columns. */
 static void
 cache_check_shape(Cache *cache, int natts, const char *what, const char *shape)
 {

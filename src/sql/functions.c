@@ -38,6 +38,7 @@ PG_FUNCTION_INFO_V1(webgres_check_handler);
 PG_FUNCTION_INFO_V1(webgres_route_check);
 PG_FUNCTION_INFO_V1(webgres_routes_changed);
 
+/* html_escape(text): the text with HTML's special characters escaped. */
 Datum
 webgres_html_escape(PG_FUNCTION_ARGS)
 {
@@ -159,6 +160,7 @@ webgres_random_distinct_ints(PG_FUNCTION_ARGS)
 	PG_RETURN_ARRAYTYPE_P(result);
 }
 
+/* body_text(bytea): the request body as text, checked. */
 Datum
 webgres_body_text(PG_FUNCTION_ARGS)
 {
@@ -168,6 +170,7 @@ webgres_body_text(PG_FUNCTION_ARGS)
 	PG_RETURN_TEXT_P(cstring_to_text_with_len(VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b)));
 }
 
+/* body_json(bytea): the request body parsed as jsonb. */
 Datum
 webgres_body_json(PG_FUNCTION_ARGS)
 {
@@ -179,6 +182,7 @@ webgres_body_json(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(s)));
 }
 
+/* body_form(bytea): a form-encoded request body as a jsonb object. */
 Datum
 webgres_body_form(PG_FUNCTION_ARGS)
 {
@@ -187,6 +191,7 @@ webgres_body_form(PG_FUNCTION_ARGS)
 	PG_RETURN_JSONB_P(form_to_jsonb(VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b)));
 }
 
+/* SPI_connect, or an error. */
 static void
 connect_spi(void)
 {
@@ -214,6 +219,7 @@ webgres_check_handler(PG_FUNCTION_ARGS)
  */
 #define ROUTES_DEFAULT_SEARCH_PATH "\"$user\", public"
 
+/* The number of the column called name of webgres.routes. */
 static int
 attnum_of(Relation rel, const char *name)
 {

@@ -6,6 +6,7 @@
 
 #include "sql/html.h"
 
+/* The entity that stands for c, or NULL if c needs none. */
 static inline const char *
 entity_for(char c)
 {
@@ -26,6 +27,7 @@ entity_for(char c)
 	}
 }
 
+/* True if s holds any character html_escape_append would change. */
 bool
 html_needs_escape(const char *s, size_t len)
 {
@@ -35,6 +37,7 @@ html_needs_escape(const char *s, size_t len)
 	return false;
 }
 
+/* Appends s with & < > " ' escaped as entities. */
 void
 html_escape_append(StringInfo out, const char *s, size_t len)
 {

@@ -51,6 +51,7 @@ draw(uint32 lo, uint32 hi)
  */
 #define DENSE_FACTOR 4
 
+/* Fills out with count distinct random integers from [min, max], in random order. */
 void
 sample_distinct_int32(int32 *out, int count, int32 min, int32 max)
 {
