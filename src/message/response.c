@@ -19,6 +19,10 @@
 
 #define TEXT_PLAIN "text/plain; charset=utf-8"
 
+/* The statuses a handler may answer with (RFC 9110 15: three digits, 1xx to 5xx). */
+#define HTTP_STATUS_MIN 100
+#define HTTP_STATUS_MAX 599
+
 /* True for an RFC 9110 token character. */
 static bool
 is_tchar(unsigned char c)
@@ -154,6 +158,106 @@ response_add_headers(h2o_req_t *req, Jsonb *headers)
 	add_headers_from_jsonb(req, headers);
 }
 
+/* The status column's value, checked to be from 100 to 599. */
+static inline int
+status_from_column(Form_pg_attribute att, Datum value)
+{
+	int64		s;
+
+	switch (att->atttypid)
+	{
+		case INT2OID:
+			s = DatumGetInt16(value);
+			break;
+		case INT4OID:
+			s = DatumGetInt32(value);
+			break;
+		case INT8OID:
+			s = DatumGetInt64(value);
+			break;
+		default:
+			ereport(ERROR,
+					(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
+					 errmsg("handler's status column must be an integer")));
+	}
+	if (s < HTTP_STATUS_MIN || s > HTTP_STATUS_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
+				 errmsg("handler returned status %lld; a status must be from 100 to 599",
+						(long long) s)));
+	return (int) s;
+}
+
+/* Adds the headers of the headers column (jsonb or json) to req->res. */
+static inline void
+headers_from_column(h2o_req_t *req, Form_pg_attribute att, Datum value)
+{
+	if (att->atttypid == JSONBOID)
+		add_headers_from_jsonb(req, DatumGetJsonbP(value));
+	else if (att->atttypid == JSONOID)
+		add_headers_from_jsonb(req, DatumGetJsonbP(DirectFunctionCall1(jsonb_in,
+																		CStringGetDatum(TextDatumGetCString(value)))));
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
+				 errmsg("handler's headers column must be jsonb or json")));
+}
+
+/*
+ * Copies the body column's value (none if isnull) into req's pool as the
+ * body; returns the content type its type implies.
+ */
+static inline const char *
+body_from_column(h2o_req_t *req, Form_pg_attribute att, Datum value, bool isnull,
+				 char **body, size_t *bodylen)
+{
+	const char *default_type;
+
+	switch (att->atttypid)
+	{
+		case JSONBOID:
+			default_type = "application/json";
+			if (!isnull)
+			{
+				Jsonb	   *jb = DatumGetJsonbP(value);
+				char	   *s = JsonbToCString(NULL, &jb->root, VARSIZE(jb));
+
+				*bodylen = strlen(s);
+				*body = pool_copy(req, s, *bodylen);
+			}
+			break;
+		case JSONOID:
+		case TEXTOID:
+		case VARCHAROID:
+		case BYTEAOID:
+			default_type = (att->atttypid == JSONOID) ? "application/json" :
+				(att->atttypid == BYTEAOID) ? "application/octet-stream" : TEXT_PLAIN;
+			if (!isnull)
+			{
+				struct varlena *v = PG_DETOAST_DATUM_PACKED(value);
+
+				*bodylen = VARSIZE_ANY_EXHDR(v);
+				*body = pool_copy(req, VARDATA_ANY(v), *bodylen);
+			}
+			break;
+		default:
+			default_type = TEXT_PLAIN;
+			if (!isnull)
+			{
+				Oid			typoutput;
+				bool		typisvarlena;
+				char	   *s;
+
+				getTypeOutputInfo(att->atttypid, &typoutput, &typisvarlena);
+				s = OidOutputFunctionCall(typoutput, value);
+				*bodylen = strlen(s);
+				*body = pool_copy(req, s, *bodylen);
+			}
+			break;
+	}
+	return default_type;
+}
+
 /* Shapes req->res and the body from a handler's row. */
 void
 response_from_row(h2o_req_t *req, TupleDesc desc, HeapTuple tuple, char **body, size_t *bodylen)
@@ -178,32 +282,8 @@ response_from_row(h2o_req_t *req, TupleDesc desc, HeapTuple tuple, char **body, 
 
 		if (strcmp(name, "status") == 0)
 		{
-			int64		s;
-
-			if (isnull)
-				continue;
-			switch (att->atttypid)
-			{
-				case INT2OID:
-					s = DatumGetInt16(value);
-					break;
-				case INT4OID:
-					s = DatumGetInt32(value);
-					break;
-				case INT8OID:
-					s = DatumGetInt64(value);
-					break;
-				default:
-					ereport(ERROR,
-							(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
-							 errmsg("handler's status column must be an integer")));
-			}
-			if (s < 100 || s > 599)
-				ereport(ERROR,
-						(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
-						 errmsg("handler returned status %lld; a status must be from 100 to 599",
-								(long long) s)));
-			status = (int) s;
+			if (!isnull)
+				status = status_from_column(att, value);
 		}
 		else if (strcmp(name, "content_type") == 0)
 		{
@@ -217,64 +297,13 @@ response_from_row(h2o_req_t *req, TupleDesc desc, HeapTuple tuple, char **body, 
 		}
 		else if (strcmp(name, "headers") == 0)
 		{
-			if (isnull)
-				continue;
-			if (att->atttypid == JSONBOID)
-				add_headers_from_jsonb(req, DatumGetJsonbP(value));
-			else if (att->atttypid == JSONOID)
-				add_headers_from_jsonb(req, DatumGetJsonbP(DirectFunctionCall1(jsonb_in,
-																				CStringGetDatum(TextDatumGetCString(value)))));
-			else
-				ereport(ERROR,
-						(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
-						 errmsg("handler's headers column must be jsonb or json")));
+			if (!isnull)
+				headers_from_column(req, att, value);
 		}
 		else if (strcmp(name, "body") == 0)
 		{
-			const char *default_type;
+			const char *default_type = body_from_column(req, att, value, isnull, body, bodylen);
 
-			switch (att->atttypid)
-			{
-				case JSONBOID:
-					default_type = "application/json";
-					if (!isnull)
-					{
-						Jsonb	   *jb = DatumGetJsonbP(value);
-						char	   *s = JsonbToCString(NULL, &jb->root, VARSIZE(jb));
-
-						*bodylen = strlen(s);
-						*body = pool_copy(req, s, *bodylen);
-					}
-					break;
-				case JSONOID:
-				case TEXTOID:
-				case VARCHAROID:
-				case BYTEAOID:
-					default_type = (att->atttypid == JSONOID) ? "application/json" :
-						(att->atttypid == BYTEAOID) ? "application/octet-stream" : TEXT_PLAIN;
-					if (!isnull)
-					{
-						struct varlena *v = PG_DETOAST_DATUM_PACKED(value);
-
-						*bodylen = VARSIZE_ANY_EXHDR(v);
-						*body = pool_copy(req, VARDATA_ANY(v), *bodylen);
-					}
-					break;
-				default:
-					default_type = TEXT_PLAIN;
-					if (!isnull)
-					{
-						Oid			typoutput;
-						bool		typisvarlena;
-						char	   *s;
-
-						getTypeOutputInfo(att->atttypid, &typoutput, &typisvarlena);
-						s = OidOutputFunctionCall(typoutput, value);
-						*bodylen = strlen(s);
-						*body = pool_copy(req, s, *bodylen);
-					}
-					break;
-			}
 			if (content_type == NULL)
 				content_type = default_type;
 		}

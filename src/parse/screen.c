@@ -267,23 +267,24 @@ screen_target(const char *t, size_t len, ScreenResult *res)
 	return screen_origin(t + i, len - i, res);
 }
 
-/* Screens the request head at buf[0..len). */
-bool
-screen_request(const char *buf, size_t len, ScreenResult *res)
+/* How many of each header field that frames the request screen_request met. */
+typedef struct FramingCounts
 {
-	size_t		i = 0,
-				start;
-	int			nhost = 0,
-				nlength = 0,
-				nencoding = 0;
+	int			nhost;
+	int			nlength;
+	int			nencoding;
+} FramingCounts;
 
-	memset(res, 0, sizeof(*res));
+/*
+ * Screens the request line at buf[*pos..len) (method SP request-target SP
+ * HTTP-version CRLF) and moves *pos past it.
+ */
+static inline bool
+screen_request_line(const char *buf, size_t len, size_t *pos, ScreenResult *res)
+{
+	size_t		i = *pos;
+	size_t		start;
 
-	/* RFC 9112 2.2: one empty line before the request line is ignored. */
-	if (len >= 2 && buf[0] == '\r' && buf[1] == '\n')
-		i = 2;
-
-	/* method SP request-target SP HTTP-version CRLF */
 	start = i;
 	while (i < len && is_tchar((unsigned char) buf[i]))
 		i++;
@@ -319,7 +320,129 @@ screen_request(const char *buf, size_t len, ScreenResult *res)
 
 	if (res->method_len == 7 && memcmp(res->method, "CONNECT", 7) == 0)
 		return fail(res, 501, "CONNECT is not supported by an origin server");
-	if (!screen_target(res->target, res->target_len, res))
+	*pos = i;
+	return screen_target(res->target, res->target_len, res);
+}
+
+/*
+ * Screens the field line at buf[*pos..len), sets its name and value (without
+ * surrounding whitespace), and moves *pos past it.
+ */
+static inline bool
+screen_field_line(const char *buf, size_t len, size_t *pos, ScreenResult *res,
+				  const char **name, size_t *namelen, const char **value, size_t *valuelen)
+{
+	size_t		i = *pos;
+
+	if (buf[i] == ' ' || buf[i] == '\t')
+		return fail(res, 400, "obsolete header line folding");
+
+	*name = buf + i;
+	while (i < len && is_tchar((unsigned char) buf[i]))
+		i++;
+	*namelen = (buf + i) - *name;
+	if (*namelen == 0 || i >= len || buf[i] != ':')
+		return fail(res, 400, "an invalid header name");
+	i++;
+	while (i < len && (buf[i] == ' ' || buf[i] == '\t'))
+		i++;
+	*value = buf + i;
+	{
+		/*
+		 * Find the CR with memchr, then check the bytes before it in a
+		 * loop without early exits, which the compiler vectorizes; only
+		 * a bad value walks it again to say what is wrong.
+		 */
+		const char *cr = memchr(buf + i, '\r', len - i);
+		size_t		end = cr ? (size_t) (cr - buf) : len;
+		unsigned	bad = 0;
+
+		for (size_t k = i; k < end; k++)
+		{
+			unsigned char c = (unsigned char) buf[k];
+
+			bad |= (c < 0x20 && c != '\t') | (c == 0x7f);
+		}
+		if (bad)
+		{
+			for (; i < end; i++)
+			{
+				unsigned char c = (unsigned char) buf[i];
+
+				if (c == '\n')
+					return fail(res, 400, "a bare LF in the request head");
+				if ((c < 0x20 && c != '\t') || c == 0x7f)
+					return fail(res, 400, "a control character in a header value");
+			}
+		}
+		if (cr == NULL)
+			return fail(res, 400, "the request head is incomplete");
+		i = end;
+	}
+	if (i + 1 >= len || buf[i + 1] != '\n')
+		return fail(res, 400, "a bare CR in the request head");
+	*valuelen = (buf + i) - *value;
+	while (*valuelen > 0 && ((*value)[*valuelen - 1] == ' ' || (*value)[*valuelen - 1] == '\t'))
+		(*valuelen)--;
+	i += 2;
+	*pos = i;
+	return true;
+}
+
+/* Screens a field that frames the request: Host, Content-Length, Transfer-Encoding. */
+static inline bool
+screen_framing_field(const char *name, size_t namelen, const char *value, size_t valuelen,
+					 FramingCounts *counts, ScreenResult *res)
+{
+	if (equals_ci(name, namelen, "host"))
+	{
+		if (++counts->nhost > 1)
+			return fail(res, 400, "more than one Host header");
+		if (!screen_host(value, valuelen))
+			return fail(res, 400, "an invalid Host header");
+	}
+	else if (equals_ci(name, namelen, "content-length"))
+	{
+		uint64_t	n = 0;
+
+		if (++counts->nlength > 1)
+			return fail(res, 400, "more than one Content-Length header");
+		if (valuelen == 0 || valuelen > 18)
+			return fail(res, 400, "an invalid Content-Length header");
+		for (size_t k = 0; k < valuelen; k++)
+		{
+			if (!is_digit((unsigned char) value[k]))
+				return fail(res, 400, "an invalid Content-Length header");
+			n = n * 10 + (value[k] - '0');
+		}
+		res->content_length = n;
+		res->has_body = true;
+	}
+	else if (equals_ci(name, namelen, "transfer-encoding"))
+	{
+		if (++counts->nencoding > 1)
+			return fail(res, 400, "more than one Transfer-Encoding header");
+		if (!equals_ci(value, valuelen, "chunked"))
+			return fail(res, 400, "a Transfer-Encoding other than chunked");
+		res->chunked = true;
+		res->has_body = true;
+	}
+	return true;
+}
+
+/* Screens the request head at buf[0..len). */
+bool
+screen_request(const char *buf, size_t len, ScreenResult *res)
+{
+	size_t		i = 0;
+	FramingCounts counts = {0, 0, 0};
+
+	memset(res, 0, sizeof(*res));
+
+	/* RFC 9112 2.2: one empty line before the request line is ignored. */
+	if (len >= 2 && buf[0] == '\r' && buf[1] == '\n')
+		i = 2;
+	if (!screen_request_line(buf, len, &i, res))
 		return false;
 
 	/* field-line CRLF ... CRLF */
@@ -339,101 +462,19 @@ screen_request(const char *buf, size_t len, ScreenResult *res)
 			i += 2;
 			break;
 		}
-		if (buf[i] == ' ' || buf[i] == '\t')
-			return fail(res, 400, "obsolete header line folding");
-
-		name = buf + i;
-		while (i < len && is_tchar((unsigned char) buf[i]))
-			i++;
-		namelen = (buf + i) - name;
-		if (namelen == 0 || i >= len || buf[i] != ':')
-			return fail(res, 400, "an invalid header name");
-		i++;
-		while (i < len && (buf[i] == ' ' || buf[i] == '\t'))
-			i++;
-		value = buf + i;
-		{
-			/*
-			 * Find the CR with memchr, then check the bytes before it in a
-			 * loop without early exits, which the compiler vectorizes; only
-			 * a bad value walks it again to say what is wrong.
-			 */
-			const char *cr = memchr(buf + i, '\r', len - i);
-			size_t		end = cr ? (size_t) (cr - buf) : len;
-			unsigned	bad = 0;
-
-			for (size_t k = i; k < end; k++)
-			{
-				unsigned char c = (unsigned char) buf[k];
-
-				bad |= (c < 0x20 && c != '\t') | (c == 0x7f);
-			}
-			if (bad)
-			{
-				for (; i < end; i++)
-				{
-					unsigned char c = (unsigned char) buf[i];
-
-					if (c == '\n')
-						return fail(res, 400, "a bare LF in the request head");
-					if ((c < 0x20 && c != '\t') || c == 0x7f)
-						return fail(res, 400, "a control character in a header value");
-				}
-			}
-			if (cr == NULL)
-				return fail(res, 400, "the request head is incomplete");
-			i = end;
-		}
-		if (i + 1 >= len || buf[i + 1] != '\n')
-			return fail(res, 400, "a bare CR in the request head");
-		valuelen = (buf + i) - value;
-		while (valuelen > 0 && (value[valuelen - 1] == ' ' || value[valuelen - 1] == '\t'))
-			valuelen--;
-		i += 2;
-
-		if (equals_ci(name, namelen, "host"))
-		{
-			if (++nhost > 1)
-				return fail(res, 400, "more than one Host header");
-			if (!screen_host(value, valuelen))
-				return fail(res, 400, "an invalid Host header");
-		}
-		else if (equals_ci(name, namelen, "content-length"))
-		{
-			uint64_t	n = 0;
-
-			if (++nlength > 1)
-				return fail(res, 400, "more than one Content-Length header");
-			if (valuelen == 0 || valuelen > 18)
-				return fail(res, 400, "an invalid Content-Length header");
-			for (size_t k = 0; k < valuelen; k++)
-			{
-				if (!is_digit((unsigned char) value[k]))
-					return fail(res, 400, "an invalid Content-Length header");
-				n = n * 10 + (value[k] - '0');
-			}
-			res->content_length = n;
-			res->has_body = true;
-		}
-		else if (equals_ci(name, namelen, "transfer-encoding"))
-		{
-			if (++nencoding > 1)
-				return fail(res, 400, "more than one Transfer-Encoding header");
-			if (!equals_ci(value, valuelen, "chunked"))
-				return fail(res, 400, "a Transfer-Encoding other than chunked");
-			res->chunked = true;
-			res->has_body = true;
-		}
+		if (!screen_field_line(buf, len, &i, res, &name, &namelen, &value, &valuelen) ||
+			!screen_framing_field(name, namelen, value, valuelen, &counts, res))
+			return false;
 	}
 	res->head_len = i;
 	if (res->head_len > SCREEN_MAX_HEAD)
 		return fail(res, 431, "the request head is too large");
 
-	if (nencoding > 0 && nlength > 0)
+	if (counts.nencoding > 0 && counts.nlength > 0)
 		return fail(res, 400, "both Content-Length and Transfer-Encoding");
-	if (nencoding > 0 && res->minor_version == 0)
+	if (counts.nencoding > 0 && res->minor_version == 0)
 		return fail(res, 400, "Transfer-Encoding in an HTTP/1.0 request");
-	if (res->minor_version >= 1 && nhost == 0)
+	if (res->minor_version >= 1 && counts.nhost == 0)
 		return fail(res, 400, "no Host header");
 	return true;
 }

@@ -102,6 +102,85 @@ build_trie(void)
 	MemoryContextSwitchTo(oldcxt);
 }
 
+/*
+ * Runs the query that reads webgres.routes; a database not yet updated to
+ * 1.2 has no mode columns (all auto) and records no search_path (the
+ * default then).  Sets *has_modes to whether it has the mode columns.
+ */
+static void
+select_routes(bool *has_modes)
+{
+	int			rc;
+
+	*has_modes = get_attnum(routes_relid, "mode") != InvalidAttrNumber;
+	rc = SPI_execute(psprintf("SELECT id, method, path, priority, handler, owner::oid, "
+							  "%s, %s, %s, %s FROM webgres.routes",
+							  get_attnum(routes_relid, "search_path") != InvalidAttrNumber ?
+							  "search_path" : "NULL::text",
+							  *has_modes ? "mode" : "NULL::text",
+							  *has_modes ? "max_concurrency" : "NULL::integer",
+							  get_attnum(routes_relid, "stream_headers") != InvalidAttrNumber ?
+							  "stream_headers" : "NULL::jsonb"),
+					 true, 0);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "could not read webgres.routes: %s", SPI_result_code_string(rc));
+}
+
+/*
+ * Fills r from a row of select_routes(), in the current memory context;
+ * false (with a warning) if the route cannot be served.
+ */
+static bool
+read_route(HeapTuple tup, TupleDesc desc, bool has_modes, Route *r)
+{
+	bool		isnull;
+	char	   *error;
+
+	r->id = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
+	r->method = SPI_getvalue(tup, desc, 2);
+	r->path = SPI_getvalue(tup, desc, 3);
+	r->priority = DatumGetInt32(SPI_getbinval(tup, desc, 4, &isnull));
+	r->handler = SPI_getvalue(tup, desc, 5);
+	r->owner = DatumGetObjectId(SPI_getbinval(tup, desc, 6, &isnull));
+	r->search_path = SPI_getvalue(tup, desc, 7);
+	r->mode = ROUTE_MODE_AUTO;
+	if (has_modes)
+	{
+		char	   *mode = SPI_getvalue(tup, desc, 8);
+		Datum		cap = SPI_getbinval(tup, desc, 9, &isnull);
+
+		if (mode != NULL && strcmp(mode, "inline") == 0)
+			r->mode = ROUTE_MODE_INLINE;
+		else if (mode != NULL && strcmp(mode, "executor") == 0)
+			r->mode = ROUTE_MODE_EXECUTOR;
+		else if (mode != NULL && strcmp(mode, "stream") == 0)
+			r->mode = ROUTE_MODE_STREAM;
+		r->max_concurrency = isnull ? 0 : DatumGetInt32(cap);
+	}
+	r->stream_headers = SPI_getvalue(tup, desc, 10);
+	r->label = psprintf("%s %s (route %lld)", r->method ? r->method : "*", r->path,
+						(long long) r->id);
+
+	/* Rows were checked on the way in; this guards against edits that bypassed the trigger. */
+	if (!pattern_compile(r->path, &r->pattern, &error))
+	{
+		ereport(WARNING,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("webgres route %lld is ignored: %s", (long long) r->id, error)));
+		return false;
+	}
+	if (!SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(r->owner)))
+	{
+		ereport(WARNING,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("webgres route %s is ignored: its owner role (OID %u) no longer exists",
+						r->label, r->owner),
+				 errhint("Set the route's owner to an existing role.")));
+		return false;
+	}
+	return true;
+}
+
 /* Reads webgres.routes into a new table, replacing the old one. */
 static void
 load_routes(void)
@@ -134,75 +213,16 @@ load_routes(void)
 
 	if ((rc = SPI_connect()) != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed: %s", SPI_result_code_string(rc));
-	/*
-	 * A database not yet updated to 1.2 has no mode columns (all auto) and
-	 * records no search_path (the default then).
-	 */
-	has_modes = get_attnum(routes_relid, "mode") != InvalidAttrNumber;
-	rc = SPI_execute(psprintf("SELECT id, method, path, priority, handler, owner::oid, "
-							  "%s, %s, %s, %s FROM webgres.routes",
-							  get_attnum(routes_relid, "search_path") != InvalidAttrNumber ?
-							  "search_path" : "NULL::text",
-							  has_modes ? "mode" : "NULL::text",
-							  has_modes ? "max_concurrency" : "NULL::integer",
-							  get_attnum(routes_relid, "stream_headers") != InvalidAttrNumber ?
-							  "stream_headers" : "NULL::jsonb"),
-					 true, 0);
-	if (rc != SPI_OK_SELECT)
-		elog(ERROR, "could not read webgres.routes: %s", SPI_result_code_string(rc));
+	select_routes(&has_modes);
 
 	oldcxt = MemoryContextSwitchTo(routes_cxt);
 	table.routes = palloc0(sizeof(Route) * Max(SPI_processed, 1));
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
-		HeapTuple	tup = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
 		Route	   *r = &table.routes[table.nroutes];
-		bool		isnull;
-		char	   *error;
 
-		r->id = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
-		r->method = SPI_getvalue(tup, desc, 2);
-		r->path = SPI_getvalue(tup, desc, 3);
-		r->priority = DatumGetInt32(SPI_getbinval(tup, desc, 4, &isnull));
-		r->handler = SPI_getvalue(tup, desc, 5);
-		r->owner = DatumGetObjectId(SPI_getbinval(tup, desc, 6, &isnull));
-		r->search_path = SPI_getvalue(tup, desc, 7);
-		r->mode = ROUTE_MODE_AUTO;
-		if (has_modes)
-		{
-			char	   *mode = SPI_getvalue(tup, desc, 8);
-			Datum		cap = SPI_getbinval(tup, desc, 9, &isnull);
-
-			if (mode != NULL && strcmp(mode, "inline") == 0)
-				r->mode = ROUTE_MODE_INLINE;
-			else if (mode != NULL && strcmp(mode, "executor") == 0)
-				r->mode = ROUTE_MODE_EXECUTOR;
-			else if (mode != NULL && strcmp(mode, "stream") == 0)
-				r->mode = ROUTE_MODE_STREAM;
-			r->max_concurrency = isnull ? 0 : DatumGetInt32(cap);
-		}
-		r->stream_headers = SPI_getvalue(tup, desc, 10);
-		r->label = psprintf("%s %s (route %lld)", r->method ? r->method : "*", r->path,
-							(long long) r->id);
-
-		/* Rows were checked on the way in; this guards against edits that bypassed the trigger. */
-		if (!pattern_compile(r->path, &r->pattern, &error))
-		{
-			ereport(WARNING,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("webgres route %lld is ignored: %s", (long long) r->id, error)));
+		if (!read_route(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, has_modes, r))
 			continue;
-		}
-		if (!SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(r->owner)))
-		{
-			ereport(WARNING,
-					(errcode(ERRCODE_UNDEFINED_OBJECT),
-					 errmsg("webgres route %s is ignored: its owner role (OID %u) no longer exists",
-							r->label, r->owner),
-					 errhint("Set the route's owner to an existing role.")));
-			continue;
-		}
 		table.max_captures = Max(table.max_captures, r->pattern.nsegs);
 		table.nroutes++;
 	}

@@ -219,6 +219,9 @@ webgres_check_handler(PG_FUNCTION_ARGS)
  */
 #define ROUTES_DEFAULT_SEARCH_PATH "\"$user\", public"
 
+/* The longest method name a route may give. */
+#define ROUTE_METHOD_MAX_LEN 32
+
 /* The number of the column called name of webgres.routes. */
 static int
 attnum_of(Relation rel, const char *name)
@@ -240,12 +243,174 @@ column_changed(HeapTuple oldtup, HeapTuple newtup, TupleDesc desc, int attnum)
 	return (a == NULL) != (b == NULL) || (a != NULL && strcmp(a, b) != 0);
 }
 
+/* A row of webgres.routes being saved, as its trigger reads it. */
+typedef struct RouteRow
+{
+	TriggerData *trigdata;
+	TupleDesc	desc;
+	HeapTuple	tuple;			/* the row as it will be saved */
+	bool		is_update;
+	int			att_method;
+	int			att_path;
+	int			att_handler;
+	int			att_owner;
+	int			att_search_path;	/* <= 0 before version 1.2 */
+	char	   *method;
+	char	   *path;
+	char	   *handler;
+	Oid			owner;
+	bool		owner_isnull;
+	char	   *search_path;
+	bool		streams;		/* mode stream */
+} RouteRow;
+
+/* The columns the trigger sets in the row, at most one per column it may set. */
+#define ROUTE_ROW_MAX_CHANGES 5
+typedef struct RouteRowChanges
+{
+	int			cols[ROUTE_ROW_MAX_CHANGES];
+	Datum		values[ROUTE_ROW_MAX_CHANGES];
+	bool		nulls[ROUTE_ROW_MAX_CHANGES];
+	int			n;
+} RouteRowChanges;
+
+/* Notes that the trigger sets column attnum of the row to value. */
+static void
+change_column(RouteRowChanges *ch, int attnum, Datum value)
+{
+	Assert(ch->n < ROUTE_ROW_MAX_CHANGES);
+	ch->cols[ch->n] = attnum;
+	ch->values[ch->n] = value;
+	ch->nulls[ch->n++] = false;
+}
+
+/* Reads the columns of the row being saved into row. */
+static void
+read_route_row(TriggerData *trigdata, RouteRow *row)
+{
+	Relation	rel = trigdata->tg_relation;
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			att_mode;
+
+	row->trigdata = trigdata;
+	row->desc = desc;
+	row->is_update = TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event);
+	row->tuple = row->is_update ? trigdata->tg_newtuple : trigdata->tg_trigtuple;
+	row->att_method = attnum_of(rel, "method");
+	row->att_path = attnum_of(rel, "path");
+	row->att_handler = attnum_of(rel, "handler");
+	row->att_owner = attnum_of(rel, "owner");
+	/* Before ALTER EXTENSION webgres UPDATE to 1.2 there is no search_path. */
+	row->att_search_path = SPI_fnumber(desc, "search_path");
+
+	row->method = SPI_getvalue(row->tuple, desc, row->att_method);
+	row->path = SPI_getvalue(row->tuple, desc, row->att_path);
+	row->handler = SPI_getvalue(row->tuple, desc, row->att_handler);
+	row->search_path = row->att_search_path > 0 ?
+		SPI_getvalue(row->tuple, desc, row->att_search_path) : NULL;
+	row->owner = DatumGetObjectId(SPI_getbinval(row->tuple, desc, row->att_owner,
+												&row->owner_isnull));
+
+	/* A database not yet updated to 1.2 has no mode column. */
+	row->streams = false;
+	att_mode = SPI_fnumber(desc, "mode");
+	if (att_mode > 0)
+	{
+		char	   *mode = SPI_getvalue(row->tuple, desc, att_mode);
+
+		row->streams = (mode != NULL && strcmp(mode, "stream") == 0);
+	}
+}
+
+/* True if column attnum of the row being saved differs from the old row's. */
+static bool
+row_changed(const RouteRow *row, int attnum)
+{
+	return column_changed(row->trigdata->tg_trigtuple, row->tuple, row->desc, attnum);
+}
+
+/* Checks the method (letters, '-' and '_', at most 32) and saves it upper-cased. */
+static void
+normalise_method(RouteRow *row, RouteRowChanges *ch)
+{
+	char	   *method = row->method;
+	size_t		len;
+
+	if (method == NULL)
+		return;
+	len = strlen(method);
+	if (len == 0 || len > ROUTE_METHOD_MAX_LEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("route method \"%s\" is not a valid HTTP method", method),
+				 errhint("Use a method name such as GET or POST, or NULL for any method.")));
+	for (size_t i = 0; i < len; i++)
+	{
+		if (!((method[i] >= 'A' && method[i] <= 'Z') || (method[i] >= 'a' && method[i] <= 'z') || method[i] == '-' || method[i] == '_'))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("route method \"%s\" is not a valid HTTP method", method),
+					 errhint("Use a method name such as GET or POST, or NULL for any method.")));
+		method[i] = pg_ascii_toupper(method[i]);
+	}
+	change_column(ch, row->att_method, CStringGetTextDatum(method));
+}
+
+/* Sets the owner to the saving role unless a superuser gave it; it must exist. */
+static void
+settle_owner(RouteRow *row, RouteRowChanges *ch)
+{
+	bool		isnull = row->owner_isnull;
+
+	/* Only a superuser may give a route to another role. */
+	if (isnull || (!superuser() && row->owner != GetUserId()))
+	{
+		if (!isnull && TRIGGER_FIRED_BY_INSERT(row->trigdata->tg_event))
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("only a superuser can create a route owned by another role")));
+		if (!isnull)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("only a superuser can give a route to another role")));
+		row->owner = GetUserId();
+		change_column(ch, row->att_owner, ObjectIdGetDatum(row->owner));
+	}
+	if (!SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(row->owner)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("role with OID %u does not exist", row->owner)));
+}
+
+/*
+ * A new route, and a new handler given without a search_path of its own,
+ * take the saving session's.  A row that brings one keeps it, as does an
+ * UPDATE that leaves the handler alone.
+ */
+static void
+settle_search_path(RouteRow *row, RouteRowChanges *ch)
+{
+	if (row->att_search_path <= 0)
+		row->search_path = NULL;	/* checked with the session's, as before */
+	else if (row->search_path == NULL ||
+			 (row->is_update && row_changed(row, row->att_handler) &&
+			  !row_changed(row, row->att_search_path)))
+	{
+		/* A restored row without one predates it: it ran with the default. */
+		if (row->search_path == NULL && !check_function_bodies)
+			row->search_path = ROUTES_DEFAULT_SEARCH_PATH;
+		else
+			row->search_path = namespace_search_path;
+		change_column(ch, row->att_search_path, CStringGetTextDatum(row->search_path));
+	}
+}
+
 /*
  * BEFORE INSERT OR UPDATE on webgres.routes: normalises the method, sets the
  * owner and the search_path, checks that the path is not another role's
- * (src/ownership.c), and checks the path pattern and the handler, so that a
- * bad route is refused with the Postgres error instead of failing later for
- * a client.
+ * (routes/ownership.c), and checks the path pattern and the handler, so
+ * that a bad route is refused with the Postgres error instead of failing
+ * later for a client.
  *
  * The handler is planned under the row's search_path, the one the workers
  * will use: a restore, whose session has search_path '', checks each route
@@ -259,27 +424,8 @@ Datum
 webgres_route_check(PG_FUNCTION_ARGS)
 {
 	TriggerData *trigdata = (TriggerData *) fcinfo->context;
-	Relation	rel;
-	TupleDesc	desc;
-	HeapTuple	tuple;
-	int			att_method,
-				att_path,
-				att_handler,
-				att_owner,
-				att_mode,
-				att_search_path;
-	bool		streams = false;
-	Datum		values[5];
-	bool		nulls[5];
-	int			cols[5];
-	int			ncols = 0;
-	bool		isnull;
-	char	   *method;
-	char	   *path;
-	char	   *handler;
-	Oid			owner;
-	char	   *search_path;
-	bool		is_update;
+	RouteRow	row;
+	RouteRowChanges ch;
 	PathPattern pattern;
 	char	   *error;
 
@@ -287,130 +433,44 @@ webgres_route_check(PG_FUNCTION_ARGS)
 		!TRIGGER_FIRED_FOR_ROW(trigdata->tg_event))
 		elog(ERROR, "webgres_route_check must be fired BEFORE ... FOR EACH ROW");
 
-	rel = trigdata->tg_relation;
-	desc = RelationGetDescr(rel);
-	is_update = TRIGGER_FIRED_BY_UPDATE(trigdata->tg_event);
-	tuple = is_update ? trigdata->tg_newtuple : trigdata->tg_trigtuple;
-	att_method = attnum_of(rel, "method");
-	att_path = attnum_of(rel, "path");
-	att_handler = attnum_of(rel, "handler");
-	att_owner = attnum_of(rel, "owner");
-	/* Before ALTER EXTENSION webgres UPDATE to 1.2 there is no search_path. */
-	att_search_path = SPI_fnumber(desc, "search_path");
+	ch.n = 0;
+	read_route_row(trigdata, &row);
+	normalise_method(&row, &ch);
 
-	method = SPI_getvalue(tuple, desc, att_method);
-	path = SPI_getvalue(tuple, desc, att_path);
-	handler = SPI_getvalue(tuple, desc, att_handler);
-	search_path = att_search_path > 0 ? SPI_getvalue(tuple, desc, att_search_path) : NULL;
-	owner = DatumGetObjectId(SPI_getbinval(tuple, desc, att_owner, &isnull));
-
-	if (method != NULL)
-	{
-		size_t		len = strlen(method);
-
-		if (len == 0 || len > 32)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("route method \"%s\" is not a valid HTTP method", method),
-					 errhint("Use a method name such as GET or POST, or NULL for any method.")));
-		for (size_t i = 0; i < len; i++)
-		{
-			if (!((method[i] >= 'A' && method[i] <= 'Z') || (method[i] >= 'a' && method[i] <= 'z') || method[i] == '-' || method[i] == '_'))
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("route method \"%s\" is not a valid HTTP method", method),
-						 errhint("Use a method name such as GET or POST, or NULL for any method.")));
-			method[i] = pg_ascii_toupper(method[i]);
-		}
-		cols[ncols] = att_method;
-		values[ncols] = CStringGetTextDatum(method);
-		nulls[ncols++] = false;
-	}
-
-	if (path == NULL || !pattern_compile(path, &pattern, &error))
+	if (row.path == NULL || !pattern_compile(row.path, &pattern, &error))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s", path == NULL ? "route path must not be null" : error),
+				 errmsg("%s", row.path == NULL ? "route path must not be null" : error),
 				 errhint("Write paths like /users/:handle or /static/*.")));
-
-	if (handler == NULL)
+	if (row.handler == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_NOT_NULL_VIOLATION),
 				 errmsg("route handler must not be null")));
 
-	/* Only a superuser may give a route to another role. */
-	if (isnull || (!superuser() && owner != GetUserId()))
-	{
-		if (!isnull && TRIGGER_FIRED_BY_INSERT(trigdata->tg_event))
-			ereport(ERROR,
-					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-					 errmsg("only a superuser can create a route owned by another role")));
-		if (!isnull)
-			ereport(ERROR,
-					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-					 errmsg("only a superuser can give a route to another role")));
-		owner = GetUserId();
-		cols[ncols] = att_owner;
-		values[ncols] = ObjectIdGetDatum(owner);
-		nulls[ncols++] = false;
-	}
-	if (!SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(owner)))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("role with OID %u does not exist", owner)));
-
-	/* A database not yet updated to 1.2 has no mode column. */
-	att_mode = SPI_fnumber(desc, "mode");
-	if (att_mode > 0)
-	{
-		char	   *mode = SPI_getvalue(tuple, desc, att_mode);
-
-		streams = (mode != NULL && strcmp(mode, "stream") == 0);
-	}
-
-	/*
-	 * A new route, and a new handler given without a search_path of its
-	 * own, take the saving session's.  A row that brings one keeps it, as
-	 * does an UPDATE that leaves the handler alone.
-	 */
-	if (att_search_path <= 0)
-		search_path = NULL;		/* checked with the session's, as before */
-	else if (search_path == NULL ||
-		(is_update && column_changed(trigdata->tg_trigtuple, tuple, desc, att_handler) &&
-		 !column_changed(trigdata->tg_trigtuple, tuple, desc, att_search_path)))
-	{
-		/* A restored row without one predates it: it ran with the default. */
-		if (search_path == NULL && !check_function_bodies)
-			search_path = ROUTES_DEFAULT_SEARCH_PATH;
-		else
-			search_path = namespace_search_path;
-		cols[ncols] = att_search_path;
-		values[ncols] = CStringGetTextDatum(search_path);
-		nulls[ncols++] = false;
-	}
+	settle_owner(&row, &ch);
+	settle_search_path(&row, &ch);
 
 	/* Only a new path or a new owner can take a path from another role. */
-	if (!is_update ||
-		column_changed(trigdata->tg_trigtuple, tuple, desc, att_path) ||
-		column_changed(trigdata->tg_trigtuple, tuple, desc, att_owner))
-		ownership_check_path(rel, path, &pattern, owner);
+	if (!row.is_update || row_changed(&row, row.att_path) || row_changed(&row, row.att_owner))
+		ownership_check_path(trigdata->tg_relation, row.path, &pattern, row.owner);
 
 	if (check_function_bodies && !ownership_changing_owner)
 	{
 		connect_spi();
-		handler_validate(handler, owner, streams, search_path);
+		handler_validate(row.handler, row.owner, row.streams, row.search_path);
 		SPI_finish();
 	}
 
-	if (superuser_arg(owner))
+	if (superuser_arg(row.owner))
 		ereport(NOTICE,
 				(errmsg("route %s %s runs its handler with superuser privileges",
-						method ? method : "*", path),
+						row.method ? row.method : "*", row.path),
 				 errhint("Give routes to a role with only the privileges they need: SET ROLE to it before inserting, or set the owner column.")));
 
-	if (ncols > 0)
-		tuple = heap_modify_tuple_by_cols(tuple, desc, ncols, cols, values, nulls);
-	return PointerGetDatum(tuple);
+	if (ch.n > 0)
+		row.tuple = heap_modify_tuple_by_cols(row.tuple, row.desc, ch.n, ch.cols,
+											  ch.values, ch.nulls);
+	return PointerGetDatum(row.tuple);
 }
 
 /*
