@@ -51,6 +51,10 @@ extern PGDLLEXPORT void webgres_executor_main(Datum main_arg);
 #define WORKER_CHECK_MS 100
 /* Longest wait for a worker to send its request or take its response. */
 #define SOCKET_IO_TIMEOUT_MS 10000
+/* A wait on a socket is cut in slices this long, to serve interrupts between them. */
+#define SOCKET_WAIT_SLICE_MS 1000
+/* An idle executor looks round (settings, the postmaster) at least this often. */
+#define IDLE_WAIT_MS 1000
 
 static int	executor_index;
 static TimeoutId worker_check_timeout;
@@ -94,14 +98,14 @@ wait_socket(int fd, short events, long timeout_ms)
 	for (;;)
 	{
 		struct pollfd pfd = {fd, events, 0};
-		long		left = timeout_ms < 0 ? 1000 :
+		long		left = timeout_ms < 0 ? SOCKET_WAIT_SLICE_MS :
 			TimestampDifferenceMilliseconds(GetCurrentTimestamp(), until);
 		int			rc;
 
 		CHECK_FOR_INTERRUPTS();
 		if (left <= 0)
 			return false;
-		rc = poll(&pfd, 1, (int) Min(left, 1000));
+		rc = poll(&pfd, 1, (int) Min(left, SOCKET_WAIT_SLICE_MS));
 		if (rc > 0)
 			return (pfd.revents & events) != 0;
 		if (rc < 0 && errno != EINTR)
@@ -380,7 +384,7 @@ webgres_executor_main(Datum main_arg)
 					(errcode_for_socket_access(),
 					 errmsg("could not accept a connection on the webgres executor socket: %m")));
 
-		(void) WaitEventSetWait(wes, 1000, &event, 1, PG_WAIT_EXTENSION);
+		(void) WaitEventSetWait(wes, IDLE_WAIT_MS, &event, 1, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 	}
 }

@@ -66,6 +66,8 @@
 #define SENT_GRACE_MS 1000
 /* What a 503 for a full queue tells the client to wait, in seconds. */
 #define RETRY_AFTER_SECONDS "1"
+/* The most of a request's path a log message quotes. */
+#define LOG_PATH_MAX 200
 
 typedef enum HandoffState
 {
@@ -203,7 +205,7 @@ cut_stream(Handoff *h, const char *why)
 		ereport(LOG,
 				(errmsg("webgres cut the streamed response to \"%.*s %.*s\": %s",
 						(int) req->method.len, req->method.base,
-						(int) Min(req->path.len, 200), req->path.base, why)));
+						(int) Min(req->path.len, LOG_PATH_MAX), req->path.base, why)));
 	release(h);
 	if (req != NULL)
 	{

@@ -15,6 +15,7 @@
 #include <h2o.h>
 
 #include "exec/handoff_frame.h"
+#include "message/response.h"
 
 /* ---- writing ---- */
 
@@ -269,7 +270,7 @@ frame_get_head(const char *data, size_t len, h2o_req_t *req)
 	uint64		content_length = get_u64(&r);
 	uint32		nheaders = get_u32(&r);
 
-	if (!r.ok || status < 100 || status > 599 || nheaders > r.left / 8)
+	if (!r.ok || status < HTTP_STATUS_MIN || status > HTTP_STATUS_MAX || nheaders > r.left / 8)
 		return false;
 	for (uint32 i = 0; i < nheaders && r.ok; i++)
 	{

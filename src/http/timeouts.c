@@ -37,6 +37,8 @@
 #define SWEEP_SHARE 10
 #define SWEEP_MIN_MS 100
 #define SWEEP_MAX_MS 1000
+/* h2o's own timer fires this long after webgres' three limits together. */
+#define BACKSTOP_MARGIN_MS 1000
 
 typedef enum ConnPhase
 {
@@ -67,7 +69,7 @@ unsigned long
 timeouts_backstop_ms(void)
 {
 	return (unsigned long) webgres_request_timeout + webgres_header_timeout +
-		webgres_body_timeout + 1000;
+		webgres_body_timeout + BACKSTOP_MARGIN_MS;
 }
 
 /* How long from one sweep to the next, for the timeouts now in force. */

@@ -57,6 +57,9 @@ static h2o_globalconf_t config;
 static h2o_context_t ctx;
 static h2o_accept_ctx_t accept_ctx;
 
+/* The longest the event loop waits before the worker looks round. */
+#define LOOP_WAIT_MS 1000
+
 static int	wakeup_pipe[2] = {-1, -1};
 static int	worker_index;
 
@@ -314,7 +317,7 @@ webgres_worker_main(Datum main_arg)
 	for (;;)
 	{
 		/* The wait is bounded so that a lost postmaster is noticed. */
-		h2o_evloop_run(ctx.loop, 1000);
+		h2o_evloop_run(ctx.loop, LOOP_WAIT_MS);
 		/* A burst of new connections is not left to epoll's turn (capacity.c). */
 		capacity_accept_queued();
 		pipeline_before_wait();

@@ -19,10 +19,6 @@
 
 #define TEXT_PLAIN "text/plain; charset=utf-8"
 
-/* The statuses a handler may answer with (RFC 9110 15: three digits, 1xx to 5xx). */
-#define HTTP_STATUS_MIN 100
-#define HTTP_STATUS_MAX 599
-
 /* True for an RFC 9110 token character. */
 static bool
 is_tchar(unsigned char c)

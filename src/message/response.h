@@ -11,6 +11,10 @@
 
 struct st_h2o_req_t;
 
+/* The statuses a response may have (RFC 9110 15: 1xx to 5xx). */
+#define HTTP_STATUS_MIN 100
+#define HTTP_STATUS_MAX 599
+
 /*
  * Sets status, headers and content length of req->res from the columns
  * status, content_type, headers and body, copying everything into the

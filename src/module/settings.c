@@ -14,32 +14,36 @@
 #include "http/listen.h"
 #include "module/settings_define.h"
 
-char	   *webgres_listen = NULL;
-int			webgres_workers = 1;
-char	   *webgres_database = NULL;
-int			webgres_handler_timeout = 30000;
-int			webgres_max_body_size = 1024 * 1024;
-bool		webgres_expose_errors = false;
-int			webgres_request_timeout = 10000;
-int			webgres_header_timeout = 10000;
-int			webgres_body_timeout = 30000;
-bool		webgres_share_read_transactions = false;
-bool		webgres_http2 = false;
-int			webgres_http2_max_resets = 100;
-int			webgres_max_connections_per_worker = 0;
-int			webgres_executors = 2;
-int			webgres_inline_budget = 10;
-int			webgres_max_queue = 64;
-int			webgres_stream_timeout = 600000;
-int			webgres_sse_heartbeat = 15000;
-int			webgres_sse_buffer_limit = 1024 * 1024;
-char	   *webgres_metrics_path = NULL;
-char	   *webgres_metrics_listen = NULL;
-char	   *webgres_liveness_path = NULL;
-char	   *webgres_readiness_path = NULL;
-char	   *webgres_primary_path = NULL;
-int			webgres_max_replica_lag = 10000;
-char	   *webgres_primary_url = NULL;
+/*
+ * The settings' variables.  Each default is written once, as the boot value
+ * in define_settings(), which _PG_init() calls before anything reads them.
+ */
+char	   *webgres_listen;
+int			webgres_workers;
+char	   *webgres_database;
+int			webgres_handler_timeout;
+int			webgres_max_body_size;
+bool		webgres_expose_errors;
+int			webgres_request_timeout;
+int			webgres_header_timeout;
+int			webgres_body_timeout;
+bool		webgres_share_read_transactions;
+bool		webgres_http2;
+int			webgres_http2_max_resets;
+int			webgres_max_connections_per_worker;
+int			webgres_executors;
+int			webgres_inline_budget;
+int			webgres_max_queue;
+int			webgres_stream_timeout;
+int			webgres_sse_heartbeat;
+int			webgres_sse_buffer_limit;
+char	   *webgres_metrics_path;
+char	   *webgres_metrics_listen;
+char	   *webgres_liveness_path;
+char	   *webgres_readiness_path;
+char	   *webgres_primary_path;
+int			webgres_max_replica_lag;
+char	   *webgres_primary_url;
 
 /* GUC check hook for webgres.listen: the list must parse. */
 static bool

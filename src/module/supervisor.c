@@ -31,6 +31,10 @@ extern PGDLLEXPORT void webgres_supervisor_main(Datum main_arg);
 #define RESTART_DELAY_MAX_MS 30000
 /* A worker that ran at least this long was healthy: restart it at once. */
 #define HEALTHY_RUN_MS 10000
+/* A worker that could not be registered is tried again after this long. */
+#define START_RETRY_MS 1000
+/* With nothing to restart, the supervisor looks round at least this often. */
+#define IDLE_WAIT_MS 10000L
 
 typedef struct WorkerSlot
 {
@@ -146,8 +150,8 @@ reconcile(Pool *pool)
 			{
 				if (!start_worker(pool, i))
 				{
-					slot->restart_at = TimestampTzPlusMilliseconds(now, 1000);
-					next_ms = (next_ms < 0) ? 1000 : Min(next_ms, 1000);
+					slot->restart_at = TimestampTzPlusMilliseconds(now, START_RETRY_MS);
+					next_ms = (next_ms < 0) ? START_RETRY_MS : Min(next_ms, START_RETRY_MS);
 				}
 			}
 			else
@@ -238,7 +242,7 @@ webgres_supervisor_main(Datum main_arg)
 		timeout_ms = sooner(worker_ms, reconcile(&executors));
 		(void) WaitLatch(MyLatch,
 						 WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 timeout_ms < 0 ? 10000L : timeout_ms,
+						 timeout_ms < 0 ? IDLE_WAIT_MS : timeout_ms,
 						 PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 	}
