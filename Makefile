@@ -21,7 +21,7 @@ OBJS = \
 	src/routes/ownership.o src/routes/route_limits.o src/routes/route_stats.o src/routes/route_trie.o src/routes/routes.o \
 	src/message/errors.o src/message/querystring.o src/message/request.o src/message/response.o \
 	src/parse/formscan.o src/parse/h2_screen.o src/parse/pattern.o src/parse/percent.o src/parse/screen.o \
-	src/common/h2o_mirror.o src/common/stats.o
+	src/common/h2o_mirror.o src/common/shmem.o src/common/stats.o
 
 MODULEDIR = extension
 DATA = extension/webgres.control $(wildcard extension/webgres--*.sql)

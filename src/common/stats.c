@@ -17,6 +17,7 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
+#include "common/shmem.h"
 #include "common/stats.h"
 
 #define STATS_SLOTS 256			/* the most webgres.workers allows */
@@ -33,8 +34,6 @@ static WorkerStats *slots = NULL;
 static WorkerStats *my_slot = NULL;
 /* Executors running now: a gauge each executor raises at start and lowers at exit. */
 static pg_atomic_uint32 *executors_running = NULL;
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 PG_FUNCTION_INFO_V1(webgres_worker_stats);
 
@@ -45,53 +44,35 @@ stats_size(void)
 	return mul_size(STATS_SLOTS, sizeof(WorkerStats));
 }
 
-/* shmem_request_hook: asks for the counters' shared memory. */
+/* Sets up the counters when their shared memory is created. */
 static void
-stats_request(void)
+stats_init(void *mem)
 {
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
-	RequestAddinShmemSpace(stats_size());
-	RequestAddinShmemSpace(sizeof(pg_atomic_uint32));
-}
+	WorkerStats *s = (WorkerStats *) mem;
 
-/* shmem_startup_hook: creates or attaches to the counters. */
-static void
-stats_startup(void)
-{
-	bool		found;
-
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
-
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	slots = ShmemInitStruct("webgres worker stats", stats_size(), &found);
-	if (!found)
+	for (int i = 0; i < STATS_SLOTS; i++)
 	{
-		memset(slots, 0, stats_size());
-		for (int i = 0; i < STATS_SLOTS; i++)
-		{
-			pg_atomic_init_u32(&slots[i].pid, 0);
-			pg_atomic_init_u32(&slots[i].connections, 0);
-			for (int c = 0; c < STAT_NCOUNTERS; c++)
-				pg_atomic_init_u64(&slots[i].counters[c], 0);
-		}
+		pg_atomic_init_u32(&s[i].pid, 0);
+		pg_atomic_init_u32(&s[i].connections, 0);
+		for (int c = 0; c < STAT_NCOUNTERS; c++)
+			pg_atomic_init_u64(&s[i].counters[c], 0);
 	}
-	executors_running = ShmemInitStruct("webgres executors running",
-										sizeof(pg_atomic_uint32), &found);
-	if (!found)
-		pg_atomic_init_u32(executors_running, 0);
-	LWLockRelease(AddinShmemInitLock);
 }
 
-/* Installs the shared-memory hooks; at module load. */
+/* Sets up the executors' gauge when its shared memory is created. */
+static void
+executors_init(void *mem)
+{
+	pg_atomic_init_u32((pg_atomic_uint32 *) mem, 0);
+}
+
+/* Asks for the counters' and the executors' gauge's shared memory; at module load. */
 void
 stats_shmem_request(void)
 {
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = stats_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = stats_startup;
+	shmem_piece("webgres worker stats", stats_size(), (void **) &slots, stats_init);
+	shmem_piece("webgres executors running", sizeof(pg_atomic_uint32),
+				(void **) &executors_running, executors_init);
 }
 
 /* At process exit: gives back this worker's slot. */

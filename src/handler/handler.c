@@ -607,12 +607,9 @@ handler_stream(Route *route, RequestData *rd, const StreamSink *sink, bool head_
 			   TimestampTz stream_deadline, char **body, size_t *bodylen)
 {
 	StreamFormat format = stream_negotiate(rd->req);
+	RouteCall	call;
 	HandlerState *st;
-	Oid			save_userid;
-	int			save_sec_context;
-	ErrorContextCallback errcallback;
 	Portal		portal;
-	int			path_level;
 
 	if (format == STREAM_NOT_ACCEPTABLE)
 	{
@@ -629,18 +626,7 @@ handler_stream(Route *route, RequestData *rd, const StreamSink *sink, bool head_
 		return;
 	}
 
-	st = state_of(route);
-	errcallback.callback = route_error_context;
-	errcallback.arg = route;
-	errcallback.previous = error_context_stack;
-	error_context_stack = &errcallback;
-
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(route->owner, save_sec_context | HANDLER_SEC_CONTEXT);
-	path_level = enter_search_path(route->search_path);
-
-	if (st->plan == NULL)
-		prepare_route(route, st);
+	st = enter_route(route, &call);
 	portal = SPI_cursor_open_with_paramlist(NULL, st->plan, cursor_params(st, rd),
 											st->read_only && !rd->wrote);
 	if (!st->read_only)
@@ -649,9 +635,8 @@ handler_stream(Route *route, RequestData *rd, const StreamSink *sink, bool head_
 			   stream_deadline);
 	SPI_cursor_close(portal);
 
-	SetUserIdAndSecContext(save_userid, save_sec_context);
-	leave_search_path(path_level);
-	error_context_stack = errcallback.previous;
+	leave_route(&call);
+	error_context_stack = call.errcallback.previous;
 }
 
 /* True if route's handler, as prepared here, answers with an event stream. */

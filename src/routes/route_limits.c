@@ -20,6 +20,7 @@
 #include "storage/shmem.h"
 #include "utils/builtins.h"
 
+#include "common/shmem.h"
 #include "routes/route_limits.h"
 #include "common/settings.h"
 
@@ -43,8 +44,6 @@ struct RouteLimits
 };
 
 static RouteLimits *table = NULL;
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 PG_FUNCTION_INFO_V1(webgres_route_execution);
 
@@ -55,48 +54,27 @@ table_size(void)
 	return mul_size(ROUTE_LIMITS_SLOTS, sizeof(RouteLimits));
 }
 
-/* shmem_request_hook: asks for the limits' shared memory. */
+/* Sets up the limits' table when its shared memory is created. */
 static void
-limits_request(void)
+limits_init(void *mem)
 {
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
-	RequestAddinShmemSpace(table_size());
-}
+	RouteLimits *t = (RouteLimits *) mem;
 
-/* shmem_startup_hook: creates or attaches to the limits' table. */
-static void
-limits_startup(void)
-{
-	bool		found;
-
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
-
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	table = ShmemInitStruct("webgres route limits", table_size(), &found);
-	if (!found)
+	for (int i = 0; i < ROUTE_LIMITS_SLOTS; i++)
 	{
-		for (int i = 0; i < ROUTE_LIMITS_SLOTS; i++)
-		{
-			pg_atomic_init_u64(&table[i].route_id, 0);
-			pg_atomic_init_u32(&table[i].slow, 0);
-			pg_atomic_init_u32(&table[i].fast_runs, 0);
-			pg_atomic_init_u32(&table[i].running, 0);
-			pg_atomic_init_u32(&table[i].queued, 0);
-		}
+		pg_atomic_init_u64(&t[i].route_id, 0);
+		pg_atomic_init_u32(&t[i].slow, 0);
+		pg_atomic_init_u32(&t[i].fast_runs, 0);
+		pg_atomic_init_u32(&t[i].running, 0);
+		pg_atomic_init_u32(&t[i].queued, 0);
 	}
-	LWLockRelease(AddinShmemInitLock);
 }
 
-/* Installs the shared-memory hooks; at module load. */
+/* Asks for the limits' shared memory; at module load. */
 void
 route_limits_shmem_request(void)
 {
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = limits_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = limits_startup;
+	shmem_piece("webgres route limits", table_size(), (void **) &table, limits_init);
 }
 
 /* The route's entry, created on first use. */

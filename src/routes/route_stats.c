@@ -31,6 +31,7 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
+#include "common/shmem.h"
 #include "routes/route_stats.h"
 
 /* Routes counted at once, until a reset; a power of two. */
@@ -79,8 +80,6 @@ typedef struct RouteStatsEntry
 } RouteStatsEntry;
 
 static RouteStatsEntry *table = NULL;
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 PG_FUNCTION_INFO_V1(webgres_route_stats);
 PG_FUNCTION_INFO_V1(webgres_route_stats_reset);
@@ -109,43 +108,21 @@ zero_counters(RouteStatsEntry *e)
 	}
 }
 
-/* shmem_request_hook: reserve the table. */
+/* Sets up the table when its shared memory is created (zeroed: every counter 0). */
 static void
-stats_request(void)
+stats_init(void *mem)
 {
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
-	RequestAddinShmemSpace(table_size());
+	RouteStatsEntry *t = (RouteStatsEntry *) mem;
+
+	for (int i = 0; i < ROUTE_STATS_SLOTS; i++)
+		pg_atomic_init_u64(&t[i].id.route_id, 0);
 }
 
-/* shmem_startup_hook: find or create the table. */
-static void
-stats_startup(void)
-{
-	bool		found;
-
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
-
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	table = ShmemInitStruct("webgres route stats", table_size(), &found);
-	if (!found)
-	{
-		/* Zeroed memory is a valid pg_atomic_uint64 of 0 on every platform PG runs on. */
-		memset(table, 0, table_size());
-		for (int i = 0; i < ROUTE_STATS_SLOTS; i++)
-			pg_atomic_init_u64(&table[i].id.route_id, 0);
-	}
-	LWLockRelease(AddinShmemInitLock);
-}
-
+/* Asks for the table's shared memory; at module load. */
 void
 route_stats_shmem_request(void)
 {
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = stats_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = stats_startup;
+	shmem_piece("webgres route stats", table_size(), (void **) &table, stats_init);
 }
 
 /* The route's entry, claimed on first use; NULL if the table is full. */

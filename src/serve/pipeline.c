@@ -197,6 +197,21 @@ set_hand_off(Request *rq, const Route *r, bool rerun)
 }
 
 /*
+ * In the error-recovery path: forgets the error, rolls the transaction back
+ * (the shared one too) and disarms the statement timeout and the budget.
+ */
+static void
+roll_back_after_error(void)
+{
+	FlushErrorState();
+	AbortCurrentTransaction();
+	shared_xact_open = false;
+	disable_timeout(STATEMENT_TIMEOUT, false);
+	budget_stop();
+	QueryCancelPending = false;
+}
+
+/*
  * The error-to-response rule, for every step that runs SQL: logs the error
  * in full, rolls back, and turns it into a response.  Runs in the
  * error-recovery path, so it must not raise.
@@ -213,13 +228,8 @@ answer_error(Request *rq)
 	MemoryContextSwitchTo(request_cxt);
 	EmitErrorReport();
 	edata = CopyErrorData();
-	FlushErrorState();
-	AbortCurrentTransaction();
-	shared_xact_open = false;
+	roll_back_after_error();
 	stats_count(STAT_HANDLER_ERRORS);
-	disable_timeout(STATEMENT_TIMEOUT, false);
-	budget_stop();
-	QueryCancelPending = false;
 
 	/* A write that got past the plan check on a standby (replica.c). */
 	if (edata->sqlerrcode == ERRCODE_READ_ONLY_SQL_TRANSACTION && RecoveryInProgress())
@@ -261,12 +271,7 @@ give_up_on_loop(Request *rq, Route *r)
 	edata = CopyErrorData();
 	if (edata->sqlerrcode != ERRCODE_QUERY_CANCELED)
 		return false;
-	FlushErrorState();
-	AbortCurrentTransaction();
-	shared_xact_open = false;
-	disable_timeout(STATEMENT_TIMEOUT, false);
-	budget_stop();
-	QueryCancelPending = false;
+	roll_back_after_error();
 	budget_fired = false;
 
 	route_limits_mark_slow(limits_of(r));
