@@ -127,6 +127,10 @@ fi
 WEBGRES_PYTHON=$("$src/scripts/pydeps.sh" | tail -1)
 export WEBGRES_PYTHON
 
+# ---- the layering check: every include goes down the floors (docs/internals-modules.md) ----
+echo "== layers"
+"$src/scripts/check-layers.sh"
+
 # ---- the bench's report: it refuses figures that cannot be right ----
 echo "== bench report"
 PYTHONDONTWRITEBYTECODE=1 python3 "$src/bench/test_report.py"
@@ -185,5 +189,5 @@ fi
 # Every stage above stops the script on a failure, so reaching here means all passed.
 nregress=$(echo "$tests" | wc -w)
 ntap=$(cd "$scratch/src/test" && ls ${WEBGRES_TAP:-t/*.pl} | wc -l)
-echo "webgres: the bench report's tests, $nregress pg_regress file(s), $ntap TAP file(s)$fuzzers passed${SANITIZE:+ (SANITIZE=$SANITIZE)}"
-echo "$((1 + nregress + ntap)) passed, 0 failed"
+echo "webgres: the layering check, the bench report's tests, $nregress pg_regress file(s), $ntap TAP file(s)$fuzzers passed${SANITIZE:+ (SANITIZE=$SANITIZE)}"
+echo "$((2 + nregress + ntap)) passed, 0 failed"
