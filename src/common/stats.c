@@ -158,6 +158,7 @@ stats_set_connections(int connections)
 		pg_atomic_write_u32(&my_slot->connections, (uint32) connections);
 }
 
+/* Calls fn for each running worker; false without shared memory. */
 bool
 stats_walk(void (*fn) (const StatsWorkerSnapshot *snap, void *arg), void *arg)
 {

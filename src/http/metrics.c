@@ -239,6 +239,7 @@ put_family(StringInfo out, const char *name, const char *type, const char *help,
 	appendBinaryStringInfo(out, samples->data, samples->len);
 }
 
+/* The exposition text, in the current memory context. */
 char *
 metrics_render(void)
 {
@@ -342,6 +343,7 @@ asks_for_metrics(h2o_req_t *req)
 		h2o_memis(req->path.base, len, webgres_metrics_path, strlen(webgres_metrics_path));
 }
 
+/* Answers req if it asks for webgres.metrics_path; returns whether it did. */
 bool
 metrics_try_answer(h2o_req_t *req)
 {
@@ -373,6 +375,7 @@ on_metrics_accept(h2o_socket_t *listener, const char *err)
 	h2o_accept(&metrics_accept_ctx, sock);
 }
 
+/* Opens the metrics-only listeners of webgres.metrics_listen, if set; once per worker. */
 void
 metrics_start(h2o_context_t *ctx)
 {

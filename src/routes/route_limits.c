@@ -191,6 +191,7 @@ route_limits_default_cap(void)
 	return Max(1, webgres_executors / 2);
 }
 
+/* Calls fn for each route with shared state; false without shared memory. */
 bool
 route_limits_walk(void (*fn) (int64 route_id, bool slow, int running, int queued, void *arg),
 				  void *arg)

@@ -162,6 +162,7 @@ my_stripe(RouteStatsEntry *e)
 	return &e->stripes[n & (ROUTE_STATS_STRIPES - 1)].c;
 }
 
+/* Counts one response of route_id: status, body bytes and latency. */
 void
 route_stats_count(int64 route_id, int status, uint64 bytes, TimestampTz started)
 {
@@ -187,6 +188,7 @@ route_stats_count(int64 route_id, int status, uint64 bytes, TimestampTz started)
 	pg_atomic_fetch_add_u64(&c->buckets[b], 1);
 }
 
+/* Counts an event of route_id that is not a response. */
 void
 route_stats_count_event(int64 route_id, RouteStatsEvent event)
 {
@@ -200,6 +202,7 @@ route_stats_count_event(int64 route_id, RouteStatsEvent event)
 		pg_atomic_fetch_add_u64(&my_stripe(e)->queue_full, 1);
 }
 
+/* Upper bound of latency bucket i, in microseconds. */
 int64
 route_stats_bucket_bound_us(int i)
 {
@@ -230,6 +233,7 @@ snapshot(RouteStatsEntry *e, uint64 id, RouteStatsSnapshot *snap)
 	}
 }
 
+/* Calls fn for every route with counts, in table order. */
 bool
 route_stats_walk(void (*fn) (const RouteStatsSnapshot *snap, void *arg), void *arg)
 {
@@ -248,6 +252,7 @@ route_stats_walk(void (*fn) (const RouteStatsSnapshot *snap, void *arg), void *a
 	return true;
 }
 
+/* The q-quantile of a histogram, in microseconds, as Prometheus estimates it. */
 double
 route_stats_quantile_us(const RouteStatsSnapshot *snap, double q)
 {
