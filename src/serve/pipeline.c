@@ -809,9 +809,10 @@ run_handlers(Request *rq)
 }
 
 /*
- * Routes and answers one request: a fixed sequence of steps, each of which
- * may settle the request's outcome.  The named hook points are where the
- * steps of features to come go (docs/internals-modules.md).
+ * Routes and answers one request, set up by begin_request(): a fixed
+ * sequence of steps, each of which may settle the request's outcome.  The
+ * named hook points are where the steps of features to come go
+ * (docs/internals-modules.md).
  */
 static void
 serve(Request *rq)
@@ -833,9 +834,8 @@ serve(Request *rq)
 	 * grant is put in effect when the request's transaction begins.
 	 */
 
-	if (answer_without_transaction(rq))
-		return;
-	run_handlers(rq);
+	if (!answer_without_transaction(rq))
+		run_handlers(rq);
 
 	/*
 	 * Hook point "respond": the answer is complete (rq->outcome says what
