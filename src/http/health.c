@@ -97,6 +97,7 @@ refresh_now(TimestampTz now)
 	}
 }
 
+/* Brings the node's state up to date if it is older than the refresh period. */
 void
 health_refresh(void)
 {
@@ -107,12 +108,14 @@ health_refresh(void)
 		refresh_now(now);
 }
 
+/* The worker is stopping: readiness answers 503 from now on. */
 void
 health_set_stopping(void)
 {
 	node.stopping = true;
 }
 
+/* True when this node is a standby (in recovery), as last refreshed. */
 bool
 health_is_standby(void)
 {
@@ -179,6 +182,7 @@ answer_readiness(h2o_req_t *req, char **body, size_t *bodylen)
 	answer_json(req, reason == NULL ? 200 : 503, json, body, bodylen);
 }
 
+/* Answers the request if its path is a health path; false otherwise. */
 bool
 health_try_answer(h2o_req_t *req, char **body, size_t *bodylen)
 {

@@ -71,34 +71,21 @@ check_metrics_listen(char **newval, void **extra, GucSource source)
 	return check_listen(newval, extra, source);
 }
 
-/* webgres.metrics_path: empty, or an absolute path without a query. */
-static bool
-check_metrics_path(char **newval, void **extra, GucSource source)
-{
-	const char *p = *newval;
+/* webgres.workers' default is one per CPU, up to this many. */
+#define DEFAULT_WORKERS_MAX 64
 
-	if (p == NULL || p[0] == '\0')
-		return true;
-	if (p[0] != '/' || strpbrk(p, "?# ") != NULL)
-	{
-		GUC_check_errdetail("webgres.metrics_path must start with \"/\" and hold no \"?\", \"#\" or space.");
-		return false;
-	}
-	return true;
-}
-
-/* The number of CPUs online, between 1 and 64. */
+/* The number of CPUs online, between 1 and DEFAULT_WORKERS_MAX. */
 static int
 online_cpus(void)
 {
 	long		n = sysconf(_SC_NPROCESSORS_ONLN);
 
-	return (n < 1) ? 1 : (n > 64 ? 64 : (int) n);
+	return (n < 1) ? 1 : (n > DEFAULT_WORKERS_MAX ? DEFAULT_WORKERS_MAX : (int) n);
 }
 
-/* A health path is empty (off) or an absolute path without a query. */
+/* The metrics and health paths: empty (off), or an absolute path without a query. */
 static bool
-check_health_path(char **newval, void **extra, GucSource source)
+check_endpoint_path(char **newval, void **extra, GucSource source)
 {
 	const char *p = *newval;
 
@@ -106,7 +93,7 @@ check_health_path(char **newval, void **extra, GucSource source)
 		return true;
 	if (p[0] != '/' || strpbrk(p, "?# \t") != NULL)
 	{
-		GUC_check_errdetail("A health check path must start with \"/\" and hold no query, fragment or blanks.");
+		GUC_check_errdetail("The path must start with \"/\" and hold no query, fragment or blanks.");
 		return false;
 	}
 	return true;
@@ -181,7 +168,7 @@ define_settings(void)
 							   "",
 							   PGC_SIGHUP,
 							   0,
-							   check_health_path, NULL, NULL);
+							   check_endpoint_path, NULL, NULL);
 
 	DefineCustomStringVariable("webgres.readiness_path",
 							   "Path answered 200 when this node should take traffic, 503 when not.",
@@ -193,7 +180,7 @@ define_settings(void)
 							   "",
 							   PGC_SIGHUP,
 							   0,
-							   check_health_path, NULL, NULL);
+							   check_endpoint_path, NULL, NULL);
 
 	DefineCustomStringVariable("webgres.primary_path",
 							   "Path answered 200 on the primary and 503 on a standby.",
@@ -203,7 +190,7 @@ define_settings(void)
 							   "",
 							   PGC_SIGHUP,
 							   0,
-							   check_health_path, NULL, NULL);
+							   check_endpoint_path, NULL, NULL);
 
 	DefineCustomIntVariable("webgres.max_replica_lag",
 							"Most replay lag at which a standby still reports itself ready.",
@@ -441,7 +428,7 @@ define_settings(void)
 							   "",
 							   PGC_SIGHUP,
 							   0,
-							   check_metrics_path, NULL, NULL);
+							   check_endpoint_path, NULL, NULL);
 
 	DefineCustomStringVariable("webgres.metrics_listen",
 							   "Separate addresses on which the HTTP workers answer only metrics.",

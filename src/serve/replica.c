@@ -27,6 +27,7 @@
 /* Seconds a client is asked to wait when no primary URL is known. */
 #define REPLICA_RETRY_AFTER "5"
 
+/* Answers a request that needs the primary: 307 to it, or 503. */
 void
 replica_answer_needs_primary(h2o_req_t *req, char **body, size_t *bodylen)
 {
