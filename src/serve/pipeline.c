@@ -1,6 +1,6 @@
 /*
  * pipeline.c
- *		Routes and answers one request: the per-request work of a worker.
+ *		Routes and answers one request, on a worker's loop or on an executor.
  *
  * The one conductor of a request: every request, on a worker's loop or on
  * an executor, goes through serve(), a fixed sequence of steps, and comes
