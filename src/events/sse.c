@@ -57,6 +57,9 @@
  */
 #define SSE_STALL_GRACE_MS 1000
 
+/* A stream's buffer starts at this many bytes, and doubles as it must. */
+#define SSE_BUFFER_MIN 256
+
 typedef struct SseBuffer
 {
 	char	   *data;
@@ -97,7 +100,7 @@ buffer_append(SseBuffer *b, const char *bytes, size_t len)
 {
 	if (b->len + len > b->cap)
 	{
-		size_t		cap = Max(b->cap * 2, Max(b->len + len, 256));
+		size_t		cap = Max(b->cap * 2, Max(b->len + len, SSE_BUFFER_MIN));
 
 		b->data = b->data ? repalloc(b->data, cap) : MemoryContextAlloc(stream_cxt, cap);
 		b->cap = cap;
@@ -411,6 +414,7 @@ sse_push(SseStream *s, const char *bytes, size_t len)
 	check_backlog(s);
 }
 
+/* True while some stream holds more than webgres.sse_buffer_limit its client has not taken. */
 bool
 sse_backlogged(void)
 {
@@ -442,12 +446,6 @@ sse_end_all(void)
 		h2o_evloop_run(loop_ctx->loop, 50);
 }
 
-/* The number of streams open on this worker. */
-int
-sse_count(void)
-{
-	return nstreams;
-}
 
 /* True if s may be an id or event field: no CR or LF in it. */
 bool

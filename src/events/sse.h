@@ -47,8 +47,6 @@ extern bool sse_backlogged(void);
 /* Ends every stream with a clean end of response and waits (bounded) for them to go out. */
 extern void sse_end_all(void);
 
-/* Number of streams open on this worker. */
-extern int	sse_count(void);
 
 /*
  * Appends one event in the text/event-stream format: an id: and an event:
