@@ -41,6 +41,7 @@
 #include "routes/route_stats.h"
 #include "common/stats.h"
 #include "http/timeouts.h"
+#include "http/tls.h"
 #include "common/settings.h"
 
 /* Background worker entry point, looked up by name by the postmaster. */
@@ -249,11 +250,12 @@ open_listeners(void)
 				 errmsg("invalid value for webgres.listen: %s", error)));
 	for (int i = 0; i < naddrs; i++)
 	{
-		int			fd = listen_open(&addrs[i]);
+		int			fd = listen_open(&addrs[i], "webgres.listen");
 		h2o_socket_t *sock = h2o_evloop_socket_create(ctx.loop, fd, H2O_SOCKET_FLAG_DONT_READ);
 
-		capacity_add_listener(sock, on_accept);
+		capacity_add_listener(sock, on_accept, NULL);
 	}
+	tls_start(&accept_ctx, on_accept);
 }
 
 static void
@@ -326,6 +328,7 @@ webgres_worker_main(Datum main_arg)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 			apply_settings();
+			tls_reload();
 		}
 		if (!PostmasterIsAlive())
 			proc_exit(1);
