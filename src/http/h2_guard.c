@@ -42,6 +42,12 @@
  * and feeds the rest through h2_read.  An HTTP/1.1 request with "Upgrade:
  * h2c" is served as HTTP/1.1: RFC 9113 deprecates that upgrade.
  *
+ * Over TLS, ALPN chooses HTTP/2 and h2o's accept would start its HTTP/2
+ * connection and parse at once; tls.c ends the handshake itself and calls
+ * h2_guard_accepted_tls(), which starts h2o's connection with an empty
+ * buffer, waits for the preface as first_read does, lets h2o read the
+ * preface alone, and puts the same screening in front.
+ *
  * The screening state of a connection hangs off its socket's on_close
  * hook, which h2o leaves unused for server connections and which frees it.
  */

@@ -292,8 +292,9 @@ webgres_worker_main(Datum main_arg)
 	open_listeners();
 
 	ereport(LOG,
-			(errmsg("webgres worker %d serving database \"%s\" on %s",
-					worker_index, webgres_database, webgres_listen)));
+			(errmsg("webgres worker %d serving database \"%s\" on %s%s%s",
+					worker_index, webgres_database, webgres_listen,
+					webgres_tls_listen[0] ? " and with TLS on " : "", webgres_tls_listen)));
 	pgstat_report_activity(STATE_IDLE, NULL);
 
 	for (;;)
