@@ -16,7 +16,6 @@
 
 #include "http/h2_guard.h"
 #include "http/http_guard.h"
-#include "http/tls.h"
 #include "message/response.h"
 #include "parse/screen.h"
 
@@ -76,7 +75,7 @@ http_guard_check(h2o_req_t *req, char **body, size_t *bodylen)
 
 	/* HTTP/2 frames its own messages; its screening is per connection. */
 	if (req->version >= 0x200)
-		return h2_guard_check(req, body, bodylen) && tls_redirect_check(req, body, bodylen);
+		return h2_guard_check(req, body, bodylen);
 
 	if (sock == NULL || sock->input == NULL)
 		return refuse(req, 400, "the request head could not be read", body, bodylen);
@@ -97,5 +96,5 @@ http_guard_check(h2o_req_t *req, char **body, size_t *bodylen)
 
 	if (res.path_offset > 0)
 		use_origin_form(req, res.path_offset);
-	return tls_redirect_check(req, body, bodylen);
+	return true;
 }

@@ -162,6 +162,12 @@ on_req(h2o_handler_t *self, h2o_req_t *req)
 		/* Health and metrics come before any route, from worker state. */
 		if (metrics_try_answer(req))
 			return 0;
+		/* With webgres.tls_redirect, cleartext requests go to https:// (tls.c). */
+		if (!tls_redirect_check(req, &body, &bodylen))
+		{
+			send_response(req, body, bodylen);
+			return 0;
+		}
 
 		run.place = handoff_enabled() ? PIPELINE_ON_LOOP : PIPELINE_RUN_HERE;
 		run.head_at = handoff_head_complete_at(req);
