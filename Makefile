@@ -13,7 +13,7 @@ MODULE_big = webgres
 OBJS = \
 	src/module/settings.o src/module/supervisor.o src/module/webgres.o \
 	src/sql/cache.o src/sql/functions.o src/sql/html.o src/sql/sample.o \
-	src/http/capacity.o src/http/h2_guard.o src/http/health.o src/http/http_guard.o src/http/listen.o src/http/metrics.o src/http/timeouts.o src/http/worker.o \
+	src/http/capacity.o src/http/h2_guard.o src/http/health.o src/http/http_guard.o src/http/listen.o src/http/metrics.o src/http/timeouts.o src/http/tls.o src/http/worker.o \
 	src/exec/exec_socket.o src/exec/executor.o src/exec/handoff.o src/exec/handoff_frame.o \
 	src/serve/pipeline.o src/serve/replica.o \
 	src/events/events.o src/events/sse.o \
@@ -38,7 +38,7 @@ PG_CPPFLAGS = -DH2O_USE_LIBUV=0 -Isrc -Isrc/h2o_compat -MMD -MP
 # -Wextra minus unused parameters: callbacks have fixed signatures, and
 # Postgres' own headers trip it.
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter
-SHLIB_LINK = -lh2o-evloop
+SHLIB_LINK = -lh2o-evloop -lssl -lcrypto
 
 # make test SANITIZE=address: the extension with ASan and UBSan; test.sh
 # preloads the runtimes into the (uninstrumented) Postgres server.

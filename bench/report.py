@@ -1030,6 +1030,20 @@ def stream_md(raw):
             "counts the shared buffers they touched).\n\n" + open(table).read())
 
 
+def tls_md(raw):
+    """The TLS tier's section (bench/tls.sh wrote its table), or nothing."""
+    table = os.path.join(raw, "tls", "tls.md")
+    if not os.path.exists(table):
+        return ""
+    return ("\n## TLS tier: what TLS costs\n\n"
+            "bench/tls.sh: its own cluster with the TechEmpower database, webgres on a cleartext "
+            "and a TLS port (ECDSA P-256 certificate). Keep-alive cases by h2load (HTTP/2: one "
+            "stream per connection at a time, so every case has the same requests in flight); "
+            "new-connection cases by wrk with Connection: close, so each TLS request is a full "
+            "handshake. Each ratio is to cleartext HTTP/1.1 keep-alive measured by the same "
+            "tool.\n\n" + open(table).read())
+
+
 def build(outdir):
     raw = os.path.join(outdir, "raw")
     meta = {}
@@ -1055,6 +1069,7 @@ def build(outdir):
         f.write(report_md(meta, summary, ops, target_rows))
         f.write(mixed_md(raw, meta))
         f.write(stream_md(raw))
+        f.write(tls_md(raw))
         f.write(sse_md(sse_rows))
     with open(os.path.join(outdir, "chart.svg"), "w") as f:
         f.write(chart_svg(meta, summary))

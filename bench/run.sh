@@ -731,6 +731,14 @@ if [ "$WEBGRES" = 1 ] && { { [ "$QUICK" = 0 ] && [ -z "${ONLY:-}" ]; } || [[ str
 		|| log "stream tier failed (see $RAW/stream.log)"
 fi
 
+# --- tier: TLS (handshakes, /json and /db over TLS; bench/tls.sh) -----------
+# Its own cluster; in full runs, or when ONLY names it.
+if [ "$WEBGRES" = 1 ] && { { [ "$QUICK" = 0 ] && [ -z "${ONLY:-}" ]; } || [[ tls =~ ^(${ONLY:-})$ ]]; }; then
+	log "tls tier"
+	REPS=$REPS DURATION=$DURATION WORKERS=$WORKERS "$BENCH/tls.sh" "$RAW/tls" > "$RAW/tls.log" 2>&1 \
+		|| log "tls tier failed (see $RAW/tls.log)"
+fi
+
 # --- sse: event-stream subscribers (bench/sse/run.sh, a cluster of its own) ---
 if [ "$WEBGRES" = 1 ] && [ "${SSE:-1}" = 1 ] && { [ -z "${ONLY:-}" ] || [[ sse =~ ^($ONLY)$ ]]; }; then
 	log "sse tier: event-stream subscribers, NOTIFY-to-delivery latency, worker RSS"

@@ -63,3 +63,6 @@ GRANT EXECUTE ON FUNCTION webgres.route_latency_quantile(bigint, double precisio
 REVOKE ALL ON FUNCTION webgres.route_stats_reset(bigint) FROM PUBLIC;
 REVOKE ALL ON webgres.route_stats FROM PUBLIC;
 GRANT SELECT ON webgres.route_stats TO pg_monitor;
+-- The request relation gained a column: tls, whether the client's connection is TLS.
+COMMENT ON COLUMN webgres.routes.handler IS
+  'One SQL statement that may read the relation request(method, path, params, query_string, query, headers, body, tls) and returns columns status, content_type, headers and body.';

@@ -28,7 +28,7 @@ COMMENT ON COLUMN webgres.routes.path IS
 COMMENT ON COLUMN webgres.routes.priority IS
   'Higher is tried first; among equal priorities the more specific pattern goes first.';
 COMMENT ON COLUMN webgres.routes.handler IS
-  'One SQL statement that may read the relation request(method, path, params, query_string, query, headers, body) and returns columns status, content_type, headers and body.';
+  'One SQL statement that may read the relation request(method, path, params, query_string, query, headers, body, tls) and returns columns status, content_type, headers and body.';
 COMMENT ON COLUMN webgres.routes.owner IS
   'Role whose privileges the handler runs with; set to the inserting role.';
 

@@ -10,10 +10,12 @@ set -euo pipefail
 # includes gssapi.h. python3: make test checks the bench's report code;
 # python3-venv: scripts/pydeps.sh keeps the tests' Python libraries apart.
 # haproxy: the scale-out topology (scripts/haproxy, make cluster, its test).
+# openssl, libio-socket-ssl-perl: the TLS tests make certificates and speak
+# TLS; nghttp2-client: h2load for the TLS bench tier.
 packages=(postgresql-15 postgresql-server-dev-15
           libh2o-evloop-dev wrk libipc-run-perl gcc make pkg-config curl
           libkrb5-dev python3 python3-venv
-          haproxy)
+          haproxy openssl libio-socket-ssl-perl nghttp2-client)
 [ "${WEBGRES_DEPS_EXTRA:-}" ] && packages+=(${WEBGRES_DEPS_EXTRA})
 
 missing=()

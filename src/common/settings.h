@@ -22,6 +22,13 @@ extern bool webgres_share_read_transactions;
 extern bool webgres_http2;
 extern int	webgres_http2_max_resets;
 extern int	webgres_max_connections_per_worker;
+extern char *webgres_tls_listen;
+extern char *webgres_tls_cert_file;
+extern char *webgres_tls_key_file;
+extern int	webgres_tls_min_version;
+extern char *webgres_tls_ciphers;
+extern char *webgres_tls_ciphersuites;
+extern bool webgres_tls_redirect;
 extern int	webgres_executors;
 extern int	webgres_inline_budget;
 extern int	webgres_max_queue;
@@ -35,6 +42,19 @@ extern char *webgres_readiness_path;
 extern char *webgres_primary_path;
 extern int	webgres_max_replica_lag;
 extern char *webgres_primary_url;
+
+/* Values of webgres.tls_min_version. */
+#define WEBGRES_TLS_V1_2 12
+#define WEBGRES_TLS_V1_3 13
+
+/* Mozilla's "intermediate" profile (version 5.7) for TLS 1.2 and TLS 1.3. */
+#define WEBGRES_TLS_DEFAULT_CIPHERS \
+	"ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:" \
+	"ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:" \
+	"ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305:" \
+	"DHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES256-GCM-SHA384:DHE-RSA-CHACHA20-POLY1305"
+#define WEBGRES_TLS_DEFAULT_CIPHERSUITES \
+	"TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256"
 
 /* The product name, as it goes into the Server header and process titles. */
 #define WEBGRES_SERVER_NAME "webgres"

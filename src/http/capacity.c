@@ -50,6 +50,7 @@
 static h2o_loop_t *loop;
 static h2o_accept_ctx_t *accept_ctx;
 static h2o_socket_t **listeners;
+static CapacityStart *starts;	/* what serves each listener's connections */
 static bool queue_may_hold_more;	/* a batch was full since the last pass */
 static int	nlisteners;
 static h2o_socket_cb accept_cb;
@@ -184,11 +185,22 @@ back_off(int failure)
 	failures_unlogged = 0;
 }
 
+/* What serves the connections of a listener. */
+static CapacityStart
+start_of(h2o_socket_t *listener)
+{
+	for (int i = 0; i < nlisteners; i++)
+		if (listeners[i] == listener)
+			return starts[i];
+	return NULL;
+}
+
 /* Accepts a batch of queued connections, counting each until h2o closes it. */
 void
 capacity_accept(h2o_socket_t *listener)
 {
 	int			taken = 0;
+	CapacityStart start = start_of(listener);
 
 	for (int i = 0; i < ACCEPT_BATCH && !backing_off; i++)
 	{
@@ -209,8 +221,13 @@ capacity_accept(h2o_socket_t *listener)
 		taken++;
 		sock->on_close.cb = on_connection_close;
 		sock->on_close.data = NULL;
-		h2o_accept(accept_ctx, sock);
-		h2_guard_accepted(sock);
+		if (start != NULL)
+			start(sock);
+		else
+		{
+			h2o_accept(accept_ctx, sock);
+			h2_guard_accepted(sock);
+		}
 	}
 	if (taken == ACCEPT_BATCH)
 		queue_may_hold_more = true;
@@ -245,12 +262,16 @@ capacity_start(h2o_loop_t *l, h2o_accept_ctx_t *actx)
 
 /* Takes a listening socket under this module's control. */
 void
-capacity_add_listener(h2o_socket_t *listener, h2o_socket_cb on_accept)
+capacity_add_listener(h2o_socket_t *listener, h2o_socket_cb on_accept, CapacityStart start)
 {
 	listeners = listeners ?
 		repalloc(listeners, sizeof(h2o_socket_t *) * (nlisteners + 1)) :
 		MemoryContextAlloc(TopMemoryContext, sizeof(h2o_socket_t *));
-	listeners[nlisteners++] = listener;
+	starts = starts ?
+		repalloc(starts, sizeof(CapacityStart) * (nlisteners + 1)) :
+		MemoryContextAlloc(TopMemoryContext, sizeof(CapacityStart));
+	listeners[nlisteners] = listener;
+	starts[nlisteners++] = start;
 	accept_cb = on_accept;
 	update_listening();
 }

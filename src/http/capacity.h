@@ -14,8 +14,15 @@ extern void capacity_raise_file_limit(int worker_index);
 /* Starts counting connections on the loop; call once, before listening. */
 extern void capacity_start(h2o_loop_t *loop, h2o_accept_ctx_t *accept_ctx);
 
-/* A listening socket to accept from, with the callback that accepts. */
-extern void capacity_add_listener(h2o_socket_t *listener, h2o_socket_cb on_accept);
+/*
+ * What serves a connection accepted from a listener; NULL for cleartext
+ * HTTP/1.1 (and h2c), which h2o_accept() starts.
+ */
+typedef void (*CapacityStart) (h2o_socket_t *sock);
+
+/* A listening socket to accept from, with the callback that accepts and what serves. */
+extern void capacity_add_listener(h2o_socket_t *listener, h2o_socket_cb on_accept,
+								  CapacityStart start);
 
 /* Accepts what a listener has queued, within the limits. */
 extern void capacity_accept(h2o_socket_t *listener);

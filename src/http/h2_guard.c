@@ -42,6 +42,12 @@
  * and feeds the rest through h2_read.  An HTTP/1.1 request with "Upgrade:
  * h2c" is served as HTTP/1.1: RFC 9113 deprecates that upgrade.
  *
+ * Over TLS, ALPN chooses HTTP/2 and h2o's accept would start its HTTP/2
+ * connection and parse at once; tls.c ends the handshake itself and calls
+ * h2_guard_accepted_tls(), which starts h2o's connection with an empty
+ * buffer, waits for the preface as first_read does, lets h2o read the
+ * preface alone, and puts the same screening in front.
+ *
  * The screening state of a connection hangs off its socket's on_close
  * hook, which h2o leaves unused for server connections and which frees it.
  */
@@ -301,23 +307,16 @@ switched_as_expected(h2o_socket_t *sock)
 }
 
 /*
- * Lets h2o's HTTP/1 code switch the connection to HTTP/2 with only the
- * preface in its buffer, then puts the screening in front of h2o's HTTP/2
- * read and write callbacks and feeds it what followed the preface.
+ * Puts the screening in front of h2o's HTTP/2 read and write callbacks of
+ * a connection h2o has just switched to HTTP/2 with only the preface in
+ * its buffer, and feeds it the rest bytes of stash that followed the
+ * preface.  Takes stash (allocated in guard_cxt).
  */
 static void
-start_http2(h2o_socket_t *sock)
+attach_guard(h2o_socket_t *sock, char *stash, size_t rest)
 {
-	size_t		rest = sock->input->size - PREFACE_LEN;
-	char	   *stash = MemoryContextAlloc(guard_cxt, Max(rest, 1));
 	H2Guard    *g;
 	h2o_http2_conn_t *conn;
-
-	memcpy(stash, sock->input->bytes + PREFACE_LEN, rest);
-	sock->input->size = PREFACE_LEN;
-	guarded->globalconf->http1.upgrade_to_http2 = 1;
-	http1_on_read(sock, NULL);
-	guarded->globalconf->http1.upgrade_to_http2 = 0;
 
 	if (h2o_socket_get_fd(sock) == -1)
 	{
@@ -368,6 +367,34 @@ start_http2(h2o_socket_t *sock)
 		h2_read(sock, NULL);
 }
 
+/* Sets aside what follows the preface in sock's input; returns its length. */
+static size_t
+stash_after_preface(h2o_socket_t *sock, char **stash)
+{
+	size_t		rest = sock->input->size - PREFACE_LEN;
+
+	*stash = MemoryContextAlloc(guard_cxt, Max(rest, 1));
+	memcpy(*stash, sock->input->bytes + PREFACE_LEN, rest);
+	sock->input->size = PREFACE_LEN;
+	return rest;
+}
+
+/*
+ * Lets h2o's HTTP/1 code switch the connection to HTTP/2 with only the
+ * preface in its buffer, then puts the screening in front.
+ */
+static void
+start_http2(h2o_socket_t *sock)
+{
+	char	   *stash;
+	size_t		rest = stash_after_preface(sock, &stash);
+
+	guarded->globalconf->http1.upgrade_to_http2 = 1;
+	http1_on_read(sock, NULL);
+	guarded->globalconf->http1.upgrade_to_http2 = 0;
+	attach_guard(sock, stash, rest);
+}
+
 /*
  * The read callback of a new connection while webgres.http2 is on: waits
  * until the first bytes show whether they are the HTTP/2 preface, then
@@ -400,6 +427,74 @@ h2_guard_accepted(h2o_socket_t *sock)
 	else if (sock->_cb.read != http1_on_read)
 		return;
 	sock->_cb.read = first_read;
+}
+
+/*
+ * The read callback of an HTTP/2 connection negotiated by ALPN, until its
+ * preface is in: h2o's own connection reads the preface alone, as after
+ * the h2c switch, and the screening then takes what followed.  A client
+ * that sends something else is left to h2o, which closes the connection.
+ */
+static void
+tls_first_read(h2o_socket_t *sock, const char *err)
+{
+	h2o_buffer_t *in = sock->input;
+	char	   *stash;
+	size_t		rest;
+
+	if (err == NULL && in->size < PREFACE_LEN &&
+		(in->size == 0 || memcmp(in->bytes, preface, in->size) == 0))
+		return;					/* maybe a preface: wait for the rest */
+
+	sock->_cb.read = http2_on_read;
+	if (err != NULL || in->size < PREFACE_LEN || memcmp(in->bytes, preface, PREFACE_LEN) != 0)
+	{
+		http2_on_read(sock, err);
+		return;
+	}
+	rest = stash_after_preface(sock, &stash);
+	http2_on_read(sock, NULL);
+	attach_guard(sock, stash, rest);
+}
+
+void
+h2_guard_accepted_tls(h2o_accept_ctx_t *actx, h2o_socket_t *sock, struct timeval connected_at)
+{
+	size_t		held = sock->input->size;
+	char	   *stash = MemoryContextAlloc(guard_cxt, Max(held, 1));
+
+	/* h2o would parse at once what it finds in the buffer: none yet. */
+	memcpy(stash, sock->input->bytes, held);
+	sock->input->size = 0;
+	h2o_http2_accept(actx, sock, connected_at);
+	if (!switched_as_expected(sock))
+	{
+		ereport(WARNING,
+				(errmsg("webgres could not screen an HTTP/2 connection with this libh2o build")));
+		pfree(stash);
+		shutdown(h2o_socket_get_fd(sock), SHUT_RDWR);
+		return;
+	}
+	http2_on_read = sock->_cb.read;
+	http2_emit_write = ((h2o_http2_conn_t *) sock->data)->_write.timeout_entry.cb;
+	sock->_cb.read = tls_first_read;
+
+	if (held > 0)
+	{
+		h2o_iovec_t room = h2o_buffer_reserve(&sock->input, held);
+
+		if (room.base == NULL)
+		{
+			pfree(stash);
+			http2_on_read(sock, h2o_socket_error_out_of_memory);
+			return;
+		}
+		memcpy(room.base, stash, held);
+		sock->input->size = held;
+	}
+	pfree(stash);
+	if (held > 0)
+		tls_first_read(sock, NULL);
 }
 
 /* The decoded size of a request's header list, as RFC 7541 counts it. */

@@ -1,13 +1,16 @@
 /*
  * h2_guard.h
- *		Cleartext HTTP/2 (h2c) behind webgres.http2, screened by h2_screen.
+ *		HTTP/2, cleartext (h2c, behind webgres.http2) or negotiated over TLS,
+ *		screened by h2_screen.
  */
 #ifndef WEBGRES_H2_GUARD_H
 #define WEBGRES_H2_GUARD_H
 
 #include <stddef.h>
 #include <stdbool.h>
+#include <sys/time.h>
 
+struct st_h2o_accept_ctx_t;
 struct st_h2o_context_t;
 struct st_h2o_socket_t;
 struct st_h2o_req_t;
@@ -17,6 +20,13 @@ extern void h2_guard_init(struct st_h2o_context_t *ctx);
 
 /* After h2o_accept: watches the connection's first bytes for the h2c preface. */
 extern void h2_guard_accepted(struct st_h2o_socket_t *sock);
+
+/*
+ * After a TLS handshake that chose "h2" by ALPN: starts h2o's HTTP/2 on the
+ * connection with the same screening as h2c.
+ */
+extern void h2_guard_accepted_tls(struct st_h2o_accept_ctx_t *actx, struct st_h2o_socket_t *sock,
+								  struct timeval connected_at);
 
 /*
  * For an HTTP/2 request, before it is routed: false if it must not be run

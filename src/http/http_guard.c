@@ -54,6 +54,17 @@ use_origin_form(h2o_req_t *req, size_t offset)
 	}
 }
 
+/*
+ * Whether the request came over TLS, from its connection: an HTTP/2
+ * client's :scheme, or an absolute URL's, says what the client claims.
+ * The request relation's tls column reads req->scheme (request.c).
+ */
+static void
+set_scheme(h2o_req_t *req, h2o_socket_t *sock)
+{
+	req->scheme = (sock != NULL && sock->ssl != NULL) ? &H2O_URL_SCHEME_HTTPS : &H2O_URL_SCHEME_HTTP;
+}
+
 /* True if req may be routed; else the refusal is in req->res and *body. */
 bool
 http_guard_check(h2o_req_t *req, char **body, size_t *bodylen)
@@ -61,11 +72,13 @@ http_guard_check(h2o_req_t *req, char **body, size_t *bodylen)
 	h2o_socket_t *sock;
 	ScreenResult res;
 
+	sock = req->conn->callbacks->get_socket ? req->conn->callbacks->get_socket(req->conn) : NULL;
+	set_scheme(req, sock);
+
 	/* HTTP/2 frames its own messages; its screening is per connection. */
 	if (req->version >= 0x200)
 		return h2_guard_check(req, body, bodylen);
 
-	sock = req->conn->callbacks->get_socket ? req->conn->callbacks->get_socket(req->conn) : NULL;
 	if (sock == NULL || sock->input == NULL)
 		return refuse(req, 400, "the request head could not be read", body, bodylen);
 

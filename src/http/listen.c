@@ -145,7 +145,7 @@ listen_parse(const char *value, ListenAddress **addrs, int *naddrs, char **error
 
 /* Opens a non-blocking SO_REUSEPORT listening socket. */
 int
-listen_open(const ListenAddress *addr)
+listen_open(const ListenAddress *addr, const char *setting)
 {
 	int			fd;
 	int			on = 1;
@@ -154,8 +154,8 @@ listen_open(const ListenAddress *addr)
 	if (fd < 0)
 		ereport(ERROR,
 				(errcode_for_socket_access(),
-				 errmsg("could not create socket for webgres.listen entry \"%s\": %m",
-						addr->text)));
+				 errmsg("could not create socket for %s entry \"%s\": %m",
+						setting, addr->text)));
 
 	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) != 0 ||
 		setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on)) != 0 ||
@@ -168,8 +168,8 @@ listen_open(const ListenAddress *addr)
 		errno = save_errno;
 		ereport(ERROR,
 				(errcode_for_socket_access(),
-				 errmsg("could not set socket options for webgres.listen entry \"%s\": %m",
-						addr->text)));
+				 errmsg("could not set socket options for %s entry \"%s\": %m",
+						setting, addr->text)));
 	}
 
 	if (bind(fd, (const struct sockaddr *) &addr->addr, addr->addrlen) != 0 ||
@@ -181,9 +181,54 @@ listen_open(const ListenAddress *addr)
 		errno = save_errno;
 		ereport(ERROR,
 				(errcode_for_socket_access(),
-				 errmsg("could not listen on \"%s\" (webgres.listen): %m", addr->text),
+				 errmsg("could not listen on \"%s\" (%s): %m", addr->text, setting),
 				 errhint("Is another server already using that port? Choose a free "
-						 "port in webgres.listen and restart PostgreSQL.")));
+						 "port in %s and restart PostgreSQL.", setting)));
 	}
 	return fd;
+}
+
+/* The port of an address, in host order. */
+static int
+port_of(const ListenAddress *a)
+{
+	if (a->addr.ss_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *) &a->addr)->sin6_port);
+	return ntohs(((const struct sockaddr_in *) &a->addr)->sin_port);
+}
+
+/* True if a is the family's wildcard address (0.0.0.0 or ::). */
+static bool
+is_wildcard(const ListenAddress *a)
+{
+	if (a->addr.ss_family == AF_INET6)
+		return IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *) &a->addr)->sin6_addr);
+	return ((const struct sockaddr_in *) &a->addr)->sin_addr.s_addr == htonl(INADDR_ANY);
+}
+
+/*
+ * True if a connection to one address could reach the other's socket.
+ * SO_REUSEPORT lets two such sockets of one user share a port, and the
+ * kernel would then spread connections across both.
+ */
+bool
+listen_overlaps(const ListenAddress *a, const ListenAddress *b)
+{
+	if (a->addr.ss_family != b->addr.ss_family || port_of(a) != port_of(b))
+		return false;
+	if (is_wildcard(a) || is_wildcard(b))
+		return true;
+	if (a->addr.ss_family == AF_INET6)
+		return memcmp(&((const struct sockaddr_in6 *) &a->addr)->sin6_addr,
+					  &((const struct sockaddr_in6 *) &b->addr)->sin6_addr,
+					  sizeof(struct in6_addr)) == 0;
+	return ((const struct sockaddr_in *) &a->addr)->sin_addr.s_addr ==
+		((const struct sockaddr_in *) &b->addr)->sin_addr.s_addr;
+}
+
+/* The port of an address, for messages and redirects. */
+int
+listen_port(const ListenAddress *addr)
+{
+	return port_of(addr);
 }

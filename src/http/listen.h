@@ -21,7 +21,16 @@ typedef struct ListenAddress
 extern bool listen_parse(const char *value, ListenAddress **addrs, int *naddrs,
 						 char **error);
 
-/* Opens a non-blocking SO_REUSEPORT listening socket; ereports on failure. */
-extern int	listen_open(const ListenAddress *addr);
+/*
+ * Opens a non-blocking SO_REUSEPORT listening socket; ereports on failure,
+ * naming the setting the address came from.
+ */
+extern int	listen_open(const ListenAddress *addr, const char *setting);
+
+/* True if the two addresses could take each other's connections. */
+extern bool listen_overlaps(const ListenAddress *a, const ListenAddress *b);
+
+/* The port of an address. */
+extern int	listen_port(const ListenAddress *addr);
 
 #endif

@@ -402,7 +402,7 @@ metrics_start(h2o_context_t *ctx)
 
 	for (int i = 0; i < naddrs; i++)
 	{
-		int			fd = listen_open(&addrs[i]);
+		int			fd = listen_open(&addrs[i], "webgres.metrics_listen");
 		h2o_socket_t *sock = h2o_evloop_socket_create(ctx->loop, fd, H2O_SOCKET_FLAG_DONT_READ);
 
 		h2o_socket_read_start(sock, on_metrics_accept);

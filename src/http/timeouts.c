@@ -105,7 +105,10 @@ phase_of(Http1ConnHead *c)
 
 /*
  * Closes the connection under h2o: a 408 first if a request was under way,
- * then shutdown(), which h2o's read handler sees as the peer closing.
+ * then shutdown(), which h2o's read handler sees as the peer closing.  A
+ * TLS connection gets no 408: its bytes would have to go through h2o's
+ * encryption, which is h2o's to drive, and cleartext in a TLS stream is
+ * garbage to the client.
  */
 static void
 expire(Http1ConnHead *c, bool answer)
@@ -119,7 +122,7 @@ expire(Http1ConnHead *c, bool answer)
 		"Request Timeout\n";
 	int			fd = h2o_mirror_socket_fd(c->sock);
 
-	if (answer && write(fd, resp, sizeof(resp) - 1) < 0)
+	if (answer && c->sock->ssl == NULL && write(fd, resp, sizeof(resp) - 1) < 0)
 	{
 		/* The client is gone or not reading: closing is all that is left. */
 	}

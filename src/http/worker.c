@@ -42,6 +42,7 @@
 #include "common/h2o_mirror.h"
 #include "common/stats.h"
 #include "http/timeouts.h"
+#include "http/tls.h"
 #include "common/settings.h"
 
 /* Background worker entry point, looked up by name by the postmaster. */
@@ -172,6 +173,12 @@ on_req(h2o_handler_t *self, h2o_req_t *req)
 		/* Health and metrics come before any route, from worker state. */
 		if (metrics_try_answer(req))
 			return 0;
+		/* With webgres.tls_redirect, cleartext requests go to https:// (tls.c). */
+		if (!tls_redirect_check(req, &body, &bodylen))
+		{
+			send_response(req, body, bodylen);
+			return 0;
+		}
 
 		run.place = handoff_enabled() ? PIPELINE_ON_LOOP : PIPELINE_RUN_HERE;
 		run.head_at = handoff_head_complete_at(req);
@@ -267,11 +274,12 @@ open_listeners(void)
 				 errmsg("invalid value for webgres.listen: %s", error)));
 	for (int i = 0; i < naddrs; i++)
 	{
-		int			fd = listen_open(&addrs[i]);
+		int			fd = listen_open(&addrs[i], "webgres.listen");
 		h2o_socket_t *sock = h2o_evloop_socket_create(ctx.loop, fd, H2O_SOCKET_FLAG_DONT_READ);
 
-		capacity_add_listener(sock, on_accept);
+		capacity_add_listener(sock, on_accept, NULL);
 	}
+	tls_start(&accept_ctx, on_accept);
 }
 
 /* Opens the self-pipe through which signals wake the loop. */
@@ -310,8 +318,9 @@ webgres_worker_main(Datum main_arg)
 	open_listeners();
 
 	ereport(LOG,
-			(errmsg("webgres worker %d serving database \"%s\" on %s",
-					worker_index, webgres_database, webgres_listen)));
+			(errmsg("webgres worker %d serving database \"%s\" on %s%s%s",
+					worker_index, webgres_database, webgres_listen,
+					webgres_tls_listen[0] ? " and with TLS on " : "", webgres_tls_listen)));
 	pgstat_report_activity(STATE_IDLE, NULL);
 
 	for (;;)
@@ -346,6 +355,7 @@ webgres_worker_main(Datum main_arg)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 			apply_settings();
+			tls_reload();
 		}
 		if (!PostmasterIsAlive())
 			proc_exit(1);

@@ -16,7 +16,7 @@
 #include "message/request.h"
 
 const Oid	request_param_types[REQ_NPARAMS] = {
-	TEXTOID, TEXTOID, JSONBOID, TEXTOID, JSONBOID, JSONBOID, BYTEAOID
+	TEXTOID, TEXTOID, JSONBOID, TEXTOID, JSONBOID, JSONBOID, BYTEAOID, BOOLOID
 };
 
 /* RFC 9110 joins repeated fields with commas; cookies use "; " (RFC 6265). */
@@ -150,6 +150,10 @@ fetch_param(ParamListInfo params, int paramid, bool speculative,
 				memcpy(VARDATA(b), req->entity.base, req->entity.len);
 				prm->value = PointerGetDatum(b);
 			}
+			break;
+		case REQ_TLS:
+			/* The worker sets the scheme from the connection (http_guard.c). */
+			prm->value = BoolGetDatum(req->scheme == &H2O_URL_SCHEME_HTTPS);
 			break;
 	}
 	MemoryContextSwitchTo(oldcxt);

@@ -2,7 +2,7 @@
  * request.h
  *		The HTTP request as the values of a handler's `request` relation.
  *
- * The seven columns reach the executor as bind parameters fetched lazily:
+ * The eight columns reach the executor as bind parameters fetched lazily:
  * a value is built (and checked) only when a plan evaluates it, so a handler
  * that never reads headers never pays for turning them into jsonb, and bad
  * input in a field the handler ignores does not fail the request.
@@ -24,7 +24,8 @@ struct st_h2o_req_t;
 #define REQ_QUERY			5
 #define REQ_HEADERS			6
 #define REQ_BODY			7
-#define REQ_NPARAMS			7
+#define REQ_TLS				8
+#define REQ_NPARAMS			8
 
 /* The type of each parameter, by number less one. */
 extern const Oid request_param_types[REQ_NPARAMS];

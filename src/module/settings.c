@@ -12,6 +12,7 @@
 
 #include "common/settings.h"
 #include "http/listen.h"
+#include "http/tls.h"
 #include "module/settings_define.h"
 
 /*
@@ -44,6 +45,13 @@ char	   *webgres_readiness_path;
 char	   *webgres_primary_path;
 int			webgres_max_replica_lag;
 char	   *webgres_primary_url;
+char	   *webgres_tls_listen;
+char	   *webgres_tls_cert_file;
+char	   *webgres_tls_key_file;
+int			webgres_tls_min_version;
+char	   *webgres_tls_ciphers;
+char	   *webgres_tls_ciphersuites;
+bool		webgres_tls_redirect;
 
 /* GUC check hook for webgres.listen: the list must parse. */
 static bool
@@ -73,6 +81,37 @@ check_metrics_listen(char **newval, void **extra, GucSource source)
 
 /* webgres.workers' default is one per CPU, up to this many. */
 #define DEFAULT_WORKERS_MAX 64
+
+/* webgres.tls_listen: empty (no TLS) or a list as webgres.listen takes. */
+static bool
+check_tls_listen(char **newval, void **extra, GucSource source)
+{
+	const char *p = *newval ? *newval : "";
+
+	while (*p == ' ' || *p == '\t')
+		p++;
+	return *p == '\0' || check_listen(newval, extra, source);
+}
+
+/* webgres.tls_ciphers: a list OpenSSL accepts for TLS 1.2. */
+static bool
+check_tls_ciphers(char **newval, void **extra, GucSource source)
+{
+	return tls_check_ciphers(*newval, false);
+}
+
+/* webgres.tls_ciphersuites: a list OpenSSL accepts for TLS 1.3. */
+static bool
+check_tls_ciphersuites(char **newval, void **extra, GucSource source)
+{
+	return tls_check_ciphers(*newval, true);
+}
+
+static const struct config_enum_entry tls_version_options[] = {
+	{"TLSv1.2", WEBGRES_TLS_V1_2, false},
+	{"TLSv1.3", WEBGRES_TLS_V1_3, false},
+	{NULL, 0, false}
+};
 
 /* The number of CPUs online, between 1 and DEFAULT_WORKERS_MAX. */
 static int
@@ -122,6 +161,84 @@ check_primary_url(char **newval, void **extra, GucSource source)
 		return false;
 	}
 	return true;
+}
+
+/* The TLS settings (docs/tls.md). */
+static void
+define_tls_settings(void)
+{
+	DefineCustomStringVariable("webgres.tls_listen",
+							   "Addresses the HTTP workers serve TLS on.",
+							   "A comma-separated list of host:port entries, as for "
+							   "webgres.listen, on ports of their own. Each connection "
+							   "negotiates HTTP/2 or HTTP/1.1 by ALPN. Empty serves no TLS.",
+							   &webgres_tls_listen,
+							   "",
+							   PGC_POSTMASTER,
+							   0,
+							   check_tls_listen, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.tls_cert_file",
+							   "PEM file with the server certificate, then any intermediate certificates.",
+							   "Relative paths are relative to the data directory. Read again "
+							   "on reload; connections already open keep the certificate "
+							   "they started with.",
+							   &webgres_tls_cert_file,
+							   "",
+							   PGC_SIGHUP,
+							   0,
+							   NULL, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.tls_key_file",
+							   "PEM file with the private key of webgres.tls_cert_file.",
+							   "Relative paths are relative to the data directory. The key "
+							   "must not be encrypted. Read again on reload.",
+							   &webgres_tls_key_file,
+							   "",
+							   PGC_SIGHUP,
+							   0,
+							   NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("webgres.tls_min_version",
+							 "Oldest TLS version a client may use.",
+							 "TLS 1.0 and 1.1 are never offered.",
+							 &webgres_tls_min_version,
+							 WEBGRES_TLS_V1_2,
+							 tls_version_options,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.tls_ciphers",
+							   "Cipher list for TLS 1.2, in OpenSSL's syntax.",
+							   "The default is Mozilla's \"intermediate\" profile: forward "
+							   "secret AEAD ciphers only.",
+							   &webgres_tls_ciphers,
+							   WEBGRES_TLS_DEFAULT_CIPHERS,
+							   PGC_SIGHUP,
+							   0,
+							   check_tls_ciphers, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.tls_ciphersuites",
+							   "Cipher suites for TLS 1.3, in OpenSSL's syntax.",
+							   "The default is Mozilla's \"intermediate\" profile, which is "
+							   "OpenSSL's own default.",
+							   &webgres_tls_ciphersuites,
+							   WEBGRES_TLS_DEFAULT_CIPHERSUITES,
+							   PGC_SIGHUP,
+							   0,
+							   check_tls_ciphersuites, NULL, NULL);
+
+	DefineCustomBoolVariable("webgres.tls_redirect",
+							 "Answers requests that arrive without TLS with a redirect to HTTPS.",
+							 "A request on a webgres.listen address is answered 308 with a "
+							 "Location on the host it named and the first webgres.tls_listen "
+							 "port. Has no effect when webgres.tls_listen is empty.",
+							 &webgres_tls_redirect,
+							 false,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
 }
 
 /* Defines every webgres setting; from _PG_init. */
@@ -323,6 +440,8 @@ define_settings(void)
 							PGC_SIGHUP,
 							0,
 							NULL, NULL, NULL);
+
+	define_tls_settings();
 
 	DefineCustomIntVariable("webgres.executors",
 							"Number of executor processes that run handlers off the event loop.",

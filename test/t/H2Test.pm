@@ -1,4 +1,5 @@
-# H2Test: cleartext HTTP/2 spoken in raw frames, for TAP tests of webgres:
+# H2Test: HTTP/2 spoken in raw frames (cleartext, or over an IO::Socket::SSL
+# socket), for TAP tests of webgres:
 # the client preface, frames built by hand, a literal HPACK request block,
 # and a reader that decodes response frames far enough to check :status,
 # the body and which frame types arrived.
@@ -70,6 +71,10 @@ sub status_of
 	return $out + 0;
 }
 
+# Whether a TLS socket (IO::Socket::SSL) holds decrypted bytes that select
+# cannot see.
+sub buffered { my ($s) = @_; return $s->can('pending') && $s->pending; }
+
 # Reads frames until stream $stream ends (10 s at most), acknowledging the
 # server's SETTINGS.  Returns (:status, body, frame types seen).
 sub read_stream
@@ -111,7 +116,7 @@ sub read_stream
 			return ($status, $body, \@types) if ($type == 0 || $type == 1) && ($flags & 1);
 			return ($status, $body, \@types) if $type == 3;    # RST_STREAM
 		}
-		next unless $sel->can_read(0.5);
+		next unless buffered($s) || $sel->can_read(0.5);
 		my $got = sysread($s, my $chunk, 65536);
 		last unless $got;
 		$buf .= $chunk;
@@ -142,7 +147,7 @@ sub read_frames
 			print $s frame(4, 1, 0, '') if $type == 4 && !($flags & 1);
 			return @frames if $until->($f);
 		}
-		next unless $sel->can_read(0.5);
+		next unless buffered($s) || $sel->can_read(0.5);
 		my $got = sysread($s, my $chunk, 65536);
 		last unless $got;
 		$buf .= $chunk;

@@ -1,0 +1,452 @@
+/*
+ * tls.c
+ *		TLS listeners: certificates, handshakes, HTTP/2 or HTTP/1.1 by ALPN.
+ *
+ * libh2o does the TLS itself: its sockets encrypt and decrypt with the
+ * OpenSSL it links, h2o_ssl_register_alpn_protocols() answers ALPN, and
+ * the accept context's ssl_ctx names the certificate.  What webgres does
+ * by hand is the step between the end of the handshake and HTTP: h2o's
+ * h2o_accept() would start its HTTP/2 connection itself, which parses
+ * frames at once, before webgres' HTTP/2 screening (h2_guard.c) could
+ * stand in front of it.  So the handshake is started here with
+ * h2o_socket_ssl_handshake(), bounded by webgres.header_timeout, and its
+ * end starts HTTP/1.1 with h2o_http1_accept() or HTTP/2 through
+ * h2_guard_accepted_tls(), as h2o's own accept would, with the screening
+ * in place.
+ *
+ * A reload reads the certificate and key again into a new SSL_CTX that
+ * new connections use.  OpenSSL counts the references to a context: an
+ * open connection keeps the one it started with, and a handshake that has
+ * not yet created its SSL holds a reference of its own until it ends.
+ */
+#include "postgres.h"
+
+#include <ctype.h>
+#include <unistd.h>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
+#include "miscadmin.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+
+#define H2O_USE_LIBUV 0
+#include <h2o.h>
+#include <h2o/http1.h>
+
+#include "http/capacity.h"
+#include "http/h2_guard.h"
+#include "http/listen.h"
+#include "http/tls.h"
+#include "message/response.h"
+#include "common/settings.h"
+
+/* Mozilla's "intermediate" profile: the key exchange groups. */
+#define TLS_GROUPS "X25519:prime256v1:secp384r1"
+
+/* Names the server's sessions for resumption; any constant will do. */
+#define TLS_SESSION_ID_CONTEXT "webgres"
+
+/* The port a redirect leaves out of its URL. */
+#define HTTPS_DEFAULT_PORT 443
+
+/* Longest host name a redirect repeats (RFC 1035's limit, with brackets and room). */
+#define REDIRECT_HOST_MAX 260
+
+/* What ALPN offers, in the server's order of preference. */
+static const h2o_iovec_t alpn_protocols[] = {
+	{H2O_STRLIT("h2")},
+	{H2O_STRLIT("http/1.1")},
+	{NULL, 0}
+};
+
+/* A connection whose handshake is under way. */
+typedef struct TlsHandshake
+{
+	h2o_socket_t *sock;
+	SSL_CTX    *ssl_ctx;		/* a reference, held until the handshake ends */
+	h2o_timeout_entry_t timeout;
+	struct timeval connected_at;
+} TlsHandshake;
+
+static SSL_CTX *current_ctx;	/* what new connections get */
+static h2o_accept_ctx_t tls_accept_ctx;
+static h2o_timeout_t handshake_timeout;
+static MemoryContext tls_cxt;
+static int	redirect_port;		/* the first webgres.tls_listen port; 0: no TLS */
+
+/* OpenSSL's first queued error as text, and the queue emptied. */
+static const char *
+openssl_error(void)
+{
+	static char buf[256];
+	unsigned long code = ERR_get_error();
+
+	ERR_clear_error();
+	if (code == 0)
+		return "no further detail from OpenSSL";
+	ERR_error_string_n(code, buf, sizeof(buf));
+	return buf;
+}
+
+/* A key file is never asked for a passphrase: a worker has no terminal. */
+static int
+no_passphrase(char *buf, int size, int rwflag, void *userdata)
+{
+	return -1;
+}
+
+/* Whether a setting names a file the server can read; reports at elevel if not. */
+static bool
+file_usable(const char *setting, const char *path, int elevel)
+{
+	if (path == NULL || path[0] == '\0')
+	{
+		ereport(elevel,
+				(errcode(ERRCODE_CONFIG_FILE_ERROR),
+				 errmsg("%s is not set, but webgres.tls_listen is", setting),
+				 errhint("Name a PEM file in %s, or empty webgres.tls_listen.", setting)));
+		return false;
+	}
+	if (access(path, R_OK) != 0)
+	{
+		ereport(elevel,
+				(errcode_for_file_access(),
+				 errmsg("could not read %s \"%s\": %m", setting, path)));
+		return false;
+	}
+	return true;
+}
+
+/* Loads the certificate chain and key into ctx; reports at elevel if they cannot be used. */
+static bool
+load_certificate(SSL_CTX *ctx, int elevel)
+{
+	if (!file_usable("webgres.tls_cert_file", webgres_tls_cert_file, elevel) ||
+		!file_usable("webgres.tls_key_file", webgres_tls_key_file, elevel))
+		return false;
+	if (SSL_CTX_use_certificate_chain_file(ctx, webgres_tls_cert_file) != 1)
+	{
+		ereport(elevel,
+				(errcode(ERRCODE_CONFIG_FILE_ERROR),
+				 errmsg("could not load webgres.tls_cert_file \"%s\": %s",
+						webgres_tls_cert_file, openssl_error()),
+				 errhint("The file must hold the server certificate in PEM, then any intermediate certificates.")));
+		return false;
+	}
+	/* OpenSSL checks the key against the certificate as it loads it. */
+	if (SSL_CTX_use_PrivateKey_file(ctx, webgres_tls_key_file, SSL_FILETYPE_PEM) != 1 ||
+		SSL_CTX_check_private_key(ctx) != 1)
+	{
+		if (ERR_GET_REASON(ERR_peek_last_error()) == X509_R_KEY_VALUES_MISMATCH)
+			ereport(elevel,
+					(errcode(ERRCODE_CONFIG_FILE_ERROR),
+					 errmsg("webgres.tls_key_file \"%s\" does not match the certificate in webgres.tls_cert_file \"%s\"",
+							webgres_tls_key_file, webgres_tls_cert_file),
+					 errhint("Install the key and the certificate as one pair.")));
+		else
+			ereport(elevel,
+					(errcode(ERRCODE_CONFIG_FILE_ERROR),
+					 errmsg("could not load webgres.tls_key_file \"%s\": %s",
+							webgres_tls_key_file, openssl_error()),
+					 errhint("The file must hold an unencrypted private key in PEM.")));
+		ERR_clear_error();
+		return false;
+	}
+	return true;
+}
+
+/* Applies the protocol settings to ctx; reports at elevel if OpenSSL refuses one. */
+static bool
+set_protocols(SSL_CTX *ctx, int elevel)
+{
+	int			min_version = (webgres_tls_min_version == WEBGRES_TLS_V1_3) ?
+		TLS1_3_VERSION : TLS1_2_VERSION;
+
+	/* No renegotiation (a client could make the server redo the costly part at will), no compression (CRIME). */
+	SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION);
+	/* An idle connection gives back its 34 kB of record buffers. */
+	SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+	SSL_CTX_set_dh_auto(ctx, 1);
+	if (SSL_CTX_set_min_proto_version(ctx, min_version) != 1 ||
+		SSL_CTX_set1_groups_list(ctx, TLS_GROUPS) != 1 ||
+		SSL_CTX_set_session_id_context(ctx, (const unsigned char *) TLS_SESSION_ID_CONTEXT,
+									   sizeof(TLS_SESSION_ID_CONTEXT) - 1) != 1)
+	{
+		ereport(elevel,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("could not set up TLS: %s", openssl_error())));
+		return false;
+	}
+	if (SSL_CTX_set_cipher_list(ctx, webgres_tls_ciphers) != 1)
+	{
+		ereport(elevel,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for webgres.tls_ciphers: %s", openssl_error())));
+		return false;
+	}
+	if (SSL_CTX_set_ciphersuites(ctx, webgres_tls_ciphersuites) != 1)
+	{
+		ereport(elevel,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for webgres.tls_ciphersuites: %s", openssl_error())));
+		return false;
+	}
+	h2o_ssl_register_alpn_protocols(ctx, alpn_protocols);
+	return true;
+}
+
+/*
+ * A new server context from the settings, or NULL after reporting at
+ * elevel what is wrong (at FATAL, it does not return).
+ */
+static SSL_CTX *
+build_context(int elevel)
+{
+	SSL_CTX    *ctx;
+
+	ERR_clear_error();
+	ctx = SSL_CTX_new(TLS_server_method());
+	if (ctx == NULL)
+	{
+		ereport(elevel,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("could not create a TLS context: %s", openssl_error())));
+		return NULL;
+	}
+	SSL_CTX_set_default_passwd_cb(ctx, no_passphrase);
+	if (!load_certificate(ctx, elevel) || !set_protocols(ctx, elevel))
+	{
+		SSL_CTX_free(ctx);
+		return NULL;
+	}
+	return ctx;
+}
+
+bool
+tls_check_ciphers(const char *list, bool tls13)
+{
+	SSL_CTX    *ctx = SSL_CTX_new(TLS_server_method());
+	int			ok;
+
+	if (ctx == NULL)
+		return true;			/* checked again when the context is built */
+	ok = tls13 ? SSL_CTX_set_ciphersuites(ctx, list ? list : "") :
+		SSL_CTX_set_cipher_list(ctx, list ? list : "");
+	SSL_CTX_free(ctx);
+	if (ok != 1)
+	{
+		GUC_check_errdetail("OpenSSL does not accept it: %s", openssl_error());
+		GUC_check_errhint("Write a colon-separated list of %s, as \"openssl ciphers -v\" shows them.",
+						  tls13 ? "TLS 1.3 cipher suites" : "TLS 1.2 ciphers");
+		return false;
+	}
+	ERR_clear_error();
+	return true;
+}
+
+/* Ends the wait for a handshake: the timer, the context reference, the state. */
+static struct timeval
+handshake_done(TlsHandshake *hs)
+{
+	struct timeval connected_at = hs->connected_at;
+
+	hs->sock->data = NULL;
+	h2o_timeout_unlink(&hs->timeout);
+	SSL_CTX_free(hs->ssl_ctx);
+	pfree(hs);
+	return connected_at;
+}
+
+/* The client did not finish its handshake within webgres.header_timeout. */
+static void
+on_handshake_timeout(h2o_timeout_entry_t *entry)
+{
+	TlsHandshake *hs = H2O_STRUCT_FROM_MEMBER(TlsHandshake, timeout, entry);
+	h2o_socket_t *sock = hs->sock;
+
+	(void) handshake_done(hs);
+	h2o_socket_close(sock);
+}
+
+/* The handshake ended: HTTP/2 or HTTP/1.1 as ALPN chose, or the connection closed. */
+static void
+on_handshake(h2o_socket_t *sock, const char *err)
+{
+	struct timeval connected_at = handshake_done((TlsHandshake *) sock->data);
+	h2o_iovec_t proto;
+
+	if (err != NULL)
+	{
+		ereport(DEBUG1,
+				(errmsg_internal("webgres closed a connection whose TLS handshake failed: %s", err)));
+		h2o_socket_close(sock);
+		return;
+	}
+	proto = h2o_socket_ssl_get_selected_protocol(sock);
+	if (h2o_memis(proto.base, proto.len, H2O_STRLIT("h2")))
+		h2_guard_accepted_tls(&tls_accept_ctx, sock, connected_at);
+	else
+		h2o_http1_accept(&tls_accept_ctx, sock, connected_at);
+}
+
+/* Starts the handshake of a connection accepted from a TLS listener. */
+static void
+tls_accept(h2o_socket_t *sock)
+{
+	TlsHandshake *hs = MemoryContextAllocZero(tls_cxt, sizeof(TlsHandshake));
+
+	hs->sock = sock;
+	hs->ssl_ctx = current_ctx;
+	SSL_CTX_up_ref(current_ctx);
+	hs->connected_at = *h2o_get_timestamp(tls_accept_ctx.ctx, NULL, NULL);
+	hs->timeout.cb = on_handshake_timeout;
+	h2o_timeout_link(tls_accept_ctx.ctx->loop, &handshake_timeout, &hs->timeout);
+	sock->data = hs;
+	h2o_socket_ssl_handshake(sock, current_ctx, NULL, on_handshake);
+}
+
+/* Ends the worker if a TLS address could share a port with a cleartext one. */
+static void
+check_ports_apart(ListenAddress *tls, int ntls)
+{
+	ListenAddress *plain;
+	int			nplain;
+	char	   *error;
+
+	if (!listen_parse(webgres_listen, &plain, &nplain, &error))
+		return;					/* the cleartext listeners have reported it */
+	for (int i = 0; i < ntls; i++)
+		for (int j = 0; j < nplain; j++)
+			if (listen_overlaps(&tls[i], &plain[j]))
+				ereport(FATAL,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("webgres.tls_listen entry \"%s\" shares its port with webgres.listen entry \"%s\"",
+								tls[i].text, plain[j].text),
+						 errhint("TLS needs a port of its own, such as 8443.")));
+}
+
+void
+tls_start(h2o_accept_ctx_t *plain, TlsListenerCallback on_accept)
+{
+	ListenAddress *addrs;
+	int			naddrs;
+	char	   *error;
+	const char *p = webgres_tls_listen ? webgres_tls_listen : "";
+
+	p += strspn(p, " \t");
+	if (*p == '\0')
+		return;
+	if (!listen_parse(webgres_tls_listen, &addrs, &naddrs, &error))
+		ereport(FATAL,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for webgres.tls_listen: %s", error)));
+	check_ports_apart(addrs, naddrs);
+
+	current_ctx = build_context(FATAL);
+	tls_accept_ctx = *plain;
+	tls_accept_ctx.ssl_ctx = current_ctx;
+	tls_cxt = AllocSetContextCreate(TopMemoryContext, "webgres tls", ALLOCSET_SMALL_SIZES);
+	h2o_timeout_init(plain->ctx->loop, &handshake_timeout, webgres_header_timeout);
+
+	for (int i = 0; i < naddrs; i++)
+	{
+		int			fd = listen_open(&addrs[i], "webgres.tls_listen");
+		h2o_socket_t *sock = h2o_evloop_socket_create(plain->ctx->loop, fd, H2O_SOCKET_FLAG_DONT_READ);
+
+		capacity_add_listener(sock, on_accept, tls_accept);
+	}
+	redirect_port = listen_port(&addrs[0]);
+}
+
+void
+tls_reload(void)
+{
+	SSL_CTX    *ctx;
+	X509	   *before;
+	X509	   *after;
+
+	if (current_ctx == NULL)
+		return;
+	/* The handshakes under way keep the length they started with. */
+	handshake_timeout.timeout = webgres_header_timeout;
+	ctx = build_context(LOG);
+	if (ctx == NULL)
+	{
+		ereport(LOG,
+				(errmsg("webgres worker keeps serving the TLS certificate it had")));
+		return;
+	}
+	before = SSL_CTX_get0_certificate(current_ctx);
+	after = SSL_CTX_get0_certificate(ctx);
+	if (before == NULL || after == NULL || X509_cmp(before, after) != 0)
+		ereport(LOG,
+				(errmsg("webgres worker serves the certificate in webgres.tls_cert_file \"%s\" to new connections",
+						webgres_tls_cert_file)));
+	/* Open connections hold references of their own. */
+	SSL_CTX_free(current_ctx);
+	current_ctx = ctx;
+	tls_accept_ctx.ssl_ctx = ctx;
+}
+
+/* The host of an authority ("host", "host:port", "[v6]:port"), or false if it is not one. */
+static bool
+authority_host(h2o_iovec_t authority, h2o_iovec_t *host)
+{
+	size_t		len = authority.len;
+	const char *s = authority.base;
+
+	if (len > 0 && s[0] == '[')
+	{
+		const char *close = memchr(s, ']', len);
+
+		if (close == NULL)
+			return false;
+		len = close - s + 1;
+		for (size_t i = 1; i + 1 < len; i++)
+			if (!isxdigit((unsigned char) s[i]) && s[i] != ':' && s[i] != '.')
+				return false;
+	}
+	else
+	{
+		const char *colon = memchr(s, ':', len);
+
+		if (colon != NULL)
+			len = colon - s;
+		for (size_t i = 0; i < len; i++)
+			if (!isalnum((unsigned char) s[i]) && s[i] != '-' && s[i] != '.')
+				return false;
+	}
+	if (len == 0 || len > REDIRECT_HOST_MAX)
+		return false;
+	*host = h2o_iovec_init(s, len);
+	return true;
+}
+
+bool
+tls_redirect_check(h2o_req_t *req, char **body, size_t *bodylen)
+{
+	h2o_iovec_t host;
+	char		port[16] = "";
+	char	   *location;
+	size_t		len;
+
+	if (!webgres_tls_redirect || redirect_port == 0 || req->scheme == &H2O_URL_SCHEME_HTTPS)
+		return true;
+	if (!authority_host(req->authority, &host))
+	{
+		response_simple(req, 400, "the request names no host to redirect to", body, bodylen);
+		return false;
+	}
+	if (redirect_port != HTTPS_DEFAULT_PORT)
+		snprintf(port, sizeof(port), ":%d", redirect_port);
+	len = strlen("https://") + host.len + strlen(port) + req->path.len;
+	location = h2o_mem_alloc_pool(&req->pool, len + 1);
+	snprintf(location, len + 1, "https://%.*s%s%.*s", (int) host.len, host.base, port,
+			 (int) req->path.len, req->path.base);
+	response_simple(req, 308, "Permanent Redirect", body, bodylen);
+	h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_LOCATION, NULL, location, len);
+	return false;
+}

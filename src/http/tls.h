@@ -1,0 +1,38 @@
+/*
+ * tls.h
+ *		TLS listeners: certificates, handshakes, HTTP/2 or HTTP/1.1 by ALPN.
+ */
+#ifndef WEBGRES_TLS_H
+#define WEBGRES_TLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct st_h2o_accept_ctx_t;
+struct st_h2o_req_t;
+struct st_h2o_socket_t;
+
+/* h2o's h2o_socket_cb: what a listener runs when a connection waits. */
+typedef void (*TlsListenerCallback) (struct st_h2o_socket_t *listener, const char *err);
+
+/*
+ * Opens the webgres.tls_listen sockets and loads the certificate, once per
+ * worker after the cleartext listeners; a setting that cannot be used ends
+ * the worker with an error naming it.  Connections are served with the
+ * hosts and context of plain; on_accept is the listeners' callback.
+ */
+extern void tls_start(struct st_h2o_accept_ctx_t *plain, TlsListenerCallback on_accept);
+
+/* After a reload: loads the certificate again, keeping the old one on failure. */
+extern void tls_reload(void);
+
+/* For a GUC check hook: whether OpenSSL accepts a cipher list (or TLS 1.3 suites). */
+extern bool tls_check_ciphers(const char *list, bool tls13);
+
+/*
+ * With webgres.tls_redirect on, answers a request that came without TLS
+ * with 308 to its https:// URL and returns false; true otherwise.
+ */
+extern bool tls_redirect_check(struct st_h2o_req_t *req, char **body, size_t *bodylen);
+
+#endif
