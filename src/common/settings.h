@@ -35,6 +35,9 @@ extern char *webgres_readiness_path;
 extern char *webgres_primary_path;
 extern int	webgres_max_replica_lag;
 extern char *webgres_primary_url;
+extern char *webgres_access_log;
+extern char *webgres_access_log_format;
+extern int	webgres_log_slow_requests;
 
 /* The product name, as it goes into the Server header and process titles. */
 #define WEBGRES_SERVER_NAME "webgres"
