@@ -38,6 +38,7 @@ extern char *webgres_primary_url;
 extern char *webgres_access_log;
 extern char *webgres_access_log_format;
 extern int	webgres_log_slow_requests;
+extern bool webgres_track_route_stats;
 
 /* The product name, as it goes into the Server header and process titles. */
 #define WEBGRES_SERVER_NAME "webgres"

@@ -44,6 +44,7 @@ char	   *webgres_primary_url = NULL;
 char	   *webgres_access_log = NULL;
 char	   *webgres_access_log_format = NULL;
 int			webgres_log_slow_requests = -1;
+bool		webgres_track_route_stats = true;
 
 static bool
 check_listen(char **newval, void **extra, GucSource source)
@@ -465,6 +466,17 @@ define_settings(void)
 							   PGC_POSTMASTER,
 							   0,
 							   check_metrics_listen, NULL, NULL);
+
+	DefineCustomBoolVariable("webgres.track_route_stats",
+							 "Counts each route's requests, statuses and latency in shared memory.",
+							 "What webgres.route_stats and the Prometheus endpoint report per "
+							 "route. On by default: it costs a few atomic additions per request. "
+							 "Turning it off stops the counting; what was counted stays.",
+							 &webgres_track_route_stats,
+							 true,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
 
 	DefineCustomStringVariable("webgres.access_log",
 							   "Where the HTTP workers log each request: a file, or the Postgres log.",
