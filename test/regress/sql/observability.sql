@@ -23,7 +23,8 @@ SELECT has_table_privilege('pg_monitor', 'webgres.route_stats', 'SELECT') AS mon
        has_function_privilege('pg_monitor', 'webgres.route_stats_reset(bigint)', 'EXECUTE') AS monitor_resets;
 
 -- The OpenAPI document of a few routes (rolled back: the other files'
--- routes stay as they were).
+-- routes stay as they were; the id sequence is put back after).
+SELECT last_value AS ids_last, is_called AS ids_called FROM webgres.routes_id_seq \gset
 BEGIN;
 DELETE FROM webgres.routes;
 INSERT INTO webgres.routes (method, path, handler, description) VALUES
@@ -43,3 +44,4 @@ FROM webgres.openapi(ARRAY['https://api.example.com'], 'Test API', '2.0') AS d;
 DELETE FROM webgres.routes;
 SELECT webgres.openapi();
 ROLLBACK;
+SELECT setval('webgres.routes_id_seq', :ids_last, :'ids_called') IS NOT NULL AS ids_restored;
