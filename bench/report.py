@@ -718,6 +718,31 @@ def report_md(meta, summary, ops, target_rows):
         L.append("Not measured in this run.")
     L.append("")
 
+    L.append("## Per-route counting")
+    L.append("")
+    crow = []
+    for ep in ("plaintext", "db"):
+        on = [e for e in find(summary, "counting-" + ep, path="/%s?route_stats=on" % ep)
+              if "rps" in e["servers"].get("webgres", {})]
+        off = [e for e in find(summary, "counting-" + ep, path="/%s?route_stats=off" % ep)
+               if "rps" in e["servers"].get("webgres", {})]
+        if on and off:
+            a = on[0]["servers"]["webgres"]["rps"]
+            b = off[0]["servers"]["webgres"]["rps"]
+            crow.append(("/%s, c=%d" % (ep, on[0]["conns"]),
+                         "%s (%s–%s)" % (fmt_rps(a["median"]), fmt_rps(a["min"]), fmt_rps(a["max"])),
+                         "%s (%s–%s)" % (fmt_rps(b["median"]), fmt_rps(b["min"]), fmt_rps(b["max"])),
+                         "%.3f×" % (a["median"] / b["median"]) if b["median"] else "–"))
+    if crow:
+        L.append(md_table(["case", "counting on, req/s (min–max)", "off, req/s (min–max)", "on / off"], crow))
+        L.append("")
+        L.append("The same build and cluster with `webgres.track_route_stats` on and off, alternating "
+                 "every repetition: the price of the per-route counters and latency histograms "
+                 "behind `webgres.route_stats` and the Prometheus endpoint.")
+    else:
+        L.append("Not measured in this run.")
+    L.append("")
+
     L.append("## Operational")
     L.append("")
     orows = []

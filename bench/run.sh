@@ -578,6 +578,31 @@ if [ "$WEBGRES" = 1 ] && { [ -z "${ONLY:-}" ] || [[ routes =~ ^($ONLY)$ ]]; }; t
 	done
 	other_routes 0 || true
 fi
+
+# --- tier: per-route counting on and off (webgres.track_route_stats) ---------
+# The same build, the same cluster: /plaintext and /db with the per-route
+# counters (route_stats.c) on, then off, alternating every repetition.  The
+# query string only names the case.
+set_track_route_stats() {
+	"$CLUSTER" psql "$PGDIR" -d postgres -q -c "ALTER SYSTEM SET webgres.track_route_stats = $1" \
+		-c "SELECT pg_reload_conf()" >> "$RAW/counting.log" 2>&1
+	# Workers take a reload when their event loop next comes round: at once,
+	# idle or busy; a second is ample.
+	sleep 1
+}
+if [ "$WEBGRES" = 1 ] && { [ -z "${ONLY:-}" ] || [[ counting =~ ^($ONLY)$ ]]; }; then
+	log "per-route counting on and off: /plaintext and /db at c=$mid"
+	for rep in $(seq 1 "$REPS"); do
+		for setting in on off; do
+			set_track_route_stats "$setting"
+			run_one webgres counting counting-plaintext "/plaintext?route_stats=$setting" "$ACCEPT_PLAIN" "$mid" 1 "$rep" "$DURATION"
+			sleep 0.5
+			run_one webgres counting counting-db "/db?route_stats=$setting" "$ACCEPT_JSON" "$mid" 1 "$rep" "$DURATION"
+			sleep 0.5
+		done
+	done
+	set_track_route_stats on
+fi
 [ "$WEBGRES" = 1 ] && note rss_after_cases "$(rss_json)"
 
 # --- tier 7: connection capacity (CAPACITY=1) --------------------------------

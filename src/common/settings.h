@@ -42,6 +42,10 @@ extern char *webgres_readiness_path;
 extern char *webgres_primary_path;
 extern int	webgres_max_replica_lag;
 extern char *webgres_primary_url;
+extern char *webgres_access_log;
+extern char *webgres_access_log_format;
+extern int	webgres_log_slow_requests;
+extern bool webgres_track_route_stats;
 
 /* Values of webgres.tls_min_version. */
 #define WEBGRES_TLS_V1_2 12

@@ -48,6 +48,7 @@
 #include "exec/handoff.h"
 #include "exec/handoff_frame.h"
 #include "message/response.h"
+#include "serve/access_log.h"
 #include "routes/route_limits.h"
 #include "routes/route_stats.h"
 #include "common/h2o_mirror.h"
@@ -170,6 +171,16 @@ release(Handoff *h)
 	pfree(h);
 }
 
+/* Notes, for the access and slow-request logs, that req's answer is ready. */
+static void
+note_answered(h2o_req_t *req)
+{
+	AccessNote *note = access_log_note(req);
+
+	if (note != NULL)
+		note->answered = GetCurrentTimestamp();
+}
+
 /* Answers the request with a plain-text error and counts it for its route. */
 static void
 answer_simple(h2o_req_t *req, int status, const char *message, bool retry_after,
@@ -180,6 +191,7 @@ answer_simple(h2o_req_t *req, int status, const char *message, bool retry_after,
 
 	req->res.headers = (h2o_headers_t) {NULL};
 	response_simple(req, status, message, &body, &bodylen);
+	note_answered(req);
 	if (retry_after)
 		h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_RETRY_AFTER, NULL,
 					   H2O_STRLIT(RETRY_AFTER_SECONDS));
@@ -280,6 +292,7 @@ take_frame(Handoff *h, char type, const char *payload, uint32 len, bool *done)
 			{
 				/* The head goes out with the first piece. */
 				h->streaming = true;
+				note_answered(req);
 				stats_count_response(req->res.status);
 				h2o_start_response(req, &h->link->generator);
 			}
@@ -383,7 +396,10 @@ take_input(Handoff *h)
 			if (streaming)
 				h2o_send(req, NULL, 0, H2O_SEND_STATE_FINAL);
 			else
+			{
+				note_answered(req);
 				send_response(req, body, bodylen);
+			}
 			route_stats_count(route_id, req->res.status, bytes, started);
 			admit_queued();
 			return false;
@@ -469,6 +485,13 @@ send_to_executor(Handoff *h)
 
 	h->state = HANDOFF_SENT;
 	dlist_push_tail(&sent, &h->node);
+	if (h->req != NULL)
+	{
+		AccessNote *note = access_log_note(h->req);
+
+		if (note != NULL)
+			note->admitted = GetCurrentTimestamp();
+	}
 	if (fd < 0)
 	{
 		/* EAGAIN: the queue of requests waiting for an executor is full. */

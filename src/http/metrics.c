@@ -33,24 +33,12 @@
 #include "http/listen.h"
 #include "http/metrics.h"
 #include "routes/route_limits.h"
+#include "routes/route_names.h"
 #include "routes/route_stats.h"
-#include "routes/routes.h"
 #include "common/settings.h"
 #include "common/stats.h"
 
 #define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
-
-/* A route's labels, kept from the last route table this worker loaded. */
-typedef struct RouteName
-{
-	int64		id;
-	char	   *labels;			/* route_id="3",method="GET",route="/x/:id" */
-} RouteName;
-
-static MemoryContext names_cxt = NULL;
-static RouteName *names = NULL;
-static int	nnames = 0;
-static uint64 names_generation = 0;
 
 static h2o_globalconf_t metrics_config;
 static h2o_accept_ctx_t metrics_accept_ctx;
@@ -73,61 +61,26 @@ append_label_value(StringInfo buf, const char *s)
 	}
 }
 
-/* qsort comparator of RouteName by id. */
-static int
-name_cmp(const void *a, const void *b)
-{
-	int64		x = ((const RouteName *) a)->id;
-	int64		y = ((const RouteName *) b)->id;
-
-	return (x > y) - (x < y);
-}
-
-/* Takes the routes' labels from the route table, if it was reloaded since. */
-static void
-refresh_names(void)
-{
-	RouteTable *table = routes_peek();
-	StringInfoData buf;
-
-	if (table == NULL || (names != NULL && table->generation == names_generation))
-		return;
-	if (names_cxt == NULL)
-		names_cxt = AllocSetContextCreate(TopMemoryContext, "webgres metrics names",
-										  ALLOCSET_SMALL_SIZES);
-	MemoryContextReset(names_cxt);
-	names = MemoryContextAlloc(names_cxt, sizeof(RouteName) * Max(table->nroutes, 1));
-	nnames = table->nroutes;
-	for (int i = 0; i < table->nroutes; i++)
-	{
-		Route	   *r = &table->routes[i];
-		MemoryContext old = MemoryContextSwitchTo(names_cxt);
-
-		initStringInfo(&buf);
-		appendStringInfo(&buf, "route_id=\"" INT64_FORMAT "\",method=\"", r->id);
-		append_label_value(&buf, r->method != NULL ? r->method : "ANY");
-		appendStringInfoString(&buf, "\",route=\"");
-		append_label_value(&buf, r->path);
-		appendStringInfoChar(&buf, '"');
-		MemoryContextSwitchTo(old);
-		names[i].id = r->id;
-		names[i].labels = buf.data;
-	}
-	qsort(names, nnames, sizeof(RouteName), name_cmp);
-	names_generation = table->generation;
-}
-
-/* The labels of a route, or NULL if no table this worker loaded has it. */
+/*
+ * The labels of a route (route_id="3",method="GET",route="/x/:id"), in
+ * the current memory context; NULL if no table this worker loaded has it.
+ */
 static const char *
 labels_of(int64 route_id)
 {
-	RouteName	key = {route_id, NULL};
-	RouteName  *found;
+	const char *method;
+	const char *path;
+	StringInfoData buf;
 
-	if (names == NULL)
+	if (!route_names_lookup(route_id, &method, &path))
 		return NULL;
-	found = bsearch(&key, names, nnames, sizeof(RouteName), name_cmp);
-	return found != NULL ? found->labels : NULL;
+	initStringInfo(&buf);
+	appendStringInfo(&buf, "route_id=\"" INT64_FORMAT "\",method=\"", route_id);
+	append_label_value(&buf, method != NULL ? method : "ANY");
+	appendStringInfoString(&buf, "\",route=\"");
+	append_label_value(&buf, path);
+	appendStringInfoChar(&buf, '"');
+	return buf.data;
 }
 
 /* The sections of the exposition, each written as the figures are walked. */
@@ -252,7 +205,6 @@ metrics_render(void)
 	memset(&e, 0, sizeof(e));
 	for (int i = 0; i < (int) lengthof(sections); i++)
 		initStringInfo(sections[i]);
-	refresh_names();
 	(void) route_stats_walk(put_route, &e);
 	(void) route_limits_walk(put_execution, &e);
 	(void) stats_walk(put_worker, &e);

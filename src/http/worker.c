@@ -25,6 +25,7 @@
 #include "tcop/tcopprot.h"
 #include "utils/guc.h"
 #include "utils/ps_status.h"
+#include "utils/timestamp.h"
 
 #define H2O_USE_LIBUV 0
 #include <h2o.h>
@@ -37,6 +38,7 @@
 #include "http/http_guard.h"
 #include "http/listen.h"
 #include "http/metrics.h"
+#include "serve/access_log.h"
 #include "serve/pipeline.h"
 #include "routes/route_stats.h"
 #include "common/h2o_mirror.h"
@@ -157,6 +159,29 @@ send_response(h2o_req_t *req, char *body, size_t bodylen)
 		h2o_send(req, &buf, 1, H2O_SEND_STATE_FINAL);
 }
 
+/* Notes for the access and slow-request logs where the pipeline left req. */
+static void
+note_request(h2o_req_t *req, const PipelineRun *run, PipelineOutcome outcome)
+{
+	AccessNote *note = access_log_note(req);
+
+	if (note == NULL)
+		return;
+	note->started = run->started;
+	if (outcome == PIPELINE_HAND_OFF)
+	{
+		note->route_id = run->route_id;
+		note->place = ACCESS_PLACE_EXECUTOR;
+		note->handed_off = GetCurrentTimestamp();
+	}
+	else
+	{
+		note->route_id = run->answered_by;
+		note->place = run->answered_by != 0 ? ACCESS_PLACE_LOOP : ACCESS_PLACE_NONE;
+		note->answered = GetCurrentTimestamp();
+	}
+}
+
 /* h2o's handler: screens the request, runs it through the pipeline, and acts on the outcome. */
 static int
 on_req(h2o_handler_t *self, h2o_req_t *req)
@@ -184,6 +209,7 @@ on_req(h2o_handler_t *self, h2o_req_t *req)
 		run.head_at = handoff_head_complete_at(req);
 		run.sink = NULL;		/* streams run on executors */
 		outcome = pipeline_run(req, &run, &body, &bodylen);
+		note_request(req, &run, outcome);
 		if (outcome == PIPELINE_HAND_OFF)
 		{
 			/* Answered through send_response() when the executor is done. */
@@ -228,6 +254,7 @@ apply_settings(void)
 	config.max_request_entity_size = (size_t) webgres_max_body_size;
 	config.http1.req_timeout = timeouts_backstop_ms();
 	capacity_configure();
+	access_log_configure();
 }
 
 /* Sets up h2o's configuration, context and the worker's modules on its loop. */
@@ -246,6 +273,7 @@ setup_h2o(void)
 	pathconf = h2o_config_register_path(hostconf, "/", 0);
 	handler = h2o_create_handler(pathconf, sizeof(*handler));
 	handler->on_req = on_req;
+	access_log_register(pathconf);
 
 	h2o_context_init(&ctx, h2o_evloop_create(), &config);
 	accept_ctx.ctx = &ctx;
@@ -331,6 +359,7 @@ webgres_worker_main(Datum main_arg)
 		capacity_accept_queued();
 		pipeline_before_wait();
 		health_refresh();
+		access_log_flush();
 		/* Event streams: notifications in, idle channels UNLISTENed (events.c). */
 		events_between_requests();
 

@@ -13,6 +13,7 @@
 #include "common/settings.h"
 #include "http/listen.h"
 #include "http/tls.h"
+#include "serve/access_log.h"
 #include "module/settings_define.h"
 
 /*
@@ -52,6 +53,10 @@ int			webgres_tls_min_version;
 char	   *webgres_tls_ciphers;
 char	   *webgres_tls_ciphersuites;
 bool		webgres_tls_redirect;
+char	   *webgres_access_log;
+char	   *webgres_access_log_format;
+int			webgres_log_slow_requests;
+bool		webgres_track_route_stats;
 
 /* GUC check hook for webgres.listen: the list must parse. */
 static bool
@@ -91,6 +96,19 @@ check_tls_listen(char **newval, void **extra, GucSource source)
 	while (*p == ' ' || *p == '\t')
 		p++;
 	return *p == '\0' || check_listen(newval, extra, source);
+}
+
+/* webgres.access_log_format: a format libh2o's log compiler takes. */
+static bool
+check_access_log_format(char **newval, void **extra, GucSource source)
+{
+	char	   *error;
+
+	if (*newval == NULL || access_log_format_ok(*newval, &error))
+		return true;
+	GUC_check_errdetail("%s", error);
+	GUC_check_errhint("Use Apache's directives, for example '%%h %%l %%u %%t \"%%r\" %%s %%b'.");
+	return false;
 }
 
 /* webgres.tls_ciphers: a list OpenSSL accepts for TLS 1.2. */
@@ -561,6 +579,55 @@ define_settings(void)
 							   PGC_POSTMASTER,
 							   0,
 							   check_metrics_listen, NULL, NULL);
+
+	DefineCustomBoolVariable("webgres.track_route_stats",
+							 "Counts each route's requests, statuses and latency in shared memory.",
+							 "What webgres.route_stats and the Prometheus endpoint report per "
+							 "route. On by default: it costs a few atomic additions per request. "
+							 "Turning it off stops the counting; what was counted stays.",
+							 &webgres_track_route_stats,
+							 true,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.access_log",
+							   "Where the HTTP workers log each request: a file, or the Postgres log.",
+							   "Empty turns the access log off. 'postgres' sends each line to the "
+							   "Postgres log; any other value names a file, relative to the data "
+							   "directory unless absolute, which every worker appends to and opens "
+							   "again on reload (SIGHUP), so that it can be rotated.",
+							   &webgres_access_log,
+							   "",
+							   PGC_SIGHUP,
+							   0,
+							   NULL, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.access_log_format",
+							   "Format of the access log's lines.",
+							   "Apache's and h2o's directives (%h %l %u %t %r %s %b, %{Header}i, "
+							   "%{duration}x and the rest); webgres' own fields are %{webgres.route_id}e, "
+							   "%{webgres.route}e, %{webgres.route_method}e, %{webgres.place}e, "
+							   "%{webgres.handler_ms}e and %{webgres.queue_ms}e. The default is "
+							   "Apache's combined format.",
+							   &webgres_access_log_format,
+							   "%h %l %u %t \"%r\" %s %b \"%{referer}i\" \"%{user-agent}i\"",
+							   PGC_SIGHUP,
+							   0,
+							   check_access_log_format, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.log_slow_requests",
+							"Logs requests that take longer than this, with their time split.",
+							"From the complete request to the last byte of its response, a "
+							"request that takes at least this long is logged with its route, "
+							"status, and the time it waited for the event loop, waited for an "
+							"executor, ran and was sent. -1 turns it off; 0 logs every request.",
+							&webgres_log_slow_requests,
+							-1,
+							-1, INT_MAX,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("webgres");
 }

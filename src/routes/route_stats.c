@@ -33,6 +33,7 @@
 
 #include "common/shmem.h"
 #include "routes/route_stats.h"
+#include "common/settings.h"
 
 /* Routes counted at once, until a reset; a power of two. */
 #define ROUTE_STATS_SLOTS 1024
@@ -166,7 +167,7 @@ my_stripe(RouteStatsEntry *e)
 void
 route_stats_count(int64 route_id, int status, uint64 bytes, TimestampTz started)
 {
-	RouteStatsEntry *e = entry_for(route_id);
+	RouteStatsEntry *e = webgres_track_route_stats ? entry_for(route_id) : NULL;
 	StripeCounters *c;
 	int64		us;
 	int			b = 0;
@@ -192,7 +193,7 @@ route_stats_count(int64 route_id, int status, uint64 bytes, TimestampTz started)
 void
 route_stats_count_event(int64 route_id, RouteStatsEvent event)
 {
-	RouteStatsEntry *e = entry_for(route_id);
+	RouteStatsEntry *e = webgres_track_route_stats ? entry_for(route_id) : NULL;
 
 	if (e == NULL)
 		return;

@@ -12,7 +12,8 @@ use WebgresTest;
 my $node = WebgresTest->new_node('route_stats', workers => 1,
 	conf => "webgres.executors = 2\n"
 	  . "webgres.handler_timeout = '2500ms'\n"
-	  . "webgres.max_queue = 1\n");
+	  . "webgres.max_queue = 1\n"
+	  . "log_min_messages = debug1\n");
 my $port = $node->{webgres_port};
 
 # Adds a route; returns its id.
@@ -139,6 +140,17 @@ expect('/ok', 200);
 $deadline = time + 30;
 sleep 0.1 while time < $deadline && row('ok') ne 'GET /ok 1 1 0 0 0 0 0 5';
 is(row('ok'), 'GET /ok 1 1 0 0 0 0 0 5', 'counting goes on after a reset');
+
+# Counting off: nothing more is counted, what was counted stays.  The
+# worker says at DEBUG1 when it has taken a reload.
+my $reloads = () = slurp_file($node->logfile) =~ /webgres access log configured in process/g;
+$node->safe_psql('postgres', 'ALTER SYSTEM SET webgres.track_route_stats = off; SELECT pg_reload_conf()');
+$deadline = time + 30;
+sleep 0.05 while time < $deadline
+  && (() = slurp_file($node->logfile) =~ /webgres access log configured in process/g) <= $reloads;
+expect('/ok', 200) for 1 .. 3;
+is(row('ok'), 'GET /ok 1 1 0 0 0 0 0 5', 'webgres.track_route_stats = off counts nothing more');
+$node->safe_psql('postgres', 'ALTER SYSTEM RESET webgres.track_route_stats; SELECT pg_reload_conf()');
 
 $node->safe_psql('postgres', "DELETE FROM webgres.routes WHERE id = $id{gone}");
 is($node->safe_psql('postgres', "SELECT method IS NULL AND requests = 1 FROM webgres.route_stats WHERE route_id = $id{gone}"),

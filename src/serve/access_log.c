@@ -1,0 +1,354 @@
+/*
+ * access_log.c
+ *		The access log and the slow-request log.
+ *
+ * libh2o 2.2.5 compiles Apache-style formats (h2o_logconf_compile) and
+ * formats a request's line (h2o_log_request); webgres uses both, but not
+ * its file logger (h2o_access_log_register): that one keeps its descriptor
+ * for the life of the process, so a log rotated by logrotate would go on
+ * being written after it was moved away, and it writes a line per
+ * request.  Here each worker opens the file itself, opens it again on
+ * SIGHUP, and writes the lines of one pass of its event loop at once.
+ * The destination 'postgres' sends each line to the Postgres log instead.
+ *
+ * webgres' own fields are request environment variables, which h2o's
+ * %{NAME}e prints; they are set from the request's note just before its
+ * line is formatted, so they cost nothing while the log is off.  The note
+ * lives in the request's memory pool; this process finds it by the
+ * request's address in a hash table, from which the logger removes it.
+ */
+#include "postgres.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "common/file_perm.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#define H2O_USE_LIBUV 0
+#include <h2o.h>
+
+#include "serve/access_log.h"
+#include "routes/route_names.h"
+#include "common/settings.h"
+
+/* webgres.access_log's value that sends lines to the Postgres log. */
+#define DESTINATION_POSTGRES "postgres"
+/* Lines are written once this many bytes wait, or when the loop waits. */
+#define FLUSH_BYTES 65536
+/* Room for a line on the stack; h2o allocates a longer one itself. */
+#define LINE_BUFFER 4096
+/* The longest part of a path that goes into a slow-request message. */
+#define SLOW_PATH_MAX 200
+
+typedef struct NoteEntry
+{
+	h2o_req_t  *req;			/* the key */
+	AccessNote *note;
+} NoteEntry;
+
+static HTAB *notes = NULL;
+static h2o_logconf_t *logconf = NULL;
+static char *compiled_format = NULL;
+static bool to_postgres = false;
+static int	log_fd = -1;
+static StringInfoData pending;
+
+/* Whether a note is wanted: either log is on. */
+static inline bool
+noting(void)
+{
+	return logconf != NULL || webgres_log_slow_requests >= 0;
+}
+
+AccessNote *
+access_log_note(h2o_req_t *req)
+{
+	NoteEntry  *e;
+	bool		found;
+
+	if (!noting() || notes == NULL)
+		return NULL;
+	e = hash_search(notes, &req, HASH_ENTER, &found);
+	if (!found)
+	{
+		e->note = h2o_mem_alloc_pool(&req->pool, sizeof(AccessNote));
+		memset(e->note, 0, sizeof(AccessNote));
+	}
+	return e->note;
+}
+
+bool
+access_log_format_ok(const char *fmt, char **error)
+{
+	char		errbuf[256];
+	h2o_logconf_t *conf = h2o_logconf_compile(fmt, H2O_LOGCONF_ESCAPE_APACHE, errbuf);
+
+	if (conf == NULL)
+	{
+		*error = pstrdup(errbuf);
+		return false;
+	}
+	h2o_logconf_dispose(conf);
+	return true;
+}
+
+/* Writes what is pending to the log file; a failure is reported once a batch. */
+static void
+write_pending(void)
+{
+	size_t		off = 0;
+
+	while (log_fd >= 0 && off < (size_t) pending.len)
+	{
+		ssize_t		n = write(log_fd, pending.data + off, pending.len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+		{
+			ereport(WARNING,
+					(errcode_for_file_access(),
+					 errmsg("could not write to webgres access log \"%s\": %m", webgres_access_log)));
+			break;
+		}
+		off += n;
+	}
+	resetStringInfo(&pending);
+}
+
+void
+access_log_flush(void)
+{
+	if (pending.data != NULL && pending.len > 0)
+		write_pending();
+}
+
+/* Opens the access log file named by the setting, relative to the data directory. */
+static void
+open_file(void)
+{
+	char	   *path = webgres_access_log[0] == '/' ? webgres_access_log :
+		psprintf("%s/%s", DataDir, webgres_access_log);
+
+	log_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, pg_file_create_mode);
+	if (log_fd < 0)
+		ereport(WARNING,
+				(errcode_for_file_access(),
+				 errmsg("could not open webgres access log \"%s\": %m", path),
+				 errdetail("Requests are not logged until the file can be opened on a reload.")));
+}
+
+void
+access_log_configure(void)
+{
+	bool		on = webgres_access_log != NULL && webgres_access_log[0] != '\0';
+
+	access_log_flush();
+	if (log_fd >= 0)
+		close(log_fd);
+	log_fd = -1;
+	if (pending.data == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+		initStringInfo(&pending);
+		MemoryContextSwitchTo(old);
+	}
+	if (notes == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(h2o_req_t *);
+		ctl.entrysize = sizeof(NoteEntry);
+		notes = hash_create("webgres access log notes", 256, &ctl, HASH_ELEM | HASH_BLOBS);
+	}
+
+	/* The format compiled when the setting was checked; again here, in h2o's memory. */
+	if (logconf != NULL && (!on || strcmp(compiled_format, webgres_access_log_format) != 0))
+	{
+		h2o_logconf_dispose(logconf);
+		logconf = NULL;
+		pfree(compiled_format);
+		compiled_format = NULL;
+	}
+	ereport(DEBUG1,
+			(errmsg_internal("webgres access log configured in process %d: %s",
+							 MyProcPid, on ? webgres_access_log : "off")));
+	if (!on)
+		return;
+	if (logconf == NULL)
+	{
+		char		errbuf[256];
+
+		logconf = h2o_logconf_compile(webgres_access_log_format, H2O_LOGCONF_ESCAPE_APACHE, errbuf);
+		if (logconf == NULL)
+		{
+			ereport(WARNING,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid webgres.access_log_format: %s", errbuf)));
+			return;
+		}
+		compiled_format = MemoryContextStrdup(TopMemoryContext, webgres_access_log_format);
+	}
+	to_postgres = strcmp(webgres_access_log, DESTINATION_POSTGRES) == 0;
+	if (!to_postgres)
+		open_file();
+}
+
+/* A timeval of h2o's as a TimestampTz; 0 for a null one. */
+static TimestampTz
+from_timeval(const struct timeval *tv)
+{
+	if (tv->tv_sec == 0 && tv->tv_usec == 0)
+		return 0;
+	return (TimestampTz) (tv->tv_sec - ((POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY)) *
+		USECS_PER_SEC + tv->tv_usec;
+}
+
+/* Milliseconds from a to b, or 0 if either is unknown. */
+static double
+ms_between(TimestampTz a, TimestampTz b)
+{
+	return (a == 0 || b == 0 || b < a) ? 0 : (double) (b - a) / 1000.0;
+}
+
+/* Sets a request environment variable to a string copied into its pool. */
+static void
+set_env(h2o_req_t *req, const char *name, const char *value)
+{
+	h2o_iovec_t *v = h2o_req_getenv(req, name, strlen(name), 1);
+
+	*v = h2o_strdup(&req->pool, value, strlen(value));
+}
+
+/*
+ * The request's duration in ms, from its complete head to its end: to the
+ * last byte sent, or now for a stream whose client went away (h2o then has
+ * no end, and its %{duration}x prints "-").
+ */
+static double
+duration_ms(h2o_req_t *req)
+{
+	TimestampTz ready = from_timeval(&req->processed_at.at);
+	TimestampTz end = from_timeval(&req->timestamps.response_end_at);
+
+	return ms_between(ready, end != 0 ? end : GetCurrentTimestamp());
+}
+
+/* Sets webgres' fields as environment variables, for %{webgres.*}e. */
+static void
+set_fields(h2o_req_t *req, const AccessNote *n)
+{
+	const char *method;
+	const char *path;
+	char		num[64];
+
+	snprintf(num, sizeof(num), "%.3f", duration_ms(req));
+	set_env(req, "webgres.duration_ms", num);
+	if (n->route_id == 0)
+		return;
+	snprintf(num, sizeof(num), INT64_FORMAT, n->route_id);
+	set_env(req, "webgres.route_id", num);
+	if (route_names_lookup(n->route_id, &method, &path))
+	{
+		set_env(req, "webgres.route", path);
+		set_env(req, "webgres.route_method", method != NULL ? method : "ANY");
+	}
+	set_env(req, "webgres.place", n->place == ACCESS_PLACE_EXECUTOR ? "executor" : "loop");
+	snprintf(num, sizeof(num), "%.3f",
+			 ms_between(n->admitted != 0 ? n->admitted : n->started, n->answered));
+	set_env(req, "webgres.handler_ms", num);
+	snprintf(num, sizeof(num), "%.3f", ms_between(n->handed_off, n->admitted));
+	set_env(req, "webgres.queue_ms", num);
+}
+
+/* Writes the request's access log line. */
+static void
+write_line(h2o_req_t *req)
+{
+	char		buf[LINE_BUFFER];
+	size_t		len = sizeof(buf);
+	char	   *line = h2o_log_request(logconf, req, &len, buf);
+
+	if (to_postgres)
+		ereport(LOG,
+				(errmsg_internal("%.*s", (int) (len > 0 && line[len - 1] == '\n' ? len - 1 : len), line),
+				 errhidestmt(true), errhidecontext(true)));
+	else if (log_fd >= 0)
+	{
+		appendBinaryStringInfo(&pending, line, len);
+		if (pending.len >= FLUSH_BYTES)
+			write_pending();
+	}
+	if (line != buf)
+		free(line);
+}
+
+/* Logs the request if it took longer than webgres.log_slow_requests. */
+static void
+log_if_slow(h2o_req_t *req, const AccessNote *n)
+{
+	TimestampTz ready = from_timeval(&req->processed_at.at);
+	TimestampTz end = from_timeval(&req->timestamps.response_end_at);
+	const char *method = NULL;
+	const char *path = NULL;
+	double		total = duration_ms(req);
+
+	if (end == 0)
+		end = GetCurrentTimestamp();
+	if (ready == 0 || total < webgres_log_slow_requests)
+		return;
+	if (n == NULL || n->route_id == 0 || !route_names_lookup(n->route_id, &method, &path))
+		path = NULL;
+	ereport(LOG,
+			(errmsg("webgres slow request: %.*s %.*s answered %d in %.3f ms",
+					(int) req->method.len, req->method.base,
+					(int) Min(req->path.len, SLOW_PATH_MAX), req->path.base,
+					req->res.status, total),
+			 n != NULL && n->route_id != 0 ?
+			 errdetail("Route " INT64_FORMAT " (%s %s) on the %s: waited %.3f ms for the loop, "
+					   "%.3f ms queued for an executor, ran %.3f ms, sent in %.3f ms.",
+					   n->route_id, method != NULL ? method : "ANY",
+					   path != NULL ? path : "(deleted)",
+					   n->place == ACCESS_PLACE_EXECUTOR ? "executor" : "event loop",
+					   ms_between(ready, n->started), ms_between(n->handed_off, n->admitted),
+					   ms_between(n->admitted != 0 ? n->admitted : n->started, n->answered),
+					   ms_between(n->answered, end)) :
+			 errdetail("No route answered it."),
+			 errhidestmt(true), errhidecontext(true)));
+}
+
+/* h2o's logger callback: the request is being disposed of. */
+static void
+log_access(h2o_logger_t *self, h2o_req_t *req)
+{
+	AccessNote *n = NULL;
+	NoteEntry  *e;
+
+	if (notes != NULL && (e = hash_search(notes, &req, HASH_FIND, NULL)) != NULL)
+	{
+		n = e->note;
+		hash_search(notes, &req, HASH_REMOVE, NULL);
+	}
+	if (logconf != NULL)
+	{
+		if (n != NULL)
+			set_fields(req, n);
+		write_line(req);
+	}
+	if (webgres_log_slow_requests >= 0)
+		log_if_slow(req, n);
+}
+
+void
+access_log_register(h2o_pathconf_t *pathconf)
+{
+	h2o_logger_t *logger = h2o_create_logger(pathconf, sizeof(*logger));
+
+	logger->log_access = log_access;
+}

@@ -1,0 +1,157 @@
+# The access log and the slow-request log: Apache's combined format by
+# default, webgres' own fields, a file opened again on SIGHUP (logrotate),
+# the Postgres log as destination, streams logged when they end with their
+# bytes and duration, and requests slower than a threshold logged with
+# their time split.
+use strict;
+use warnings;
+use File::Copy qw(move);
+use IO::Select;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(sleep time);
+use WebgresTest;
+
+my $node = WebgresTest->new_node('access_log', workers => 1,
+	conf => "webgres.executors = 1\nlog_min_messages = debug1\n"
+	  . "webgres.sse_heartbeat = 300\n");
+my $port = $node->{webgres_port};
+my $logfile = $node->data_dir . '/access.log';
+
+my %id;
+$id{hello} = WebgresTest::add_route($node, 'GET', '/hello/:who', q{SELECT 'hi ' || (request.params->>'who') AS body FROM request});
+$id{exec} = $node->safe_psql('postgres', q{INSERT INTO webgres.routes (method, path, handler, mode)
+	VALUES ('GET', '/exec', $$SELECT 'ran there' AS body FROM request$$, 'executor') RETURNING id});
+$id{stream} = $node->safe_psql('postgres', q{INSERT INTO webgres.routes (method, path, handler, mode)
+	VALUES ('GET', '/rows', $$SELECT i FROM generate_series(1, 1000) i$$, 'stream') RETURNING id});
+$id{sse} = WebgresTest::add_route($node, 'GET', '/events', q{SELECT ARRAY['obs'] AS channels, NULL::text AS data FROM request});
+$id{sleepy} = $node->safe_psql('postgres', q{INSERT INTO webgres.routes (method, path, handler, mode)
+	VALUES ('GET', '/sleepy', $$SELECT pg_sleep(0.4)::text || 'slept' AS body FROM request$$, 'executor') RETURNING id});
+WebgresTest::wait_for_status($port, '/hello/x', 200);
+
+ok(!-e $logfile, 'off by default: no access log');
+
+# Changes settings and waits until the worker took them: it says so at
+# DEBUG1 each time it reloads its settings.
+sub set_conf
+{
+	my (%set) = @_;
+	my $sql = join '', map { "ALTER SYSTEM SET $_ = '$set{$_}';" } sort keys %set;
+	my $seen = () = slurp_file($node->logfile) =~ /webgres access log configured in process \d+/g;
+	$node->safe_psql('postgres', $sql . 'SELECT pg_reload_conf()');
+	my $deadline = time + 30;
+	while (time < $deadline)
+	{
+		my $now = () = slurp_file($node->logfile) =~ /webgres access log configured in process \d+/g;
+		return if $now > $seen;
+		sleep 0.05;
+	}
+	die "the worker did not reload its settings";
+}
+
+# Waits until the file holds a line matching $re; returns the last such line.
+sub wait_line
+{
+	my ($file, $re) = @_;
+	my $deadline = time + 30;
+	while (time < $deadline)
+	{
+		if (-e $file)
+		{
+			my @hits = grep { $_ =~ $re } split /\n/, slurp_file($file);
+			return $hits[-1] if @hits;
+		}
+		sleep 0.1;
+	}
+	return '';
+}
+
+set_conf('webgres.access_log' => 'access.log');
+my $res = WebgresTest::http_get($port, '/hello/ann', headers => { 'Referer' => 'http://ref.example/', 'User-Agent' => 'obs-test/1.0' });
+is($res->{status}, 200, 'GET /hello/ann');
+my $line = wait_line($logfile, qr{/hello/ann});
+like($line, qr{^127\.0\.0\.1 - - \[\d\d/\w{3}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}\] "GET /hello/ann HTTP/1\.1" 200 6 "http://ref\.example/" "obs-test/1\.0"$},
+	'combined log format by default');
+WebgresTest::http_get($port, '/no/such/route');
+like(wait_line($logfile, qr{/no/such/route}), qr{" 404 \d+ "-" "-"$}, 'unrouted requests are logged too');
+
+# webgres' fields.
+set_conf('webgres.access_log_format' =>
+	  '%s %b %{webgres.route_id}e %{webgres.route_method}e %{webgres.route}e %{webgres.place}e %{webgres.handler_ms}e %{webgres.queue_ms}e %{webgres.duration_ms}e %U');
+WebgresTest::http_get($port, '/hello/bob');
+like(wait_line($logfile, qr{ /hello/bob$}), qr{^200 6 $id{hello} GET /hello/:who loop \d+\.\d{3} 0\.000 [\d.]+ /hello/bob$},
+	'route id, method, pattern, place and handler time of a request run on the loop');
+WebgresTest::http_get($port, '/exec');
+like(wait_line($logfile, qr{ /exec$}), qr{^200 9 $id{exec} GET /exec executor \d+\.\d{3} \d+\.\d{3} [\d.]+ /exec$},
+	'... and of one run on an executor');
+WebgresTest::http_get($port, '/nowhere');
+like(wait_line($logfile, qr{ /nowhere$}), qr{^404 \d+ - - - - - - [\d.]+ /nowhere$}, 'no route: its fields are "-"');
+
+# A streamed export is logged when it ends, with all its bytes.
+$res = WebgresTest::http_get($port, '/rows', headers => { 'Accept' => 'application/x-ndjson' });
+is($res->{status}, 200, 'the stream answered');
+my $len = length($res->{body});
+cmp_ok($len, '>', 1000, 'the stream sent its rows');
+like(wait_line($logfile, qr{ /rows$}), qr{^200 $len $id{stream} GET /rows executor }, 'a stream is logged with the bytes it sent');
+
+# An event stream is logged when it ends, with its duration and bytes
+# (webgres.duration_ms: h2o's %{duration}x has no end for a stream whose
+# client left).
+my $s = WebgresTest::connect_to($port);
+print $s "GET /events HTTP/1.1\r\nHost: x\r\n\r\n";
+my $got = '';
+my $sel = IO::Select->new($s);
+my $deadline = time + 20;
+while ($got !~ /\r\n\r\n/ && time < $deadline) { sysread($s, my $b, 4096) if $sel->can_read(0.2); $got .= $b // ''; }
+$node->safe_psql('postgres', q{NOTIFY obs, 'one event'});
+while ($got !~ /one event/ && time < $deadline) { my $b; sysread($s, $b, 4096) if $sel->can_read(0.2); $got .= $b // ''; }
+like($got, qr/data: one event/, 'the event arrived');
+my $before = -e $logfile ? scalar(grep { / \/events$/ } split /\n/, slurp_file($logfile)) : 0;
+is($before, 0, 'an open event stream is not logged yet');
+sleep 1;
+close $s;
+$line = wait_line($logfile, qr{ /events$});
+like($line, qr{^200 (\d+) $id{sse} GET /events loop }, 'an event stream is logged when its client leaves');
+my ($bytes, $dur) = $line =~ /^200 (\d+) .* ([\d.]+) \/events$/;
+cmp_ok($bytes, '>=', length("data: one event\n\n"), '... with the bytes it sent');
+cmp_ok($dur, '>=', 1, '... and its duration');
+
+# Rotation: the file is moved away; a reload opens it anew.
+move($logfile, "$logfile.1") or die "rename: $!";
+WebgresTest::http_get($port, '/hello/before');
+like(wait_line("$logfile.1", qr{ /hello/before$}), qr{^200}, 'until the reload, lines go to the moved file');
+set_conf('webgres.access_log' => 'access.log');
+WebgresTest::http_get($port, '/hello/after');
+like(wait_line($logfile, qr{ /hello/after$}), qr{^200}, 'after SIGHUP, to the file of the setting\'s name');
+unlike(slurp_file("$logfile.1"), qr{/hello/after}, '... and no longer to the moved one');
+
+# The Postgres log as destination.
+set_conf('webgres.access_log' => 'postgres', 'webgres.access_log_format' => 'ACCESS %s %U %{webgres.route}e');
+WebgresTest::http_get($port, '/hello/pglog');
+like(wait_line($node->logfile, qr{ACCESS 200 /hello/pglog}), qr{LOG:  ACCESS 200 /hello/pglog /hello/:who$},
+	'lines go to the Postgres log');
+
+my ($rc, $out, $err) = $node->psql('postgres', "ALTER SYSTEM SET webgres.access_log_format = '%{oops'");
+like($err, qr/invalid value for parameter "webgres.access_log_format"/, 'a format that does not compile is refused');
+
+# Off again: nothing more is logged.
+set_conf('webgres.access_log' => '');
+WebgresTest::http_get($port, '/hello/quiet');
+WebgresTest::http_get($port, '/hello/marker-after-quiet');
+sleep 0.5;
+unlike(slurp_file($node->logfile) . slurp_file($logfile), qr{/hello/quiet}, 'an empty webgres.access_log logs nothing');
+
+# Slow requests.
+set_conf('webgres.log_slow_requests' => '300ms');
+WebgresTest::http_get($port, '/hello/fast');
+WebgresTest::http_get($port, '/sleepy');
+$line = wait_line($node->logfile, qr{webgres slow request: GET /sleepy});
+like($line, qr{LOG:  webgres slow request: GET /sleepy answered 200 in \d+\.\d{3} ms$}, 'a slow request is logged');
+like(slurp_file($node->logfile), qr{DETAIL:  Route $id{sleepy} \(GET /sleepy\) on the executor: waited [\d.]+ ms for the loop, [\d.]+ ms queued for an executor, ran (\d+)\.\d{3} ms, sent in [\d.]+ ms\.},
+	'... with its route and time split');
+my ($ran) = slurp_file($node->logfile) =~ /Route $id{sleepy} .* ran (\d+)\.\d{3} ms/;
+cmp_ok($ran, '>=', 400, 'the run took its sleep');
+unlike(slurp_file($node->logfile), qr{slow request: GET /hello/fast}, 'a fast one is not');
+
+$node->stop;
+done_testing();
