@@ -270,14 +270,10 @@ drop(SseStream *s)
 		shutdown(h2o_socket_get_fd(sock), SHUT_RDWR);
 }
 
-/* h2o: the last bytes went out. */
+/* Hands h2o what is queued: the end of an ending stream, or bytes once the backlog is checked. */
 static void
-on_proceed(h2o_generator_t *generator, h2o_req_t *req)
+go_on(SseStream *s)
 {
-	SseStream  *s = (SseStream *) generator;
-
-	s->in_flight = false;
-	s->writing.len = 0;
 	if (s->ending)
 	{
 		/* Its end goes out, and the stream is forgotten. */
@@ -287,6 +283,17 @@ on_proceed(h2o_generator_t *generator, h2o_req_t *req)
 	/* Before the flush, which moves bytes between buffers but not the backlog. */
 	check_backlog(s);
 	flush(s);
+}
+
+/* h2o: the last bytes went out. */
+static void
+on_proceed(h2o_generator_t *generator, h2o_req_t *req)
+{
+	SseStream  *s = (SseStream *) generator;
+
+	s->in_flight = false;
+	s->writing.len = 0;
+	go_on(s);
 }
 
 /* h2o: the connection ended before the response did. */
@@ -310,15 +317,7 @@ on_flush_due(h2o_timeout_entry_t *entry)
 {
 	SseStream  *s = H2O_STRUCT_FROM_MEMBER(SseStream, flush_due, entry);
 
-	if (s->ending)
-	{
-		/* Its end goes out, and the stream is forgotten. */
-		flush(s);
-		return;
-	}
-	/* Before the flush, which moves bytes between buffers but not the backlog. */
-	check_backlog(s);
-	flush(s);
+	go_on(s);
 }
 
 /* A backlog stayed over the limit for the whole grace: the client does not read. */

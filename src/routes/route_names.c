@@ -63,6 +63,7 @@ refresh(void)
 	names_generation = table->generation;
 }
 
+/* Finds a route's method and path pattern by id, from the last table loaded. */
 bool
 route_names_lookup(int64 route_id, const char **method, const char **path)
 {

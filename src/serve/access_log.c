@@ -65,6 +65,7 @@ noting(void)
 	return logconf != NULL || webgres_log_slow_requests >= 0;
 }
 
+/* The request's note for the logs, zeroed when first asked for; NULL when no log is on. */
 AccessNote *
 access_log_note(h2o_req_t *req)
 {
@@ -82,6 +83,7 @@ access_log_note(h2o_req_t *req)
 	return e->note;
 }
 
+/* Whether fmt compiles as an access log format; else *error says why. */
 bool
 access_log_format_ok(const char *fmt, char **error)
 {
@@ -121,6 +123,7 @@ write_pending(void)
 	resetStringInfo(&pending);
 }
 
+/* Writes the lines buffered in this pass of the event loop. */
 void
 access_log_flush(void)
 {
@@ -143,6 +146,7 @@ open_file(void)
 				 errdetail("Requests are not logged until the file can be opened on a reload.")));
 }
 
+/* Takes the settings and reopens the log file; at start and after SIGHUP. */
 void
 access_log_configure(void)
 {
@@ -345,6 +349,7 @@ log_access(h2o_logger_t *self, h2o_req_t *req)
 		log_if_slow(req, n);
 }
 
+/* Adds the logger to the path that serves requests; once per worker. */
 void
 access_log_register(h2o_pathconf_t *pathconf)
 {

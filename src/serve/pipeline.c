@@ -840,8 +840,9 @@ serve(Request *rq)
 	/*
 	 * Hook point "respond": the answer is complete (rq->outcome says what
 	 * it is); compression of an answered body (serve/compress.c) goes here,
-	 * on the loop and on executors alike, and access logging
-	 * (serve/access_log.c) of every outcome after it.
+	 * on the loop and on executors alike.  The access log
+	 * (serve/access_log.c) is libh2o's logger: it writes its line when h2o
+	 * ends the request, from what the worker notes of the outcome.
 	 */
 }
 
