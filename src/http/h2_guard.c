@@ -307,6 +307,31 @@ switched_as_expected(h2o_socket_t *sock)
 }
 
 /*
+ * Puts the n bytes of stash back at the end of sock's input for h2o's
+ * HTTP/2 to read, and frees stash.  False if there was no room: the
+ * connection was then failed for want of memory.
+ */
+static bool
+unstash(h2o_socket_t *sock, char *stash, size_t n)
+{
+	if (n > 0)
+	{
+		h2o_iovec_t room = h2o_buffer_reserve(&sock->input, n);
+
+		if (room.base == NULL)
+		{
+			pfree(stash);
+			http2_on_read(sock, h2o_socket_error_out_of_memory);
+			return false;
+		}
+		memcpy(room.base, stash, n);
+		sock->input->size += n;
+	}
+	pfree(stash);
+	return true;
+}
+
+/*
  * Puts the screening in front of h2o's HTTP/2 read and write callbacks of
  * a connection h2o has just switched to HTTP/2 with only the preface in
  * its buffer, and feeds it the rest bytes of stash that followed the
@@ -349,20 +374,8 @@ attach_guard(h2o_socket_t *sock, char *stash, size_t rest)
 	/* Its SETTINGS frame may be on its way already. */
 	stay_in_front(sock, g);
 
-	if (rest > 0)
-	{
-		h2o_iovec_t room = h2o_buffer_reserve(&sock->input, rest);
-
-		if (room.base == NULL)
-		{
-			pfree(stash);
-			http2_on_read(sock, h2o_socket_error_out_of_memory);
-			return;
-		}
-		memcpy(room.base, stash, rest);
-		sock->input->size += rest;
-	}
-	pfree(stash);
+	if (!unstash(sock, stash, rest))
+		return;
 	if (rest > 0)
 		h2_read(sock, NULL);
 }
@@ -457,6 +470,7 @@ tls_first_read(h2o_socket_t *sock, const char *err)
 	attach_guard(sock, stash, rest);
 }
 
+/* Starts h2o's HTTP/2, screened as h2c, on a TLS connection that chose "h2". */
 void
 h2_guard_accepted_tls(h2o_accept_ctx_t *actx, h2o_socket_t *sock, struct timeval connected_at)
 {
@@ -479,20 +493,8 @@ h2_guard_accepted_tls(h2o_accept_ctx_t *actx, h2o_socket_t *sock, struct timeval
 	http2_emit_write = ((h2o_http2_conn_t *) sock->data)->_write.timeout_entry.cb;
 	sock->_cb.read = tls_first_read;
 
-	if (held > 0)
-	{
-		h2o_iovec_t room = h2o_buffer_reserve(&sock->input, held);
-
-		if (room.base == NULL)
-		{
-			pfree(stash);
-			http2_on_read(sock, h2o_socket_error_out_of_memory);
-			return;
-		}
-		memcpy(room.base, stash, held);
-		sock->input->size = held;
-	}
-	pfree(stash);
+	if (!unstash(sock, stash, held))
+		return;
 	if (held > 0)
 		tls_first_read(sock, NULL);
 }

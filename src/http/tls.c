@@ -225,6 +225,7 @@ build_context(int elevel)
 	return ctx;
 }
 
+/* For a GUC check hook: whether OpenSSL accepts a cipher list (or TLS 1.3 suites). */
 bool
 tls_check_ciphers(const char *list, bool tls13)
 {
@@ -328,6 +329,7 @@ check_ports_apart(ListenAddress *tls, int ntls)
 						 errhint("TLS needs a port of its own, such as 8443.")));
 }
 
+/* Opens the webgres.tls_listen sockets and loads the certificate; once per worker. */
 void
 tls_start(h2o_accept_ctx_t *plain, TlsListenerCallback on_accept)
 {
@@ -361,6 +363,7 @@ tls_start(h2o_accept_ctx_t *plain, TlsListenerCallback on_accept)
 	redirect_port = listen_port(&addrs[0]);
 }
 
+/* After a reload: loads the certificate again, keeping the old one on failure. */
 void
 tls_reload(void)
 {
@@ -425,6 +428,7 @@ authority_host(h2o_iovec_t authority, h2o_iovec_t *host)
 	return true;
 }
 
+/* With webgres.tls_redirect, answers a cleartext request with 308; false then. */
 bool
 tls_redirect_check(h2o_req_t *req, char **body, size_t *bodylen)
 {
