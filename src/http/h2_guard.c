@@ -307,6 +307,28 @@ switched_as_expected(h2o_socket_t *sock)
 }
 
 /*
+ * After h2o switched sock to HTTP/2: notes the read and write callbacks the
+ * screening stands in front of.  False if the switch is not the one this
+ * libh2o makes, which cannot be screened: the connection is then ended and
+ * stash freed.
+ */
+static bool
+take_over_http2(h2o_socket_t *sock, char *stash)
+{
+	if (!switched_as_expected(sock))
+	{
+		ereport(WARNING,
+				(errmsg("webgres could not screen an HTTP/2 connection with this libh2o build")));
+		pfree(stash);
+		shutdown(h2o_socket_get_fd(sock), SHUT_RDWR);
+		return false;
+	}
+	http2_on_read = sock->_cb.read;
+	http2_emit_write = ((h2o_http2_conn_t *) sock->data)->_write.timeout_entry.cb;
+	return true;
+}
+
+/*
  * Puts the n bytes of stash back at the end of sock's input for h2o's
  * HTTP/2 to read, and frees stash.  False if there was no room: the
  * connection was then failed for want of memory.
@@ -348,18 +370,9 @@ attach_guard(h2o_socket_t *sock, char *stash, size_t rest)
 		pfree(stash);
 		return;
 	}
-	if (!switched_as_expected(sock))
-	{
-		/* Not the switch this libh2o makes: end what cannot be screened. */
-		ereport(WARNING,
-				(errmsg("webgres could not screen an HTTP/2 connection with this libh2o build")));
-		pfree(stash);
-		shutdown(h2o_socket_get_fd(sock), SHUT_RDWR);
+	if (!take_over_http2(sock, stash))
 		return;
-	}
 	conn = (h2o_http2_conn_t *) sock->data;
-	http2_on_read = sock->_cb.read;
-	http2_emit_write = conn->_write.timeout_entry.cb;
 
 	g = MemoryContextAllocZero(guard_cxt, sizeof(H2Guard));
 	h2_screen_init(&g->screen, webgres_http2_max_resets);
@@ -481,16 +494,8 @@ h2_guard_accepted_tls(h2o_accept_ctx_t *actx, h2o_socket_t *sock, struct timeval
 	memcpy(stash, sock->input->bytes, held);
 	sock->input->size = 0;
 	h2o_http2_accept(actx, sock, connected_at);
-	if (!switched_as_expected(sock))
-	{
-		ereport(WARNING,
-				(errmsg("webgres could not screen an HTTP/2 connection with this libh2o build")));
-		pfree(stash);
-		shutdown(h2o_socket_get_fd(sock), SHUT_RDWR);
+	if (!take_over_http2(sock, stash))
 		return;
-	}
-	http2_on_read = sock->_cb.read;
-	http2_emit_write = ((h2o_http2_conn_t *) sock->data)->_write.timeout_entry.cb;
 	sock->_cb.read = tls_first_read;
 
 	if (!unstash(sock, stash, held))
