@@ -443,6 +443,12 @@ sse_end_all(void)
 	deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), SSE_END_WAIT_MS);
 	while (nstreams > 0 && GetCurrentTimestamp() < deadline)
 		h2o_evloop_run(loop_ctx->loop, 50);
+
+	/*
+	 * An HTTP/2 connection writes what its streams sent (their END_STREAM)
+	 * on the loop's next pass, after the stream is forgotten here.
+	 */
+	h2o_evloop_run(loop_ctx->loop, 0);
 }
 
 

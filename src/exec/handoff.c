@@ -637,8 +637,9 @@ on_client_timeout(h2o_timeout_entry_t *entry)
 	while (!dlist_is_empty(&late))
 		fail(dlist_container(Handoff, node, dlist_head_node(&late)), 504,
 			 "handler timed out", false);
+	/* Admitting what waited above may have started the watch again. */
 	if (!dlist_is_empty(&sent) || !dlist_is_empty(&queued))
-		h2o_timeout_link(loop, &client_timeout, &client_entry);
+		watch_clients();
 }
 
 /* Hands req to an executor, queueing it behind its route's cap. */

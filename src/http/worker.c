@@ -82,13 +82,38 @@ wake_loop(void)
 	}
 }
 
-/* SIGTERM: stop, once the loop comes round. */
+/* SIGTERM came: the loop ends its streams and exits once it is back. */
+static volatile sig_atomic_t stop_requested = false;
+
+/* A request is being served (on_req): SIGTERM cancels its handler. */
+static volatile sig_atomic_t in_request = false;
+
+/*
+ * SIGTERM (a fast shutdown, pg_terminate_backend(), fewer workers): a
+ * handler running on the loop is cancelled, so that its client is answered
+ * 503 (pipeline.c: a cancel from outside) instead of the process dying
+ * under it, and the loop, once back, ends its event streams with the end of
+ * their responses.  A second SIGTERM, for a handler that swallows the
+ * cancel, is Postgres' own: the process dies at once.
+ */
 static void
 worker_sigterm(SIGNAL_ARGS)
 {
 	int			save_errno = errno;
 
-	die(postgres_signal_arg);
+	if (stop_requested)
+		die(postgres_signal_arg);
+	else
+	{
+		stop_requested = true;
+		/* Between requests there is nothing to cancel: the loop just stops. */
+		if (in_request)
+		{
+			QueryCancelPending = true;
+			InterruptPending = true;
+		}
+		SetLatch(MyLatch);
+	}
 	wake_loop();
 	errno = save_errno;
 }
@@ -208,7 +233,9 @@ on_req(h2o_handler_t *self, h2o_req_t *req)
 		run.place = handoff_enabled() ? PIPELINE_ON_LOOP : PIPELINE_RUN_HERE;
 		run.head_at = handoff_head_complete_at(req);
 		run.sink = NULL;		/* streams run on executors */
+		in_request = true;
 		outcome = pipeline_run(req, &run, &body, &bodylen);
+		in_request = false;
 		note_request(req, &run, outcome);
 		if (outcome == PIPELINE_HAND_OFF)
 		{
@@ -355,6 +382,9 @@ webgres_worker_main(Datum main_arg)
 	{
 		/* The wait is bounded so that a lost postmaster is noticed. */
 		h2o_evloop_run(ctx.loop, LOOP_WAIT_MS);
+		/* A cancel SIGTERM sent to a handler that had just ended cancels nothing else. */
+		if (stop_requested)
+			QueryCancelPending = false;
 		/* A burst of new connections is not left to epoll's turn (capacity.c). */
 		capacity_accept_queued();
 		pipeline_before_wait();
@@ -363,7 +393,7 @@ webgres_worker_main(Datum main_arg)
 		/* Event streams: notifications in, idle channels UNLISTENed (events.c). */
 		events_between_requests();
 
-		if (ProcDiePending)
+		if (ProcDiePending || stop_requested)
 		{
 			health_set_stopping();
 			/* Event streams end with a clean end of response (events.c). */
