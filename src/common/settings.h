@@ -25,6 +25,8 @@ extern int	webgres_max_connections_per_worker;
 extern char *webgres_tls_listen;
 extern char *webgres_tls_cert_file;
 extern char *webgres_tls_key_file;
+extern char *webgres_tls_sni_cert_file;
+extern char *webgres_tls_sni_key_file;
 extern int	webgres_tls_min_version;
 extern char *webgres_tls_ciphers;
 extern char *webgres_tls_ciphersuites;

@@ -27,6 +27,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>
 
 #include "miscadmin.h"
 #include "utils/guc.h"
@@ -76,6 +77,7 @@ static h2o_accept_ctx_t tls_accept_ctx;
 static h2o_timeout_t handshake_timeout;
 static MemoryContext tls_cxt;
 static int	redirect_port;		/* the first webgres.tls_listen port; 0: no TLS */
+static int	sni_index = -1;		/* a context's ex_data slot for the second certificate's */
 
 /* OpenSSL's first queued error as text, and the queue emptied. */
 static const char *
@@ -98,16 +100,26 @@ no_passphrase(char *buf, int size, int rwflag, void *userdata)
 	return -1;
 }
 
+/* A certificate and its key, as two settings name them. */
+typedef struct CertFiles
+{
+	const char *cert_setting;
+	const char *cert;
+	const char *key_setting;
+	const char *key;
+	const char *needed_by;		/* the setting that calls for them */
+} CertFiles;
+
 /* Whether a setting names a file the server can read; reports at elevel if not. */
 static bool
-file_usable(const char *setting, const char *path, int elevel)
+file_usable(const char *setting, const char *path, const char *needed_by, int elevel)
 {
 	if (path == NULL || path[0] == '\0')
 	{
 		ereport(elevel,
 				(errcode(ERRCODE_CONFIG_FILE_ERROR),
-				 errmsg("%s is not set, but webgres.tls_listen is", setting),
-				 errhint("Name a PEM file in %s, or empty webgres.tls_listen.", setting)));
+				 errmsg("%s is not set, but %s is", setting, needed_by),
+				 errhint("Name a PEM file in %s, or empty %s.", setting, needed_by)));
 		return false;
 	}
 	if (access(path, R_OK) != 0)
@@ -120,37 +132,35 @@ file_usable(const char *setting, const char *path, int elevel)
 	return true;
 }
 
-/* Loads the certificate chain and key into ctx; reports at elevel if they cannot be used. */
+/* Loads a certificate chain and its key into ctx; reports at elevel if they cannot be used. */
 static bool
-load_certificate(SSL_CTX *ctx, int elevel)
+load_certificate(SSL_CTX *ctx, const CertFiles *f, int elevel)
 {
-	if (!file_usable("webgres.tls_cert_file", webgres_tls_cert_file, elevel) ||
-		!file_usable("webgres.tls_key_file", webgres_tls_key_file, elevel))
+	if (!file_usable(f->cert_setting, f->cert, f->needed_by, elevel) ||
+		!file_usable(f->key_setting, f->key, f->needed_by, elevel))
 		return false;
-	if (SSL_CTX_use_certificate_chain_file(ctx, webgres_tls_cert_file) != 1)
+	if (SSL_CTX_use_certificate_chain_file(ctx, f->cert) != 1)
 	{
 		ereport(elevel,
 				(errcode(ERRCODE_CONFIG_FILE_ERROR),
-				 errmsg("could not load webgres.tls_cert_file \"%s\": %s",
-						webgres_tls_cert_file, openssl_error()),
+				 errmsg("could not load %s \"%s\": %s", f->cert_setting, f->cert, openssl_error()),
 				 errhint("The file must hold the server certificate in PEM, then any intermediate certificates.")));
 		return false;
 	}
 	/* OpenSSL checks the key against the certificate as it loads it. */
-	if (SSL_CTX_use_PrivateKey_file(ctx, webgres_tls_key_file, SSL_FILETYPE_PEM) != 1 ||
+	if (SSL_CTX_use_PrivateKey_file(ctx, f->key, SSL_FILETYPE_PEM) != 1 ||
 		SSL_CTX_check_private_key(ctx) != 1)
 	{
 		if (ERR_GET_REASON(ERR_peek_last_error()) == X509_R_KEY_VALUES_MISMATCH)
 			ereport(elevel,
 					(errcode(ERRCODE_CONFIG_FILE_ERROR),
-					 errmsg("webgres.tls_key_file \"%s\" does not match the certificate in webgres.tls_cert_file \"%s\"",
-							webgres_tls_key_file, webgres_tls_cert_file),
+					 errmsg("%s \"%s\" does not match the certificate in %s \"%s\"",
+							f->key_setting, f->key, f->cert_setting, f->cert),
 					 errhint("Install the key and the certificate as one pair.")));
 		else
 			ereport(elevel,
 					(errcode(ERRCODE_CONFIG_FILE_ERROR),
-					 errmsg("could not load webgres.tls_key_file \"%s\": %s",
-							webgres_tls_key_file, openssl_error()),
+					 errmsg("could not load %s \"%s\": %s", f->key_setting, f->key, openssl_error()),
 					 errhint("The file must hold an unencrypted private key in PEM.")));
 		ERR_clear_error();
 		return false;
@@ -199,11 +209,11 @@ set_protocols(SSL_CTX *ctx, int elevel)
 }
 
 /*
- * A new server context from the settings, or NULL after reporting at
+ * A new server context for a certificate, or NULL after reporting at
  * elevel what is wrong (at FATAL, it does not return).
  */
 static SSL_CTX *
-build_context(int elevel)
+new_context(const CertFiles *f, int elevel)
 {
 	SSL_CTX    *ctx;
 
@@ -217,11 +227,66 @@ build_context(int elevel)
 		return NULL;
 	}
 	SSL_CTX_set_default_passwd_cb(ctx, no_passphrase);
-	if (!load_certificate(ctx, elevel) || !set_protocols(ctx, elevel))
+	if (!load_certificate(ctx, f, elevel) || !set_protocols(ctx, elevel))
 	{
 		SSL_CTX_free(ctx);
 		return NULL;
 	}
+	return ctx;
+}
+
+/* Frees the second certificate's context with the context that holds it. */
+static void
+free_second(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long argl, void *argp)
+{
+	if (ptr != NULL)
+		SSL_CTX_free((SSL_CTX *) ptr);
+}
+
+/*
+ * OpenSSL's server name callback: a client whose SNI host name the second
+ * certificate covers (its subjectAltName, wildcards included) gets it.
+ * The second context hangs off the one the handshake started with, which
+ * the handshake holds a reference to, so a reload cannot free it meanwhile.
+ */
+static int
+on_servername(SSL *ssl, int *alert, void *arg)
+{
+	const char *name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
+	SSL_CTX    *second = SSL_CTX_get_ex_data(SSL_get_SSL_CTX(ssl), sni_index);
+	X509	   *cert = second ? SSL_CTX_get0_certificate(second) : NULL;
+
+	if (name != NULL && cert != NULL && X509_check_host(cert, name, 0, 0, NULL) == 1)
+		SSL_set_SSL_CTX(ssl, second);
+	return SSL_TLSEXT_ERR_OK;
+}
+
+/*
+ * The server's context from the settings, with the second certificate if
+ * one is set; NULL after reporting at elevel what is wrong.
+ */
+static SSL_CTX *
+build_context(int elevel)
+{
+	CertFiles	primary = {"webgres.tls_cert_file", webgres_tls_cert_file,
+	"webgres.tls_key_file", webgres_tls_key_file, "webgres.tls_listen"};
+	CertFiles	sni = {"webgres.tls_sni_cert_file", webgres_tls_sni_cert_file,
+	"webgres.tls_sni_key_file", webgres_tls_sni_key_file, NULL};
+	SSL_CTX    *ctx = new_context(&primary, elevel);
+	SSL_CTX    *second;
+
+	if (ctx == NULL)
+		return NULL;
+	if (sni.cert[0] == '\0' && sni.key[0] == '\0')
+		return ctx;
+	sni.needed_by = sni.cert[0] ? sni.cert_setting : sni.key_setting;
+	if ((second = new_context(&sni, elevel)) == NULL)
+	{
+		SSL_CTX_free(ctx);
+		return NULL;
+	}
+	SSL_CTX_set_ex_data(ctx, sni_index, second);
+	SSL_CTX_set_tlsext_servername_callback(ctx, on_servername);
 	return ctx;
 }
 
@@ -347,6 +412,7 @@ tls_start(h2o_accept_ctx_t *plain, TlsListenerCallback on_accept)
 				 errmsg("invalid value for webgres.tls_listen: %s", error)));
 	check_ports_apart(addrs, naddrs);
 
+	sni_index = SSL_CTX_get_ex_new_index(0, NULL, NULL, NULL, free_second);
 	current_ctx = build_context(FATAL);
 	tls_accept_ctx = *plain;
 	tls_accept_ctx.ssl_ctx = current_ctx;

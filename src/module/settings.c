@@ -49,6 +49,8 @@ char	   *webgres_primary_url;
 char	   *webgres_tls_listen;
 char	   *webgres_tls_cert_file;
 char	   *webgres_tls_key_file;
+char	   *webgres_tls_sni_cert_file;
+char	   *webgres_tls_sni_key_file;
 int			webgres_tls_min_version;
 char	   *webgres_tls_ciphers;
 char	   *webgres_tls_ciphersuites;
@@ -212,6 +214,27 @@ define_tls_settings(void)
 							   "Relative paths are relative to the data directory. The key "
 							   "must not be encrypted. Read again on reload.",
 							   &webgres_tls_key_file,
+							   "",
+							   PGC_SIGHUP,
+							   0,
+							   NULL, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.tls_sni_cert_file",
+							   "PEM file with a second certificate, for the host names it covers.",
+							   "A client whose TLS server name (SNI) this certificate's "
+							   "subjectAltName covers gets it; every other client gets "
+							   "webgres.tls_cert_file. Empty: one certificate for all.",
+							   &webgres_tls_sni_cert_file,
+							   "",
+							   PGC_SIGHUP,
+							   0,
+							   NULL, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.tls_sni_key_file",
+							   "PEM file with the private key of webgres.tls_sni_cert_file.",
+							   "Relative paths are relative to the data directory. The key "
+							   "must not be encrypted.",
+							   &webgres_tls_sni_key_file,
 							   "",
 							   PGC_SIGHUP,
 							   0,

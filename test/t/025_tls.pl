@@ -24,6 +24,7 @@ my $ca = $certs->{ca};
 TlsTest::make_leaf($certs, 'first');
 TlsTest::make_leaf($certs, 'second');
 TlsTest::make_leaf($certs, 'stranger');
+my ($other_cert, $other_key) = TlsTest::make_leaf($certs, 'other', 'DNS:other.test,DNS:*.other.test');
 # The files the server reads; each step copies a pair over them.
 sub install_pair
 {
@@ -178,6 +179,32 @@ is(TlsTest::request($old, 'GET', '/hello')->{status}, 200,
 is(TlsTest::served_name($old), 'first', '... with the certificate it started with');
 close $old;
 
+# ---- a second certificate, chosen by SNI ----
+$node->append_conf('postgresql.conf',
+	"webgres.tls_sni_cert_file = '$other_cert'\nwebgres.tls_sni_key_file = '$other_key'\n");
+$node->reload;
+$deadline = time + 30;
+my $sni = '';
+while (time < $deadline)
+{
+	my $c = TlsTest::connect($tport, ca => $ca, host => 'other.test');
+	$sni = $c ? TlsTest::served_name($c) : 'no handshake';
+	last if $sni eq 'other';
+	sleep 0.1;
+}
+is($sni, 'other', 'a client naming a host of the SNI certificate gets it');
+my $w = TlsTest::connect($tport, ca => $ca, host => 'www.other.test', alpn => ['h2']);
+is($w ? TlsTest::served_name($w) . ' ' . $w->alpn_selected : 'no handshake', 'other h2',
+	'... for a wildcard name too, with ALPN');
+close $w if $w;
+is(TlsTest::served_name(TlsTest::connect($tport, ca => $ca)), 'second',
+	'localhost still gets the main certificate');
+my $none = TlsTest::connect($tport, host => 'unknown.test');
+is($none ? TlsTest::served_name($none) : 'no handshake', 'second', 'an unknown name gets the main certificate');
+($rc, $out) = TlsTest::curl('--cacert', $ca, '--http2', '-w', ' %{http_version}',
+	'--resolve', "other.test:$tport:127.0.0.1", "https://other.test:$tport/hello");
+is("$rc $out", '0 hello 2', 'curl verifies and is served under the SNI name');
+
 # A key that does not belong to the certificate: the old pair stays.
 my $logpos = -s $node->logfile;
 install_pair('first', 'stranger');
@@ -195,6 +222,8 @@ like($log, qr/keeps serving the TLS certificate it had/, '... and the old certif
 my $c = TlsTest::connect($tport, ca => $ca);
 is($c ? TlsTest::served_name($c) : 'no handshake', 'second', 'new connections still get the last good certificate');
 is($c ? TlsTest::request($c, 'GET', '/hello')->{status} : 0, 200, '... and are served');
+$c = TlsTest::connect($tport, ca => $ca, host => 'other.test');
+is($c ? TlsTest::served_name($c) : 'no handshake', 'other', '... and the SNI certificate stays too');
 
 # An unreadable path at reload.
 $logpos = -s $node->logfile;

@@ -50,18 +50,26 @@ sub make_ca
 	return \%c;
 }
 
-# A server certificate for localhost and 127.0.0.1, organisation $name,
-# signed by the intermediate: $dir/$name.chain.pem (leaf, then
-# intermediate) and $dir/$name.key.
+# A server certificate for localhost and 127.0.0.1 (or the names of $san,
+# as "DNS:a,DNS:b"), organisation $name, signed by the intermediate:
+# $dir/$name.chain.pem (leaf, then intermediate) and $dir/$name.key.
 sub make_leaf
 {
-	my ($c, $name) = @_;
+	my ($c, $name, $san) = @_;
 	my $dir = $c->{dir};
+	my $ext = 'leaf';
+	if ($san)
+	{
+		$ext = "leaf_$name";
+		open(my $fh, '>>', "$dir/ext.cnf") or die $!;
+		print $fh "[$ext]\nbasicConstraints=CA:FALSE\nsubjectAltName=$san\n";
+		close $fh;
+	}
 	openssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
 		'-keyout', "$dir/$name.key", '-out', "$dir/$name.csr", '-subj', "/O=$name/CN=localhost");
 	openssl('x509', '-req', '-in', "$dir/$name.csr", '-CA', "$dir/inter.pem", '-CAkey',
 		"$dir/inter.key", '-CAcreateserial', '-out', "$dir/$name.pem", '-days', '2',
-		'-extfile', "$dir/ext.cnf", '-extensions', 'leaf');
+		'-extfile', "$dir/ext.cnf", '-extensions', $ext);
 	write_file("$dir/$name.chain.pem", read_file("$dir/$name.pem") . read_file("$dir/inter.pem"));
 	return ("$dir/$name.chain.pem", "$dir/$name.key");
 }
@@ -87,15 +95,16 @@ sub write_file
 
 # A TLS client connection, verified against the root CA; undef (with
 # $SSL_ERROR set) if the handshake fails.  Options: alpn (list), version
-# ('TLSv1_2', ...), cipher_list, ca.
+# ('TLSv1_2', ...), cipher_list, ca, host (the server name sent and
+# verified; localhost).
 sub connect
 {
 	my ($port, %o) = @_;
 	my %args = (
 		PeerAddr => '127.0.0.1', PeerPort => $port, Timeout => 10,
-		SSL_hostname => 'localhost',
+		SSL_hostname => $o{host} // 'localhost',
 		SSL_verify_mode => $o{ca} ? SSL_VERIFY_PEER : SSL_VERIFY_NONE,
-		SSL_verifycn_scheme => 'http', SSL_verifycn_name => 'localhost');
+		SSL_verifycn_scheme => 'http', SSL_verifycn_name => $o{host} // 'localhost');
 	$args{SSL_ca_file} = $o{ca} if $o{ca};
 	$args{SSL_alpn_protocols} = $o{alpn} if $o{alpn};
 	$args{SSL_version} = $o{version} if $o{version};
