@@ -35,6 +35,9 @@
 #include "routes/route_stats.h"
 #include "common/settings.h"
 
+/* Entries this process found lately, by route id: a direct-mapped cache. */
+#define ENTRY_CACHE_SIZE 64
+
 /* Routes counted at once, until a reset; a power of two. */
 #define ROUTE_STATS_SLOTS 1024
 /* Copies of each route's counters; a power of two. */
@@ -49,9 +52,9 @@ static const int64 bucket_bounds_us[ROUTE_STATS_BOUNDS] = {
 	1000000, 2500000, 5000000, 10000000
 };
 
+/* A request is in exactly one bucket: requests are the buckets' sum. */
 typedef struct StripeCounters
 {
-	pg_atomic_uint64 requests;
 	pg_atomic_uint64 status_class[5];
 	pg_atomic_uint64 handler_errors;
 	pg_atomic_uint64 timeouts;
@@ -82,6 +85,14 @@ typedef struct RouteStatsEntry
 
 static RouteStatsEntry *table = NULL;
 
+typedef struct CachedEntry
+{
+	int64		route_id;
+	RouteStatsEntry *entry;
+} CachedEntry;
+
+static CachedEntry entry_cache[ENTRY_CACHE_SIZE];
+
 PG_FUNCTION_INFO_V1(webgres_route_stats);
 PG_FUNCTION_INFO_V1(webgres_route_stats_reset);
 PG_FUNCTION_INFO_V1(webgres_route_latency_quantile);
@@ -101,7 +112,7 @@ zero_counters(RouteStatsEntry *e)
 	for (int s = 0; s < ROUTE_STATS_STRIPES; s++)
 	{
 		StripeCounters *c = &e->stripes[s].c;
-		pg_atomic_uint64 *first = &c->requests;
+		pg_atomic_uint64 *first = &c->status_class[0];
 		int			n = sizeof(StripeCounters) / sizeof(pg_atomic_uint64);
 
 		for (int i = 0; i < n; i++)
@@ -128,7 +139,7 @@ route_stats_shmem_request(void)
 
 /* The route's entry, claimed on first use; NULL if the table is full. */
 static RouteStatsEntry *
-entry_for(int64 route_id)
+find_entry(int64 route_id)
 {
 	uint32		h;
 
@@ -154,6 +165,24 @@ entry_for(int64 route_id)
 	return NULL;
 }
 
+/*
+ * find_entry() through this process' cache.  A cached entry is used only
+ * while it still holds the route: a reset that empties the table frees
+ * entries, and another route may claim one.
+ */
+static inline RouteStatsEntry *
+entry_for(int64 route_id)
+{
+	CachedEntry *c = &entry_cache[route_id & (ENTRY_CACHE_SIZE - 1)];
+
+	if (c->route_id == route_id && route_id > 0 &&
+		pg_atomic_read_u64(&c->entry->id.route_id) == (uint64) route_id)
+		return c->entry;
+	c->entry = find_entry(route_id);
+	c->route_id = c->entry != NULL ? route_id : 0;
+	return c->entry;
+}
+
 /* This process' copy of the entry's counters. */
 static inline StripeCounters *
 my_stripe(RouteStatsEntry *e)
@@ -175,10 +204,11 @@ route_stats_count(int64 route_id, int status, uint64 bytes, TimestampTz started)
 	if (e == NULL)
 		return;
 	c = my_stripe(e);
-	us = started != 0 ? Max(0, GetCurrentTimestamp() - started) : 0;
+	us = started != 0 ? GetCurrentTimestamp() - started : 0;
+	if (us < 0)
+		us = 0;
 	while (b < ROUTE_STATS_BOUNDS && us > bucket_bounds_us[b])
 		b++;
-	pg_atomic_fetch_add_u64(&c->requests, 1);
 	if (status >= 100 && status < 600)
 		pg_atomic_fetch_add_u64(&c->status_class[status / 100 - 1], 1);
 	if (status == 504)
@@ -221,7 +251,6 @@ snapshot(RouteStatsEntry *e, uint64 id, RouteStatsSnapshot *snap)
 	{
 		StripeCounters *c = &e->stripes[s].c;
 
-		snap->requests += pg_atomic_read_u64(&c->requests);
 		for (int k = 0; k < 5; k++)
 			snap->status_class[k] += pg_atomic_read_u64(&c->status_class[k]);
 		snap->handler_errors += pg_atomic_read_u64(&c->handler_errors);
@@ -232,6 +261,8 @@ snapshot(RouteStatsEntry *e, uint64 id, RouteStatsSnapshot *snap)
 		for (int b = 0; b < ROUTE_STATS_BUCKETS; b++)
 			snap->buckets[b] += pg_atomic_read_u64(&c->buckets[b]);
 	}
+	for (int b = 0; b < ROUTE_STATS_BUCKETS; b++)
+		snap->requests += snap->buckets[b];
 }
 
 /* Calls fn for every route with counts, in table order. */

@@ -52,6 +52,7 @@ typedef struct NoteEntry
 } NoteEntry;
 
 static HTAB *notes = NULL;
+static long nnotes = 0;			/* entries in notes: none, no lookup */
 static h2o_logconf_t *logconf = NULL;
 static char *compiled_format = NULL;
 static bool to_postgres = false;
@@ -77,6 +78,7 @@ access_log_note(h2o_req_t *req)
 	e = hash_search(notes, &req, HASH_ENTER, &found);
 	if (!found)
 	{
+		nnotes++;
 		e->note = h2o_mem_alloc_pool(&req->pool, sizeof(AccessNote));
 		memset(e->note, 0, sizeof(AccessNote));
 	}
@@ -334,10 +336,12 @@ log_access(h2o_logger_t *self, h2o_req_t *req)
 	AccessNote *n = NULL;
 	NoteEntry  *e;
 
-	if (notes != NULL && (e = hash_search(notes, &req, HASH_FIND, NULL)) != NULL)
+	/* Every request comes here: while both logs are off, nothing more. */
+	if (nnotes > 0 && (e = hash_search(notes, &req, HASH_FIND, NULL)) != NULL)
 	{
 		n = e->note;
 		hash_search(notes, &req, HASH_REMOVE, NULL);
+		nnotes--;
 	}
 	if (logconf != NULL)
 	{

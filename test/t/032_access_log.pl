@@ -2,15 +2,17 @@
 # default, webgres' own fields, a file opened again on SIGHUP (logrotate),
 # the Postgres log as destination, streams logged when they end with their
 # bytes and duration, and requests slower than a threshold logged with
-# their time split.
+# their time split; over TLS, the protocol version.
 use strict;
 use warnings;
 use File::Copy qw(move);
 use IO::Select;
+use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(sleep time);
 use WebgresTest;
+use TlsTest;
 
 my $node = WebgresTest->new_node('access_log', workers => 1,
 	conf => "webgres.executors = 1\nlog_min_messages = debug1\n"
@@ -154,4 +156,30 @@ cmp_ok($ran, '>=', 400, 'the run took its sleep');
 unlike(slurp_file($node->logfile), qr{slow request: GET /hello/fast}, 'a fast one is not');
 
 $node->stop;
+
+# Over TLS: h2o's own %{ssl.protocol-version}x, and the protocol by ALPN.
+my $dir = PostgreSQL::Test::Utils::tempdir();
+my $certs = TlsTest::make_ca($dir);
+TlsTest::make_leaf($certs, 'server');
+my $tport = PostgreSQL::Test::Cluster::get_free_port();
+my $tnode = WebgresTest->new_node('access_log_tls', workers => 1, conf => <<"EOC");
+webgres.tls_listen = '127.0.0.1:$tport'
+webgres.tls_cert_file = '$dir/server.chain.pem'
+webgres.tls_key_file = '$dir/server.key'
+webgres.access_log = 'access.log'
+webgres.access_log_format = '%{ssl.protocol-version}x %H %s %U %{webgres.route}e'
+EOC
+WebgresTest::add_route($tnode, 'GET', '/hi/:who', q{SELECT 'hi' AS body});
+WebgresTest::wait_for_status($tnode->{webgres_port}, '/hi/plain', 200);
+ok(WebgresTest::wait_for_listen($tport), 'the TLS listener is up');
+my ($trc, $cout, $cerr) = TlsTest::curl('--cacert', $certs->{ca}, '--http2',
+	"https://localhost:$tport/hi/tls", '--resolve', "localhost:$tport:127.0.0.1");
+is("$trc $cout", "0 hi", "a request over TLS") or diag($cerr);
+my $tlog = $tnode->data_dir . '/access.log';
+like(wait_line($tlog, qr{ /hi/tls }), qr{^TLSv1\.[23] HTTP/2 200 /hi/tls /hi/:who$},
+	'the TLS version and HTTP/2 are logged');
+like(wait_line($tlog, qr{ /hi/plain }), qr{^- HTTP/1\.1 200 /hi/plain /hi/:who$},
+	'a cleartext request has no TLS version');
+$tnode->stop;
+
 done_testing();
