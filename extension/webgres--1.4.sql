@@ -455,3 +455,8 @@ END;
 
 COMMENT ON FUNCTION webgres.openapi(text[], text, text) IS
   'An OpenAPI 3.1 document describing the routes the calling role can see: paths (parameters as {name}), methods, summary and description from the description column, response content types (stream formats, text/event-stream, a content_type the handler names). servers: the base URLs clients use.';
+-- Compression (docs/compression.md): a route may keep its responses from
+-- being compressed when webgres.compress is on.
+ALTER TABLE webgres.routes ADD COLUMN compress boolean NOT NULL DEFAULT true;
+COMMENT ON COLUMN webgres.routes.compress IS
+  'Whether this route''s responses may be gzip-compressed when webgres.compress is on; false keeps them as they are.';

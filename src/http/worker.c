@@ -39,6 +39,7 @@
 #include "http/listen.h"
 #include "http/metrics.h"
 #include "serve/access_log.h"
+#include "serve/compress.h"
 #include "serve/pipeline.h"
 #include "routes/route_stats.h"
 #include "common/h2o_mirror.h"
@@ -274,6 +275,8 @@ setup_h2o(void)
 	handler = h2o_create_handler(pathconf, sizeof(*handler));
 	handler->on_req = on_req;
 	access_log_register(pathconf);
+	/* Every response passes the compression policy, off unless webgres.compress. */
+	compress_register(pathconf);
 
 	h2o_context_init(&ctx, h2o_evloop_create(), &config);
 	accept_ctx.ctx = &ctx;

@@ -36,6 +36,7 @@
 #include "events/events.h"
 #include "handler/handler.h"
 #include "handler/stream.h"
+#include "serve/compress.h"
 #include "serve/pipeline.h"
 #include "serve/replica.h"
 #include "message/request.h"
@@ -578,6 +579,7 @@ answer_without_transaction(Request *rq)
 		if (first && (cached = handler_cached_response(r)) != NULL &&
 			rq->started - last_transaction_at <= CONSTANT_ROUTE_RECHECK_MS * 1000)
 		{
+			compress_for_route(rq->req, r->compress);
 			response_replay(rq->req, cached, rq->body, rq->bodylen);
 			stats_count(STAT_FROM_MEMORY);
 			rq->run->answered_by = r->id;
@@ -626,6 +628,7 @@ run_route(Request *rq, Route *r)
 	HandlerResult result;
 
 	pgstat_report_activity(STATE_RUNNING, r->label);
+	compress_for_route(rq->req, r->compress);
 	if (r->mode == ROUTE_MODE_STREAM)
 	{
 		run_stream(rq, r);

@@ -20,7 +20,8 @@
  *	 headers	the request headers (names as h2o tokens or strings)
  *	 entity		the body, or base NULL when the request has none
  *	 pool		where the response is allocated
- * and writes only req->res (status, reason, headers, content_length).  It
+ * and writes only req->res (status, reason, headers, content_length) and
+ * req->compress_hint (the answering route's compress column).  It
  * reads nothing of req->conn, req->version, req->input or any other field,
  * and does not call h2o_start_response() or h2o_send(): sending is the
  * caller's business (except for an event stream, which sse.c sends from
