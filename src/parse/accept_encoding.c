@@ -102,6 +102,7 @@ element_is_gzip(const char *s, size_t len, bool *positive)
 	return true;
 }
 
+/* The verdict on gzip of one Accept-Encoding value. */
 AcceptGzip
 accept_encoding_gzip(const char *value, size_t len)
 {

@@ -220,6 +220,7 @@ on_setup_ostream(h2o_filter_t *self, h2o_req_t *req, h2o_ostream_t **slot)
 	h2o_setup_next_ostream(req, slot);
 }
 
+/* Registers the filter on the worker's one path. */
 void
 compress_register(h2o_pathconf_t *pathconf)
 {
@@ -228,6 +229,7 @@ compress_register(h2o_pathconf_t *pathconf)
 	filter->on_setup_ostream = on_setup_ostream;
 }
 
+/* Records the answering route's compress column in the request. */
 void
 compress_for_route(h2o_req_t *req, bool allowed)
 {
