@@ -518,7 +518,9 @@ BEGIN
 			USING ERRCODE = 'invalid_parameter_value',
 			      HINT = 'Give an absolute path with no . or .. segments.';
 	END IF;
-	IF NOT coalesce((pg_stat_file(NEW.directory, true)).isdir, false) THEN
+	-- A restore (pg_dump turns check_function_bodies off) may come first.
+	IF current_setting('check_function_bodies') = 'on'
+	   AND NOT coalesce((pg_stat_file(NEW.directory, true)).isdir, false) THEN
 		RAISE EXCEPTION 'static mount directory "%" is not a directory the server can read', NEW.directory
 			USING ERRCODE = 'undefined_file';
 	END IF;
