@@ -186,6 +186,19 @@ like($err, qr/invalid static mount directory/, 'a relative directory is refused'
 ($ret, $out, $err) = $node->psql('postgres',
 	"INSERT INTO webgres.static_mounts (prefix, directory) VALUES ('/x', '$dir/no/such')");
 like($err, qr/is not a directory the server can read/, 'a missing directory is refused');
+($ret, $out, $err) = $node->psql('postgres',
+	"SET check_function_bodies = off; INSERT INTO webgres.static_mounts (prefix, directory) VALUES ('/gone', '$dir/no/such')");
+is($ret, 0, '... but taken as a restore (check_function_bodies off) takes it') or diag($err);
+my $gone_deadline = time + 30;
+until (slurp_file($node->logfile) =~ m{static mount "/gone" cannot open directory} || time > $gone_deadline)
+{
+	get('/gone/x');
+	sleep 0.1;
+}
+like(slurp_file($node->logfile), qr{static mount "/gone" cannot open directory},
+	'... the worker logs that it cannot open the directory');
+is(get('/gone/x')->{status}, 404, '... and its paths answer 404');
+is(get('/app/a.txt')->{status}, 200, '... while the other mounts serve');
 
 $node->safe_psql('postgres', q{DELETE FROM webgres.static_mounts WHERE prefix = '/alice'});
 WebgresTest::wait_for_status($port, '/alice/a.txt', 404);
