@@ -1069,6 +1069,18 @@ def tls_md(raw):
             "tool.\n\n" + open(table).read())
 
 
+def static_md(raw):
+    """The static tier's section (bench/static.sh wrote its tables), or nothing."""
+    table = os.path.join(raw, "static", "static.md")
+    if not os.path.exists(table):
+        return ""
+    return ("\n## Static tier: files against nginx, and compression\n\n"
+            "bench/static.sh: a static mount of a directory holding a 4 KB and a 1 MB file, "
+            "and nginx-light (sendfile on) serving the same directory, in the same run; "
+            "then a 100 KB JSON route with webgres.compress on, without and with "
+            "Accept-Encoding: gzip.\n\n" + open(table).read())
+
+
 def build(outdir):
     raw = os.path.join(outdir, "raw")
     meta = {}
@@ -1095,6 +1107,7 @@ def build(outdir):
         f.write(mixed_md(raw, meta))
         f.write(stream_md(raw))
         f.write(tls_md(raw))
+        f.write(static_md(raw))
         f.write(sse_md(sse_rows))
     with open(os.path.join(outdir, "chart.svg"), "w") as f:
         f.write(chart_svg(meta, summary))

@@ -119,6 +119,7 @@ command -v python3 >/dev/null || bench_packages+=(python3)
 command -v node >/dev/null || bench_packages+=(nodejs)
 command -v npm >/dev/null || bench_packages+=(npm)
 command -v pgrep >/dev/null || bench_packages+=(procps)   # worker and CPU accounting
+command -v nginx >/dev/null || bench_packages+=(nginx-light)   # the static tier's reference
 [ "$PROFILE" = 1 ] && ! command -v perf >/dev/null && bench_packages+=(linux-perf)
 WEBGRES_DEPS_EXTRA="${bench_packages[*]}" "$ROOT/scripts/deps.sh" ||
 	die "could not install what the bench needs (run as root, or install: ${bench_packages[*]:-see scripts/deps.sh})"
@@ -762,6 +763,14 @@ if [ "$WEBGRES" = 1 ] && { { [ "$QUICK" = 0 ] && [ -z "${ONLY:-}" ]; } || [[ tls
 	log "tls tier"
 	REPS=$REPS DURATION=$DURATION WORKERS=$WORKERS "$BENCH/tls.sh" "$RAW/tls" > "$RAW/tls.log" 2>&1 \
 		|| log "tls tier failed (see $RAW/tls.log)"
+fi
+
+# --- tier: static (files against nginx, and compression; bench/static.sh) ----
+# Its own cluster and nginx; in full runs, or when ONLY names it.
+if [ "$WEBGRES" = 1 ] && { { [ "$QUICK" = 0 ] && [ -z "${ONLY:-}" ]; } || [[ static =~ ^(${ONLY:-})$ ]]; }; then
+	log "static tier"
+	WORKERS=$WORKERS REPS=$REPS DURATION=$DURATION "$BENCH/static.sh" "$RAW/static" > "$RAW/static.log" 2>&1 \
+		|| log "static tier failed (see $RAW/static.log)"
 fi
 
 # --- sse: event-stream subscribers (bench/sse/run.sh, a cluster of its own) ---

@@ -154,3 +154,96 @@ END;
 
 COMMENT ON FUNCTION webgres.openapi(text[], text, text) IS
   'An OpenAPI 3.1 document describing the routes the calling role can see: paths (parameters as {name}), methods, summary and description from the description column, response content types (stream formats, text/event-stream, a content_type the handler names). servers: the base URLs clients use.';
+-- Compression (docs/compression.md): a route may keep its responses from
+-- being compressed when webgres.compress is on.
+ALTER TABLE webgres.routes ADD COLUMN compress boolean NOT NULL DEFAULT true;
+COMMENT ON COLUMN webgres.routes.compress IS
+  'Whether this route''s responses may be gzip-compressed when webgres.compress is on; false keeps them as they are.';
+
+-- Static files (docs/static-files.md): a URL prefix served from a
+-- directory by the workers, with the server's operating-system user, so
+-- only superusers may add, change or remove a mount.
+CREATE TABLE webgres.static_mounts (
+	prefix			text PRIMARY KEY,
+	directory		text NOT NULL,
+	index_file		text DEFAULT 'index.html',
+	spa_fallback	boolean NOT NULL DEFAULT false,
+	dotfiles		boolean NOT NULL DEFAULT false,
+	precompressed	boolean NOT NULL DEFAULT false,
+	owner			regrole NOT NULL DEFAULT current_user::regrole
+);
+COMMENT ON TABLE webgres.static_mounts IS
+  'URL prefixes served as static files from a directory; superusers only. A route whose pattern matches a path answers it; the mount answers the other paths under its prefix.';
+COMMENT ON COLUMN webgres.static_mounts.prefix IS
+  'Path prefix: / or literal segments such as /app (no trailing slash); requests for the prefix itself are redirected to prefix/.';
+COMMENT ON COLUMN webgres.static_mounts.directory IS
+  'Absolute path of the directory served; nothing outside it is reachable (.., encoded forms, symbolic links pointing out).';
+COMMENT ON COLUMN webgres.static_mounts.index_file IS
+  'File answered for a path ending in /; NULL for none.';
+COMMENT ON COLUMN webgres.static_mounts.spa_fallback IS
+  'A GET or HEAD for a path under the prefix that names no file answers the index file (for single-page applications).';
+COMMENT ON COLUMN webgres.static_mounts.dotfiles IS
+  'Whether files and directories whose name starts with a dot are served; false answers 404.';
+COMMENT ON COLUMN webgres.static_mounts.precompressed IS
+  'Whether a file''s .gz sibling is sent, with Content-Encoding: gzip, to a client that accepts gzip.';
+COMMENT ON COLUMN webgres.static_mounts.owner IS
+  'The role whose path space the prefix is: routes of other roles may not match a path under it, and it may not cover theirs.';
+
+SELECT pg_catalog.pg_extension_config_dump('webgres.static_mounts', '');
+REVOKE ALL ON webgres.static_mounts FROM PUBLIC;
+
+-- Superusers only, a well-formed prefix, an existing directory, and one
+-- path space: no route of another role may match a path under the prefix.
+CREATE FUNCTION webgres.static_mount_check() RETURNS trigger
+	LANGUAGE plpgsql SET search_path = pg_catalog AS $fn$
+DECLARE
+	other record;
+BEGIN
+	IF current_setting('is_superuser') <> 'on' THEN
+		RAISE EXCEPTION 'only a superuser can change webgres.static_mounts'
+			USING ERRCODE = 'insufficient_privilege',
+			      HINT = 'The workers read the files with the server''s operating-system user.';
+	END IF;
+	IF TG_OP = 'DELETE' THEN
+		RETURN OLD;
+	END IF;
+	IF NEW.prefix !~ '^(/|(/[A-Za-z0-9_~!$&''()+,;=@-][A-Za-z0-9._~!$&''()+,;=@-]*)+)$' THEN
+		RAISE EXCEPTION 'invalid static mount prefix "%"', NEW.prefix
+			USING ERRCODE = 'invalid_parameter_value',
+			      HINT = 'Write / or literal segments such as /app or /assets/v1, with no trailing slash, no percent-encoding and no segment starting with a dot, colon or asterisk.';
+	END IF;
+	IF NEW.directory !~ '^/' OR NEW.directory ~ '(^|/)\.\.?(/|$)' THEN
+		RAISE EXCEPTION 'invalid static mount directory "%"', NEW.directory
+			USING ERRCODE = 'invalid_parameter_value',
+			      HINT = 'Give an absolute path with no . or .. segments.';
+	END IF;
+	-- A restore (pg_dump turns check_function_bodies off) may come first.
+	IF current_setting('check_function_bodies') = 'on'
+	   AND NOT coalesce((pg_stat_file(NEW.directory, true)).isdir, false) THEN
+		RAISE EXCEPTION 'static mount directory "%" is not a directory the server can read', NEW.directory
+			USING ERRCODE = 'undefined_file';
+	END IF;
+	IF NEW.index_file IS NOT NULL AND (NEW.index_file !~ '^[^/\\]+$' OR NEW.index_file ~ '^\.') THEN
+		RAISE EXCEPTION 'invalid static mount index file "%"', NEW.index_file
+			USING ERRCODE = 'invalid_parameter_value',
+			      HINT = 'Give a file name such as index.html, without a directory.';
+	END IF;
+	SELECT r.method, r.path, r.owner INTO other FROM webgres.routes r
+	WHERE r.owner <> NEW.owner
+	  AND (webgres.paths_overlap(r.path, NEW.prefix)
+	       OR webgres.paths_overlap(r.path, rtrim(NEW.prefix, '/') || '/*'))
+	LIMIT 1;
+	IF FOUND THEN
+		RAISE EXCEPTION 'static mount "%" covers route % % of role "%"',
+			NEW.prefix, coalesce(other.method, '*'), other.path, other.owner
+			USING ERRCODE = 'insufficient_privilege',
+			      HINT = 'A path belongs to one role: choose a prefix that no route of another role can match, or make the mount that role''s (the owner column).';
+	END IF;
+	RETURN NEW;
+END
+$fn$;
+CREATE TRIGGER static_mount_check BEFORE INSERT OR UPDATE OR DELETE ON webgres.static_mounts
+	FOR EACH ROW EXECUTE FUNCTION webgres.static_mount_check();
+-- A change reaches the workers as a relcache invalidation, as for routes.
+CREATE TRIGGER static_mounts_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON webgres.static_mounts
+	FOR EACH STATEMENT EXECUTE FUNCTION webgres.routes_changed();

@@ -79,6 +79,7 @@ $sql$);
 -- construction, and TechEmpower counts their statements exactly. In mode
 -- auto a run that overran webgres.inline_budget on a loaded machine would be
 -- cancelled and run again on an executor, whose own cache starts cold.
-UPDATE webgres.routes SET mode = 'inline'
+-- Never compressed, even with webgres.compress on: TechEmpower forbids it.
+UPDATE webgres.routes SET mode = 'inline', compress = false
 WHERE path IN ('/plaintext', '/json', '/db', '/queries', '/fortunes',
                '/updates', '/cached-queries');

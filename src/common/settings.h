@@ -48,6 +48,8 @@ extern char *webgres_access_log;
 extern char *webgres_access_log_format;
 extern int	webgres_log_slow_requests;
 extern bool webgres_track_route_stats;
+extern bool webgres_compress;
+extern int	webgres_compress_min_size;
 
 /* Values of webgres.tls_min_version. */
 #define WEBGRES_TLS_V1_2 12

@@ -99,6 +99,8 @@ frame_put_head(StringInfo buf, h2o_req_t *req, uint64 content_length)
 
 	put_u32(buf, (uint32) req->res.status);
 	put_u64(buf, content_length);
+	/* The answering route's compress column, for the worker's compressor. */
+	appendStringInfoChar(buf, (char) req->compress_hint);
 	put_u32(buf, (uint32) req->res.headers.size);
 	for (size_t i = 0; i < req->res.headers.size; i++)
 	{
@@ -271,9 +273,11 @@ frame_get_head(const char *data, size_t len, h2o_req_t *req)
 	Reader		r = {data, len, true};
 	uint32		status = get_u32(&r);
 	uint64		content_length = get_u64(&r);
+	uint8		compress_hint = get_u8(&r);
 	uint32		nheaders = get_u32(&r);
 
-	if (!r.ok || status < HTTP_STATUS_MIN || status > HTTP_STATUS_MAX || nheaders > r.left / 8)
+	if (!r.ok || status < HTTP_STATUS_MIN || status > HTTP_STATUS_MAX || nheaders > r.left / 8 ||
+		(compress_hint != H2O_COMPRESS_HINT_AUTO && compress_hint != H2O_COMPRESS_HINT_DISABLE))
 		return false;
 	for (uint32 i = 0; i < nheaders && r.ok; i++)
 	{
@@ -287,6 +291,7 @@ frame_get_head(const char *data, size_t len, h2o_req_t *req)
 	if (!r.ok || r.left != 0)
 		return false;
 	req->res.status = (int) status;
+	req->compress_hint = (char) compress_hint;
 	req->res.content_length = (content_length == FRAME_LENGTH_UNKNOWN) ?
 		SIZE_MAX : (size_t) content_length;
 	return true;

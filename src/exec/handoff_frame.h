@@ -8,7 +8,8 @@
  *	 worker -> executor		REQUEST
  *	 executor -> worker		HEAD, BODY*, END
  *
- * HEAD holds the status and headers and the content length, or
+ * HEAD holds the status, whether the response may be compressed (its
+ * route's compress column), the headers and the content length, or
  * FRAME_LENGTH_UNKNOWN for a body whose size is not known in advance; each
  * BODY frame holds a piece of the body; END closes the response.  A
  * response produced in one piece is one BODY frame; a streamed one is many,

@@ -39,6 +39,8 @@
 #include "http/listen.h"
 #include "http/metrics.h"
 #include "serve/access_log.h"
+#include "http/static_files.h"
+#include "serve/compress.h"
 #include "serve/pipeline.h"
 #include "routes/route_stats.h"
 #include "common/h2o_mirror.h"
@@ -234,9 +236,20 @@ on_req(h2o_handler_t *self, h2o_req_t *req)
 		run.head_at = handoff_head_complete_at(req);
 		run.sink = NULL;		/* streams run on executors */
 		in_request = true;
+		run.static_ok = true;
 		outcome = pipeline_run(req, &run, &body, &bodylen);
 		in_request = false;
 		note_request(req, &run, outcome);
+		if (outcome == PIPELINE_STATIC)
+		{
+			/* No route has the path; a static mount's files answer it. */
+			if (static_files_serve(req, run.static_mount, &body, &bodylen))
+				h2_guard_answered(req, req->res.content_length != SIZE_MAX ?
+								  req->res.content_length : 0);
+			else
+				send_response(req, body, bodylen);
+			return 0;
+		}
 		if (outcome == PIPELINE_HAND_OFF)
 		{
 			/* Answered through send_response() when the executor is done. */
@@ -297,16 +310,26 @@ setup_h2o(void)
 	apply_settings();
 
 	hostconf = h2o_config_register_host(&config, h2o_iovec_init(H2O_STRLIT("default")), 65535);
+	/*
+	 * One path, "/", for everything: routes and static mounts change at run
+	 * time, while libh2o's paths are fixed once the context exists.  The
+	 * pipeline decides between a route and a static mount (routes win) and
+	 * static_files.c calls the mount's own file handler; filters
+	 * registered here (compression) apply to both.
+	 */
 	pathconf = h2o_config_register_path(hostconf, "/", 0);
 	handler = h2o_create_handler(pathconf, sizeof(*handler));
 	handler->on_req = on_req;
 	access_log_register(pathconf);
+	/* Every response passes the compression policy, off unless webgres.compress. */
+	compress_register(pathconf);
 
 	h2o_context_init(&ctx, h2o_evloop_create(), &config);
 	accept_ctx.ctx = &ctx;
 	accept_ctx.hosts = config.hosts;
 	/* Before anything relies on what webgres mirrors of h2o's private structs. */
 	h2o_mirror_check(&ctx, &accept_ctx);
+	static_files_init(&config, &ctx);
 	timeouts_start(&ctx);
 	h2_guard_init(&ctx);
 	events_init(&ctx);

@@ -59,6 +59,8 @@ char	   *webgres_access_log;
 char	   *webgres_access_log_format;
 int			webgres_log_slow_requests;
 bool		webgres_track_route_stats;
+bool		webgres_compress;
+int			webgres_compress_min_size;
 
 /* GUC check hook for webgres.listen: the list must parse. */
 static bool
@@ -650,6 +652,30 @@ define_settings(void)
 							-1, INT_MAX,
 							PGC_SIGHUP,
 							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("webgres.compress",
+							 "Compresses responses with gzip for clients that accept it.",
+							 "Applies to responses of a compressible content type (text, JSON, "
+							 "XML, JavaScript, CSV) of at least webgres.compress_min_size bytes, "
+							 "streamed ones included, from routes whose compress column is true "
+							 "and from static files. Never to HEAD, 206 or event streams.",
+							 &webgres_compress,
+							 false,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.compress_min_size",
+							"Smallest response body that is compressed.",
+							"Smaller responses go out as they are: compressing them saves "
+							"too little to pay for itself. A streamed response, whose size "
+							"is not known in advance, is always compressed.",
+							&webgres_compress_min_size,
+							1024,
+							0, INT_MAX,
+							PGC_SIGHUP,
+							GUC_UNIT_BYTE,
 							NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("webgres");

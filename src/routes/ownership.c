@@ -120,6 +120,63 @@ compile_stored(const char *path, PathPattern *pattern)
 	return path != NULL && pattern_compile(path, pattern, &error);
 }
 
+/*
+ * Refuses a route that a static mount of another owner covers: routes win
+ * over mounts (pipeline.c), so such a route would take paths from the
+ * mount's owner.  Runs inside ownership_check_path's SPI connection; reads
+ * as the routes table's owner (the extension's), as only superusers may
+ * read webgres.static_mounts.
+ */
+static void
+check_against_mounts(const char *path, const PathPattern *pattern, Oid owner, Oid table_owner)
+{
+	Oid			save_userid;
+	int			save_sec_context;
+	SPIPlanPtr	plan;
+	Oid			argtypes[1] = {OIDOID};
+	Datum		args[1];
+	int			rc;
+
+	/* Before version 1.4 there are no mounts. */
+	if (!OidIsValid(get_relname_relid("static_mounts", get_namespace_oid("webgres", false))))
+		return;
+	plan = SPI_prepare("SELECT prefix, owner::oid FROM webgres.static_mounts "
+					   "WHERE owner::oid <> $1", 1, argtypes);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+	args[0] = ObjectIdGetDatum(owner);
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(table_owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
+	rc = SPI_execute_snapshot(plan, args, NULL, GetLatestSnapshot(), InvalidSnapshot,
+							  true, false, 0);
+	SetUserIdAndSecContext(save_userid, save_sec_context);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "could not read webgres.static_mounts: %s", SPI_result_code_string(rc));
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+		char	   *prefix = SPI_getvalue(tup, desc, 1);
+		PathPattern exact;
+		PathPattern below;
+		char	   *witness = NULL;
+		char	   *owner_name;
+
+		if (!(compile_stored(prefix, &exact) && pattern_overlaps(pattern, &exact, &witness)) &&
+			!(compile_stored(psprintf("%s/*", strcmp(prefix, "/") == 0 ? "" : prefix), &below) &&
+			  pattern_overlaps(pattern, &below, &witness)))
+			continue;
+		owner_name = GetUserNameFromId(DatumGetObjectId(SPI_getbinval(tup, desc, 2, &isnull)), true);
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("route path \"%s\" is under static mount \"%s\" of role \"%s\"",
+						path, prefix, owner_name ? owner_name : "(dropped)"),
+				 errdetail("A request for \"%s\" would be taken from the mount's files.", witness),
+				 errhint("A path belongs to one role: choose a path outside the mount, or ask a superuser to save the route.")));
+	}
+}
+
 /* Refuses a non-superuser's route whose path overlaps another owner's route. */
 void
 ownership_check_path(Relation rel, const char *path, const PathPattern *pattern,
@@ -188,6 +245,7 @@ ownership_check_path(Relation rel, const char *path, const PathPattern *pattern,
 				 errdetail("A request for \"%s\" would match both.", witness),
 				 errhint("A path belongs to the role whose routes answer it: choose one that no route of another role can match, or ask a superuser to save the route.")));
 	}
+	check_against_mounts(path, pattern, owner, rel->rd_rel->relowner);
 	SPI_finish();
 }
 

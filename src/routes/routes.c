@@ -114,13 +114,15 @@ select_routes(bool *has_modes)
 
 	*has_modes = get_attnum(routes_relid, "mode") != InvalidAttrNumber;
 	rc = SPI_execute(psprintf("SELECT id, method, path, priority, handler, owner::oid, "
-							  "%s, %s, %s, %s FROM webgres.routes",
+							  "%s, %s, %s, %s, %s FROM webgres.routes",
 							  get_attnum(routes_relid, "search_path") != InvalidAttrNumber ?
 							  "search_path" : "NULL::text",
 							  *has_modes ? "mode" : "NULL::text",
 							  *has_modes ? "max_concurrency" : "NULL::integer",
 							  get_attnum(routes_relid, "stream_headers") != InvalidAttrNumber ?
-							  "stream_headers" : "NULL::jsonb"),
+							  "stream_headers" : "NULL::jsonb",
+							  get_attnum(routes_relid, "compress") != InvalidAttrNumber ?
+							  "compress" : "true"),
 					 true, 0);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "could not read webgres.routes: %s", SPI_result_code_string(rc));
@@ -158,6 +160,7 @@ read_route(HeapTuple tup, TupleDesc desc, bool has_modes, Route *r)
 		r->max_concurrency = isnull ? 0 : DatumGetInt32(cap);
 	}
 	r->stream_headers = SPI_getvalue(tup, desc, 10);
+	r->compress = DatumGetBool(SPI_getbinval(tup, desc, 11, &isnull)) || isnull;
 	r->label = psprintf("%s %s (route %lld)", r->method ? r->method : "*", r->path,
 						(long long) r->id);
 

@@ -37,6 +37,7 @@ typedef struct Route
 	RouteMode	mode;
 	int			max_concurrency;	/* 0: the default */
 	char	   *stream_headers; /* mode stream: extra headers (jsonb text), or NULL */
+	bool		compress;		/* its responses may be compressed (compress.c) */
 	struct RouteLimits *limits; /* shared execution state, once looked up */
 	bool		limits_looked_up;
 } Route;

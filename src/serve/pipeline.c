@@ -36,10 +36,12 @@
 #include "events/events.h"
 #include "handler/handler.h"
 #include "handler/stream.h"
+#include "serve/compress.h"
 #include "serve/pipeline.h"
 #include "serve/replica.h"
 #include "message/request.h"
 #include "message/response.h"
+#include "routes/mounts.h"
 #include "routes/route_limits.h"
 #include "routes/routes.h"
 #include "common/stats.h"
@@ -578,6 +580,7 @@ answer_without_transaction(Request *rq)
 		if (first && (cached = handler_cached_response(r)) != NULL &&
 			rq->started - last_transaction_at <= CONSTANT_ROUTE_RECHECK_MS * 1000)
 		{
+			compress_for_route(rq->req, r->compress);
 			response_replay(rq->req, cached, rq->body, rq->bodylen);
 			stats_count(STAT_FROM_MEMORY);
 			rq->run->answered_by = r->id;
@@ -626,6 +629,7 @@ run_route(Request *rq, Route *r)
 	HandlerResult result;
 
 	pgstat_report_activity(STATE_RUNNING, r->label);
+	compress_for_route(rq->req, r->compress);
 	if (r->mode == ROUTE_MODE_STREAM)
 	{
 		run_stream(rq, r);
@@ -651,6 +655,52 @@ run_route(Request *rq, Route *r)
 		rq->event_route_id = r->id;
 	}
 	return result != HANDLER_NO_ROWS;
+}
+
+/*
+ * Static mounts and routes share one path space: a route whose pattern
+ * matches the path answers it, whatever its method (a mount is a catch-all
+ * for what the routes under its prefix leave; path ownership keeps another
+ * role's routes from there), and the mount whose prefix covers the path
+ * answers the rest.  Sets the outcome to PIPELINE_STATIC and returns true
+ * if mounts has one for the request, which no route matches; the caller's
+ * file handler serves it (http/static_files.c).
+ */
+static bool
+answer_from_mount(Request *rq, MountTable *mounts)
+{
+	size_t		pathlen = (rq->req->query_at == SIZE_MAX) ? rq->req->path.len : rq->req->query_at;
+
+	if (!rq->run->static_ok || mounts == NULL || mounts->nmounts == 0)
+		return false;
+	rq->run->static_mount = mounts_find(mounts, rq->req->path.base, pathlen);
+	if (rq->run->static_mount == NULL)
+		return false;
+	rq->outcome = PIPELINE_STATIC;
+	return true;
+}
+
+/*
+ * answer_from_mount() without a transaction: with the tables as last
+ * loaded, like the constant-route fast path, if a transaction looked for
+ * changes to them lately; otherwise the request's transaction decides,
+ * after reloading them.  No statement runs either way.
+ */
+static bool
+answer_from_mount_without_transaction(Request *rq)
+{
+	MountTable *mounts = mounts_peek();
+	RouteTable *routes = routes_peek();
+	PathCapture caps[MAX_PATH_SEGMENTS + 1];
+	int			ncaps;
+
+	if (mounts == NULL || mounts->nmounts == 0 || routes == NULL || !rq->split ||
+		rq->started - last_transaction_at > CONSTANT_ROUTE_RECHECK_MS * 1000)
+		return false;
+	match_begin(&rq->m, routes, &rq->segs);
+	if (routes_match_next(&rq->m, &ncaps, caps) != NULL)
+		return false;
+	return answer_from_mount(rq, mounts);
 }
 
 /* No route answered: 405 with an Allow header if only the method was wrong, else 404. */
@@ -718,7 +768,8 @@ run_matching_routes(Request *rq, const RouteTable *routes)
 	if (!answered && !rq->restart && rq->outcome != PIPELINE_HAND_OFF)
 	{
 		rq->run->answered_by = 0;
-		answer_no_route(rq, routes, path_matched && !method_matched, caps);
+		if (path_matched || !answer_from_mount(rq, mounts_current()))
+			answer_no_route(rq, routes, path_matched && !method_matched, caps);
 	}
 }
 
@@ -834,15 +885,25 @@ serve(Request *rq)
 	 * grant is put in effect when the request's transaction begins.
 	 */
 
+	/*
+	 * Static files: a path no route matches, under a static mount's prefix,
+	 * is the mount's (answer_from_mount); known here, outside a transaction,
+	 * when the tables were checked lately, else after the routes in the
+	 * request's transaction.
+	 */
+	if (answer_from_mount_without_transaction(rq))
+		return;
 	if (!answer_without_transaction(rq))
 		run_handlers(rq);
 
 	/*
 	 * Hook point "respond": the answer is complete (rq->outcome says what
-	 * it is); compression of an answered body (serve/compress.c) goes here,
-	 * on the loop and on executors alike.  The access log
-	 * (serve/access_log.c) is libh2o's logger: it writes its line when h2o
-	 * ends the request, from what the worker notes of the outcome.
+	 * it is).  Compression is not a step: it is a filter on the worker's
+	 * response path (serve/compress.c), so that streams and static files
+	 * compress as they are sent; the pipeline only records the answering
+	 * route's choice (run_route, and the constant-route fast path).  The
+	 * access log (serve/access_log.c) is libh2o's logger: it writes its line
+	 * when h2o ends the request, from what the worker notes of the outcome.
 	 */
 }
 
@@ -853,6 +914,7 @@ pipeline_init(void)
 	request_cxt = AllocSetContextCreate(TopMemoryContext, "webgres request",
 										ALLOCSET_DEFAULT_SIZES);
 	routes_init();
+	mounts_init();
 	handler_init();
 	budget_timeout = RegisterTimeout(USER_TIMEOUT, budget_check);
 }
@@ -868,6 +930,7 @@ pipeline_run(h2o_req_t *req, PipelineRun *run, char **body, size_t *bodylen)
 	run->rerun = false;
 	run->route_id = 0;
 	run->max_concurrency = 0;
+	run->static_mount = NULL;
 	begin_request(&rq, req, run, body, bodylen);
 	serve(&rq);
 	MemoryContextReset(request_cxt);

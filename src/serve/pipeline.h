@@ -20,7 +20,8 @@
  *	 headers	the request headers (names as h2o tokens or strings)
  *	 entity		the body, or base NULL when the request has none
  *	 pool		where the response is allocated
- * and writes only req->res (status, reason, headers, content_length).  It
+ * and writes only req->res (status, reason, headers, content_length) and
+ * req->compress_hint (the answering route's compress column).  It
  * reads nothing of req->conn, req->version, req->input or any other field,
  * and does not call h2o_start_response() or h2o_send(): sending is the
  * caller's business (except for an event stream, which sse.c sends from
@@ -50,6 +51,7 @@
 
 struct st_h2o_req_t;
 struct StreamSink;
+struct Mount;
 
 /*
  * Where pipeline_run() is called from.  On the event loop it may decline to
@@ -76,8 +78,11 @@ typedef enum PipelineOutcome
 								 * from the loop (sse.c): nothing to send */
 	PIPELINE_STREAMED,			/* a route in mode stream wrote its whole
 								 * document to the sink: end it */
-	PIPELINE_STREAM_CUT			/* a stream failed after its head went to the
+	PIPELINE_STREAM_CUT,		/* a stream failed after its head went to the
 								 * sink: cut it, without an end */
+	PIPELINE_STATIC				/* not answered: no route has the path, and
+								 * run->static_mount's files answer it
+								 * (only if run->static_ok) */
 } PipelineOutcome;
 
 typedef struct PipelineRun
@@ -86,6 +91,7 @@ typedef struct PipelineRun
 	TimestampTz head_at;		/* in: handler_timeout counts from here; 0: now */
 	const struct StreamSink *sink;	/* in: where a route in mode stream writes;
 									 * NULL: such routes answer 503 */
+	bool		static_ok;		/* in: the caller can serve static mounts */
 	bool		failed;			/* out: the answer is an error's (a stream
 								 * that had begun was cut) */
 	int64		answered_by;	/* out: the route that answered or failed; 0: none */
@@ -96,6 +102,7 @@ typedef struct PipelineRun
 								 * it off the loop */
 	int			max_concurrency;	/* out, PIPELINE_HAND_OFF: that route's cap;
 									 * 0: the default */
+	const struct Mount *static_mount;	/* out, PIPELINE_STATIC: the mount */
 } PipelineRun;
 
 /* Sets up the pipeline's memory and route table; once per process. */

@@ -28,6 +28,9 @@ pg_stat_statements.track = all
 webgres.listen = '127.0.0.1:$http_port'
 webgres.workers = 2
 webgres.database = 'hello_world'
+# On, with no threshold: the TFB routes must opt out (TFB forbids compression).
+webgres.compress = on
+webgres.compress_min_size = 0
 });
 $node->start;
 

@@ -1,0 +1,218 @@
+# Static files (docs/static-files.md): webgres.static_mounts maps a URL
+# prefix to a directory, served by libh2o's file handler: bodies byte for
+# byte, MIME types, ETag and Last-Modified with 304, Range with 206 and
+# 416, HEAD, index files and the redirect to prefix/, precompressed .gz
+# siblings, the single-page-application fallback, compression, HTTP/2.
+# Routes and mounts share one path space: a route that matches a path
+# answers it; ownership keeps other roles' routes out of a mount and a
+# mount off their routes; only superusers change mounts; a change reaches
+# the workers without a restart.  (Traversal attempts: 107_hostile_static.pl.)
+use strict;
+use warnings;
+use Digest::MD5 qw(md5_hex);
+use IO::Uncompress::Gunzip qw(gunzip $GunzipError);
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time sleep);
+use WebgresTest;
+use H2Test qw(frame request_block read_stream);
+
+my $dir = PostgreSQL::Test::Utils::tempdir();
+my $root = "$dir/site";
+mkdir $root or die;
+mkdir "$root/sub" or die;
+mkdir "$dir/spa" or die;
+
+sub write_file { my ($p, $c) = @_; open my $f, '>:raw', $p or die "$p: $!"; print $f $c; close $f; }
+my $text = join '', map { "line $_ of the text file\n" } 1 .. 200;    # about 5 KB
+my $big = join '', map { chr(($_ * 7919) % 251) } 1 .. (1024 * 1024);
+write_file("$root/index.html", "<h1>the app</h1>\n");
+write_file("$root/a.txt", $text);
+write_file("$root/style.css", "body { color: black; }\n" x 300);
+write_file("$root/big.bin", $big);
+write_file("$root/sub/index.html", "<p>sub index</p>\n");
+write_file("$root/pre.js", "console.log('plain');\n");
+write_file("$root/pre.js.gz", "not really gzip, but the sibling's bytes");
+write_file("$dir/spa/index.html", "<div id=app></div>\n");
+write_file("$dir/spa/app.js", "start();\n");
+
+my $node = WebgresTest->new_node('static', workers => 1, conf => "webgres.http2 = on\n");
+my $port = $node->{webgres_port};
+$node->safe_psql('postgres', qq{
+	INSERT INTO webgres.static_mounts (prefix, directory, precompressed)
+		VALUES ('/app', '$root', true);
+	INSERT INTO webgres.static_mounts (prefix, directory, spa_fallback)
+		VALUES ('/spa', '$dir/spa', true);
+});
+WebgresTest::add_route($node, 'GET', '/app/api/hello', q{SELECT 'from the route' AS body});
+WebgresTest::wait_for_status($port, '/app/a.txt', 200);
+
+sub get { my ($path, %h) = @_; return WebgresTest::http_get($port, $path, headers => \%h); }
+
+# ---- files as they are ----
+my $r = get('/app/a.txt');
+is($r->{status}, 200, 'a file: 200');
+is($r->{body}, $text, '... its bytes');
+like($r->{headers}{'content-type'}, qr{^text/plain}, '... text/plain');
+ok($r->{headers}{etag}, '... an ETag');
+ok($r->{headers}{'last-modified'}, '... a Last-Modified');
+is($r->{headers}{'accept-ranges'}, 'bytes', '... Accept-Ranges: bytes');
+my ($etag, $lm) = ($r->{headers}{etag}, $r->{headers}{'last-modified'});
+
+$r = get('/app/big.bin');
+is(length $r->{body}, length $big, 'a 1 MB file: all of it');
+is(md5_hex($r->{body}), md5_hex($big), '... byte for byte');
+is($r->{headers}{'content-type'}, 'application/octet-stream', '... application/octet-stream');
+like(get('/app/style.css')->{headers}{'content-type'}, qr{^text/css}, 'a .css file: text/css');
+
+is(get('/app/a.txt', 'If-None-Match' => $etag)->{status}, 304, 'If-None-Match with the ETag: 304');
+is(get('/app/a.txt', 'If-None-Match' => "W/$etag")->{status}, 304, '... with it weak: 304 too');
+is(get('/app/a.txt', 'If-None-Match' => '"other"')->{status}, 200, '... with another ETag: 200');
+is(get('/app/a.txt', 'If-Modified-Since' => $lm)->{status}, 304, 'If-Modified-Since the Last-Modified: 304');
+
+$r = get('/app/a.txt', Range => 'bytes=10-19');
+is($r->{status}, 206, 'Range: 206');
+is($r->{body}, substr($text, 10, 10), '... those bytes');
+is($r->{headers}{'content-range'}, 'bytes 10-19/' . length($text), '... Content-Range');
+is(get('/app/a.txt', Range => 'bytes=999999-')->{status}, 416, 'an unsatisfiable Range: 416');
+
+$r = WebgresTest::request($port, 'HEAD', '/app/a.txt');
+is($r->{status}, 200, 'HEAD: 200');
+is($r->{headers}{'content-length'}, length $text, '... the Content-Length of the GET');
+$r = WebgresTest::request($port, 'POST', '/app/a.txt');
+is($r->{status}, 405, 'POST: 405');
+is($r->{headers}{allow}, 'GET, HEAD', '... Allow: GET, HEAD');
+
+# ---- directories ----
+is(get('/app/')->{body}, "<h1>the app</h1>\n", 'the prefix/: its index.html');
+$r = get('/app');
+is($r->{status}, 301, 'the prefix without its slash: 301');
+like($r->{headers}{location}, qr{/app/$}, '... to the prefix/');
+is(get('/app/sub')->{status}, 301, 'a directory without its slash: 301');
+is(get('/app/sub/')->{body}, "<p>sub index</p>\n", 'a directory/: its index.html');
+is(get('/app/nothing.txt')->{status}, 404, 'a missing file: 404');
+
+# ---- precompressed siblings ----
+$r = get('/app/pre.js', 'Accept-Encoding' => 'gzip');
+is($r->{headers}{'content-encoding'}, 'gzip', 'a .gz sibling for a client that takes gzip');
+is($r->{body}, "not really gzip, but the sibling's bytes", '... its bytes');
+like($r->{headers}{vary} // '', qr/accept-encoding/i, '... Vary: Accept-Encoding');
+$r = get('/app/pre.js');
+is($r->{body}, "console.log('plain');\n", 'without Accept-Encoding: the file itself');
+like($r->{headers}{vary} // '', qr/accept-encoding/i, '... with Vary: Accept-Encoding too');
+$r = get('/app/pre.js', 'Accept-Encoding' => 'gzip;q=0');
+is($r->{body}, "console.log('plain');\n", 'with gzip;q=0: the file itself');
+
+# ---- single-page application ----
+is(get('/spa/app.js')->{body}, "start();\n", 'SPA mount: an existing file');
+$r = get('/spa/users/42');
+is($r->{status}, 200, 'SPA mount: an unknown path answers 200');
+is($r->{body}, "<div id=app></div>\n", '... with the index file');
+like($r->{headers}{'content-type'}, qr{^text/html}, '... as text/html');
+
+# ---- routes and mounts share the path space ----
+is(get('/app/api/hello')->{body}, 'from the route', 'a route under a mount answers its path');
+is(get('/nowhere')->{status}, 404, 'a path under no mount and no route: 404');
+
+# ---- compression applies to static files ----
+$node->append_conf('postgresql.conf', "webgres.compress = on\n");
+$node->reload;
+my $deadline = time + 30;
+while (1)
+{
+	$r = get('/app/style.css', 'Accept-Encoding' => 'gzip');
+	last if ($r->{headers}{'content-encoding'} // '') eq 'gzip' || time > $deadline;
+	sleep 0.1;
+}
+is($r->{headers}{'content-encoding'}, 'gzip', 'compression on: a .css file is gzipped');
+my $css;
+gunzip(\$r->{body} => \$css);
+is($css, "body { color: black; }\n" x 300, '... and decompresses to the file');
+like($r->{headers}{etag} // '', qr{^W/"}, '... with a weak ETag');
+is(get('/app/style.css', 'Accept-Encoding' => 'gzip', 'If-None-Match' => $r->{headers}{etag})->{status},
+	304, '... which answers 304 when sent back');
+$r = get('/app/style.css', 'Accept-Encoding' => 'gzip', Range => 'bytes=0-9');
+is($r->{status}, 206, 'a Range request with compression on: 206');
+ok(!exists $r->{headers}{'content-encoding'}, '... not compressed');
+is($r->{body}, 'body { col', '... the bytes of the file');
+ok(!exists get('/app/big.bin', 'Accept-Encoding' => 'gzip')->{headers}{'content-encoding'},
+	'application/octet-stream is not compressed');
+
+# ---- HTTP/2 ----
+{
+	my $s = WebgresTest::connect_to($port);
+	print $s $H2Test::PREFACE . frame(4, 0, 0, '') . frame(1, 0x5, 1, request_block('/app/a.txt'));
+	my ($status, $body) = read_stream($s, 1);
+	is($status, 200, 'HTTP/2: 200');
+	is($body, $text, 'HTTP/2: the file');
+	close $s;
+}
+
+# ---- who may map what ----
+$node->safe_psql('postgres', q{
+	CREATE ROLE alice LOGIN;
+	GRANT INSERT, SELECT, UPDATE, DELETE ON webgres.routes TO alice;
+});
+my ($ret, $out, $err) = $node->psql('postgres',
+	"SET ROLE alice; INSERT INTO webgres.static_mounts (prefix, directory) VALUES ('/mine', '$root')");
+like($err, qr/permission denied|only a superuser/, 'a non-superuser cannot add a mount');
+($ret, $out, $err) = $node->psql('postgres',
+	q{SET ROLE alice; INSERT INTO webgres.routes (method, path, handler) VALUES ('GET', '/app/x', 'SELECT 1 AS body')});
+like($err, qr{is under static mount "/app" of role}, "another role's route under a mount is refused");
+($ret, $out, $err) = $node->psql('postgres',
+	q{SET ROLE alice; INSERT INTO webgres.routes (method, path, handler) VALUES ('GET', '/alice/x', 'SELECT ''alice'' AS body')});
+is($ret, 0, 'alice saves a route of her own elsewhere') or diag($err);
+($ret, $out, $err) = $node->psql('postgres',
+	"INSERT INTO webgres.static_mounts (prefix, directory) VALUES ('/alice', '$root')");
+like($err, qr{static mount "/alice" covers route GET /alice/x of role "alice"},
+	"a mount over another role's route is refused");
+($ret, $out, $err) = $node->psql('postgres',
+	"INSERT INTO webgres.static_mounts (prefix, directory, owner) VALUES ('/alice', '$root', 'alice')");
+is($ret, 0, "... but a mount given to that role is saved") or diag($err);
+WebgresTest::wait_for_status($port, '/alice/a.txt', 200);
+is(get('/alice/a.txt')->{body}, $text, '... its files are served (a change needs no restart)');
+is(get('/alice/x')->{body}, 'alice', '... and her route still answers its path');
+
+for my $bad (['/app/', 'a trailing slash'], ['/a/../b', 'a .. segment'], ['app', 'no leading slash'],
+	['/a%2e', 'percent-encoding'], ['/:x', 'a capture'], ['/.git', 'a dotted segment'])
+{
+	($ret, $out, $err) = $node->psql('postgres',
+		"INSERT INTO webgres.static_mounts (prefix, directory) VALUES ('$bad->[0]', '$root')");
+	like($err, qr/invalid static mount prefix/, "a prefix with $bad->[1] is refused");
+}
+($ret, $out, $err) = $node->psql('postgres',
+	"INSERT INTO webgres.static_mounts (prefix, directory) VALUES ('/x', 'relative/dir')");
+like($err, qr/invalid static mount directory/, 'a relative directory is refused');
+($ret, $out, $err) = $node->psql('postgres',
+	"INSERT INTO webgres.static_mounts (prefix, directory) VALUES ('/x', '$dir/no/such')");
+like($err, qr/is not a directory the server can read/, 'a missing directory is refused');
+($ret, $out, $err) = $node->psql('postgres',
+	"SET check_function_bodies = off; INSERT INTO webgres.static_mounts (prefix, directory) VALUES ('/gone', '$dir/no/such')");
+is($ret, 0, '... but taken as a restore (check_function_bodies off) takes it') or diag($err);
+my $gone_deadline = time + 30;
+until (slurp_file($node->logfile) =~ m{static mount "/gone" cannot open directory} || time > $gone_deadline)
+{
+	get('/gone/x');
+	sleep 0.1;
+}
+like(slurp_file($node->logfile), qr{static mount "/gone" cannot open directory},
+	'... the worker logs that it cannot open the directory');
+is(get('/gone/x')->{status}, 404, '... and its paths answer 404');
+is(get('/app/a.txt')->{status}, 200, '... while the other mounts serve');
+
+$node->safe_psql('postgres', q{DELETE FROM webgres.static_mounts WHERE prefix = '/alice'});
+WebgresTest::wait_for_status($port, '/alice/a.txt', 404);
+is(get('/alice/a.txt')->{status}, 404, 'a mount deleted: its paths answer 404');
+
+# A mount at /: the whole path space but the routes' paths and longer prefixes
+# (alice's route goes first: a mount at / would cover it).
+$node->safe_psql('postgres', "DELETE FROM webgres.routes WHERE path = '/alice/x'");
+$node->safe_psql('postgres', "INSERT INTO webgres.static_mounts (prefix, directory) VALUES ('/', '$dir/spa')");
+WebgresTest::wait_for_status($port, '/app.js', 200);
+is(get('/app.js')->{body}, "start();\n", 'a mount at /: its files');
+is(get('/')->{body}, "<div id=app></div>\n", '... / is its index file');
+is(get('/app/a.txt')->{body}, $text, '... a longer prefix still answers its paths');
+is(get('/app/api/hello')->{body}, 'from the route', '... and a route its own');
+
+$node->stop;
+done_testing();

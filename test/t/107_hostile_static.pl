@@ -1,0 +1,108 @@
+# Hostile input against static mounts: every way out of the mount's
+# directory is refused, and nothing outside it is ever sent.  Dot segments
+# plain, percent-encoded (either case, mixed) and double-encoded; encoded
+# slashes and backslashes; raw backslashes; NUL, raw and encoded; empty
+# segments; malformed escapes; dotfiles (unless the mount allows them);
+# symbolic links pointing out, absolute, relative and through a directory,
+# while a link that stays inside is served; the same over HTTP/2.
+use strict;
+use warnings;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use HostileTest;
+use H2Test qw(frame request_block read_stream);
+
+my $dir = PostgreSQL::Test::Utils::tempdir();
+my $root = "$dir/site";
+mkdir $_ or die "$_: $!" for $root, "$root/sub", "$root/.hidden", "$dir/outside", "$dir/dots";
+sub write_file { my ($p, $c) = @_; open my $f, '>:raw', $p or die "$p: $!"; print $f $c; close $f; }
+write_file("$root/a.txt", "inside\n");
+write_file("$root/.secret", "DOTFILE SECRET\n");
+write_file("$root/.hidden/x", "HIDDEN DIR SECRET\n");
+write_file("$dir/outside/secret.txt", "TOP SECRET\n");
+write_file("$dir/dots/.well-known", "allowed dotfile\n");
+symlink('/etc/passwd', "$root/link-out") or die;
+symlink('../outside/secret.txt', "$root/rel-out") or die;
+symlink('../outside', "$root/dir-out") or die;
+symlink("$root/a.txt", "$root/abs-in") or die;
+symlink('a.txt', "$root/link-in") or die;
+
+my $h = HostileTest->new('hostile_static', conf => "webgres.http2 = on\n");
+my $port = $h->port;
+$h->node->safe_psql('postgres', qq{
+	INSERT INTO webgres.static_mounts (prefix, directory) VALUES ('/app', '$root');
+	INSERT INTO webgres.static_mounts (prefix, directory, dotfiles) VALUES ('/dots', '$dir/dots', true);
+});
+WebgresTest::wait_for_status($port, '/app/a.txt', 200);
+
+my @leaks;
+sub try_path
+{
+	my ($path, $status, $desc) = @_;
+	my $r = $h->answered("GET $path HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", $status, $desc);
+	push @leaks, $path if $r && $r->{body} =~ /SECRET|root:/;
+}
+
+try_path('/app/a.txt', 200, 'a file inside');
+try_path('/app/link-in', 200, 'a relative link that stays inside');
+for my $case (
+	[ '/app/../outside/secret.txt', 'a .. segment' ],
+	[ '/app/sub/../../outside/secret.txt', 'two .. segments' ],
+	[ '/app/./a.txt', 'a . segment' ],
+	[ '/app/%2e%2e/outside/secret.txt', 'an encoded .. segment' ],
+	[ '/app/%2E%2E/outside/secret.txt', 'an encoded .. segment, upper case' ],
+	[ '/app/.%2e/outside/secret.txt', 'a half-encoded .. segment' ],
+	[ '/app/%252e%252e/outside/secret.txt', 'a double-encoded .. segment' ],
+	[ '/app/%25%32%65%25%32%65/outside/secret.txt', 'a double-encoded .., every byte' ],
+	[ '/app/..%2foutside%2fsecret.txt', 'encoded slashes' ],
+	[ '/app/sub%2f..%2f..%2foutside%2fsecret.txt', 'encoded slashes around ..' ],
+	[ '/app/..%5coutside%5csecret.txt', 'encoded backslashes' ],
+	[ '/app/..\\outside\\secret.txt', 'raw backslashes' ],
+	[ '/app/a.txt%00.png', 'an encoded NUL' ],
+	[ '/app/%00', 'an encoded NUL alone' ],
+	[ '/app//a.txt', 'an empty segment' ],
+	[ '/app/%zz', 'a malformed escape' ],
+	[ '/app/%2', 'a truncated escape' ],
+	)
+{
+	try_path($case->[0], 400, $case->[1]);
+}
+for my $case (
+	[ '/app/.secret', 'a dotfile' ],
+	[ '/app/%2esecret', 'an encoded dotfile' ],
+	[ '/app/.hidden/x', 'a file in a dotted directory' ],
+	[ '/app/link-out', 'an absolute link out (/etc/passwd)' ],
+	[ '/app/rel-out', 'a relative link out' ],
+	[ '/app/dir-out/secret.txt', 'a file through a directory link out' ],
+	[ '/app/abs-in', 'an absolute link, even one pointing inside' ],
+	[ '/app/a.txt/', 'a file as a directory' ],
+	)
+{
+	try_path($case->[0], 404, $case->[1]);
+}
+try_path('/dots/.well-known', 200, 'a dotfile on a mount that allows them');
+try_path('/dots/../site/.secret', 400, '... but not a .. segment there');
+
+# The raw request as a NUL byte on the wire: refused before routing.
+my $r = $h->answered("GET /app/a.txt\0.png HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 400,
+	'a raw NUL in the path');
+push @leaks, 'raw NUL' if $r && $r->{body} =~ /SECRET/;
+
+# HTTP/2 takes the same path.
+{
+	my $s = WebgresTest::connect_to($port);
+	print $s $H2Test::PREFACE . frame(4, 0, 0, '')
+	  . frame(1, 0x5, 1, request_block('/app/%2e%2e/outside/secret.txt'));
+	my ($status, $body) = read_stream($s, 1);
+	is($status, 400, 'HTTP/2: an encoded .. segment: 400');
+	push @leaks, 'h2 ..' if $body =~ /SECRET/;
+	print $s frame(1, 0x5, 3, request_block('/app/rel-out'));
+	($status, $body) = read_stream($s, 3);
+	is($status, 404, 'HTTP/2: a link out: 404');
+	push @leaks, 'h2 link' if $body =~ /SECRET/;
+	close $s;
+}
+
+is_deeply(\@leaks, [], 'nothing from outside the directory, or hidden in it, was ever sent');
+$h->still_serving('after every attempt');
+$h->finish;
