@@ -246,6 +246,26 @@ sub poll_until
 	}
 }
 
+# Appends $conf to postgresql.conf, reloads, and returns once the HTTP
+# workers have taken the reload (1 if seen, 0 at the timeout).  A reload
+# is seen through webgres.max_body_size, lowered by one byte with it: a
+# body of the old limit is then answered 413.
+sub reload_and_wait
+{
+	my ($node, $conf, $timeout) = @_;
+	my $port = $node->{webgres_port};
+	my $limit = $node->safe_psql('postgres',
+		q{SELECT setting::bigint * CASE unit WHEN 'kB' THEN 1024 WHEN 'MB' THEN 1048576 ELSE 1 END
+		  FROM pg_settings WHERE name = 'webgres.max_body_size'});
+	$node->append_conf('postgresql.conf', ($conf // '') . "\nwebgres.max_body_size = " . ($limit - 1) . "\n");
+	$node->reload;
+	my $body = 'x' x $limit;
+	return poll_until(sub {
+		my $r = eval { request($port, 'POST', '/', body => $body, timeout => 10) };
+		$r && $r->{status} == 413;
+	}, $timeout) ? 1 : 0;
+}
+
 sub add_route
 {
 	my ($node, $method, $path, $handler, %opts) = @_;
