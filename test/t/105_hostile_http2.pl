@@ -408,6 +408,31 @@ my $up = $h->answered("GET /hello HTTP/1.1\r\nHost: h\r\nConnection: Upgrade, HT
 	  . "Upgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\n", 200, 'Upgrade: h2c is served as HTTP/1.1');
 is($up && $up->{body}, 'hi', 'Upgrade: h2c: the HTTP/1.1 answer');
 
+# ---- webgres.http2_max_resets ----
+# Lowered to 10 (it applies to new connections): ten requests reset in one
+# write spend the ten resets allowed, and a PING after them is answered;
+# eleven are one too many.  None of the requests runs.
+ok(WebgresTest::reload_and_wait($h->node, "webgres.http2_max_resets = 10\n"),
+	'the worker took webgres.http2_max_resets = 10');
+$h->reset_hits;
+{
+	my $s = connect_h2();
+	send_all($s, start() . join('', map { get(2 * $_ + 1, '/count') . rst(2 * $_ + 1) } 0 .. 9)
+		  . frame(PING, 0, 0, 'tenreset'));
+	my $r = read_frames($s, until => sub { grep { $_->{type} == PING && $_->{flags} & ACK } @{ $_[0] } });
+	ok(!$r->{goaway}, 'ten resets, webgres.http2_max_resets = 10: no GOAWAY');
+	ok((grep { $_->{type} == PING && $_->{flags} & ACK && $_->{payload} eq 'tenreset' } @{ $r->{frames} }),
+		'... the connection answers the PING after them');
+	close $s;
+}
+{
+	my $s = connect_h2();
+	send_all($s, start() . join('', map { get(2 * $_ + 1, '/count') . rst(2 * $_ + 1) } 0 .. 10));
+	calmed(read_frames($s), 'eleven resets, webgres.http2_max_resets = 10');
+	close $s;
+}
+is($h->hits, 0, 'webgres.http2_max_resets: none of the reset requests ran');
+
 # ---- webgres.http2 = off ----
 $h->node->append_conf('postgresql.conf', "webgres.http2 = off\n");
 $h->node->reload;
