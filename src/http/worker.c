@@ -167,18 +167,26 @@ is_head_request(h2o_req_t *req)
  * Sends a finished response: the one send point, for requests answered on
  * the loop and for those an executor answered.  A HEAD answer keeps the
  * GET's status, headers and Content-Length but sends no content (RFC 9110
- * 9.3.2): libh2o 2.2.5 sends whatever it is given, for HEAD too.
+ * 9.3.2): libh2o 2.2.5 sends whatever it is given, for HEAD too.  A 1xx,
+ * 204 or 304 answer has no content and no Content-Length (RFC 9110 6.4.1,
+ * 8.6), whatever body the handler gave: a client reads none, so bytes sent
+ * would be taken for the next response.
  */
 static void
 send_response(h2o_req_t *req, char *body, size_t bodylen)
 {
 	static h2o_generator_t generator = {NULL, NULL};
-	h2o_iovec_t buf = h2o_iovec_init(body, bodylen);
 	bool		is_head = is_head_request(req);
+	bool		no_content = req->res.status < 200 || req->res.status == 204 ||
+		req->res.status == 304;
+	h2o_iovec_t buf;
 
+	if (no_content)
+		bodylen = 0;
+	buf = h2o_iovec_init(body, bodylen);
 	stats_count_response(req->res.status);
 	h2_guard_answered(req, bodylen);
-	req->res.content_length = bodylen;
+	req->res.content_length = no_content ? SIZE_MAX : bodylen;
 	h2o_start_response(req, &generator);
 	if (is_head || bodylen == 0)
 		h2o_send(req, NULL, 0, H2O_SEND_STATE_FINAL);

@@ -24,6 +24,8 @@ is($res->{status}, 200, 'tutorial route answers 200');
 is($res->{body}, 'Hello, <b>John &lt;Doe&gt;</b>!', 'body is rendered and escaped');
 is($res->{headers}{'content-type'}, 'text/html', 'content_type column is used');
 is($res->{headers}{'content-length'}, length($res->{body}), 'Content-Length is set');
+is($res->{after}, '', 'no bytes on the wire after the Content-Length ones');
+ok($res->{closed}, 'Connection: close is honoured');
 is($res->{headers}{server}, 'webgres', 'Server header');
 like($res->{headers}{date}, qr/^\w{3}, \d\d \w{3} \d{4} \d\d:\d\d:\d\d GMT$/, 'Date header');
 is(WebgresTest::http_get($port, '/users/nobody')->{status}, 404, 'zero rows and no other route: 404');
@@ -47,6 +49,8 @@ WebgresTest::add_route($node, 'GET', '/t/bytea', q{SELECT '\x00ff41'::bytea AS b
 WebgresTest::add_route($node, 'GET', '/t/int', q{SELECT 42 AS body});
 WebgresTest::add_route($node, 'GET', '/t/created', q{SELECT 201 AS status, 'made' AS body});
 WebgresTest::add_route($node, 'GET', '/t/empty', q{SELECT 204 AS status});
+WebgresTest::add_route($node, 'GET', '/t/empty-body', q{SELECT 204 AS status, 'dropped' AS body});
+WebgresTest::add_route($node, 'GET', '/t/not-modified', q{SELECT 304 AS status, 'dropped' AS body});
 WebgresTest::add_route($node, 'GET', '/t/headers', q{
 	SELECT jsonb_build_object('X-One', 'a', 'Set-Cookie', jsonb_build_array('c=1', 'd=2'),
 	                          'X-Num', 7, 'X-Null', null) AS headers, 'h' AS body});
@@ -69,6 +73,22 @@ is($res->{status}, 201, 'status column');
 $res = WebgresTest::http_get($port, '/t/empty');
 is($res->{status}, 204, 'status without body');
 is($res->{body}, '', 'no body');
+is($res->{after}, '', 'no bytes on the wire after the 204 head');
+ok(!exists $res->{headers}{'content-length'} && !exists $res->{headers}{'transfer-encoding'},
+	'204 without Content-Length or Transfer-Encoding');
+# A body the handler gives with a 204 or 304 is not sent: a client reads
+# none, so it would be taken for the next response on the connection.
+for my $path ('/t/empty-body', '/t/not-modified')
+{
+	my $s = WebgresTest::connect_to($port);
+	print $s "GET $path HTTP/1.1\r\nHost: h\r\n\r\nGET /t/int HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n";
+	my ($list, undef, $rest) = WebgresTest::read_responses($s, 2, 30, 0, 1);
+	close $s;
+	is_deeply([ map { $_->{status} } @$list ], [ $path =~ /empty/ ? 204 : 304, 200 ],
+		"$path: its handler's body is not sent, the next response follows its head");
+	is($list->[1]{body}, '42', "$path: the next response is whole");
+	is($rest, '', "$path: nothing else on the wire");
+}
 $res = WebgresTest::http_get($port, '/t/headers');
 is($res->{headers}{'x-one'}, 'a', 'headers column: string');
 is($res->{headers}{'x-num'}, '7', 'headers column: number');
@@ -171,9 +191,11 @@ SKIP:
 	like($out, qr{Hello, <b>John &lt;Doe&gt;</b>!}, 'HTTP/2 body');
 }
 
-# A route row changed takes effect without a restart.
+# A route row changed takes effect without a restart.  /t/text is a
+# constant route, which a worker may answer from memory for up to 100 ms
+# after its last transaction: poll (as t/003_reload.pl does).
 $node->safe_psql('postgres', q{UPDATE webgres.routes SET handler = 'SELECT ''v2'' AS body' WHERE path = '/t/text'});
-is(WebgresTest::http_get($port, '/t/text')->{body}, 'v2', 'updated handler served at once');
+is(WebgresTest::wait_for_body($port, '/t/text', 'v2')->{body}, 'v2', 'updated handler served without a restart');
 
 $node->stop;
 done_testing();

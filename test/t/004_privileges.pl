@@ -32,6 +32,10 @@ app_route('/setrole', q{SELECT set_config('role', 'postgres', false) AS body});
 app_route('/setsession', q{SELECT set_config('session_authorization', 'postgres', false) AS body});
 app_route('/setpath', q{SELECT set_config('search_path', 'pg_catalog', false) AS body});
 app_route('/path', q{SELECT current_setting('search_path') AS body});
+app_route('/setx', q{SELECT set_config('webgres_test.x', 'leaked', false) AS body});
+app_route('/getx', q{SELECT coalesce(nullif(current_setting('webgres_test.x', true), ''), 'unset') AS body});
+# Both on the worker's own loop, so that a leak would be seen by the next request.
+$node->safe_psql('postgres', q{UPDATE webgres.routes SET mode = 'inline' WHERE path IN ('/setx', '/getx')});
 
 is($node->safe_psql('postgres', q{SELECT owner FROM webgres.routes WHERE path = '/info'}), 'app',
 	'the owner is the role that created the route');
@@ -41,6 +45,15 @@ is($res->{body}, 'visible', 'the owner can read what it was granted');
 $res = WebgresTest::http_get($port, '/secret');
 is($res->{status}, 403, 'a table the owner cannot read: 403');
 unlike($res->{body}, qr/classified/, 'nothing of it is sent');
+like(slurp_file($node->logfile), qr/permission denied for table secrets/, 'refused for the privilege, says the log');
+# The same route serves the table once its owner may read it: the 403 came
+# from the owner's privileges, not from the route.
+$node->safe_psql('postgres', 'GRANT SELECT ON secrets TO app');
+is(WebgresTest::wait_for_status($port, '/secret', 200)->{body}, 'classified', 'granted to the owner: served');
+$node->safe_psql('postgres', 'REVOKE SELECT ON secrets FROM app');
+$res = WebgresTest::wait_for_status($port, '/secret', 403);
+is($res->{status}, 403, 'revoked again: 403');
+unlike($res->{body}, qr/classified/, 'and nothing of it is sent');
 is(WebgresTest::http_get($port, '/whoami')->{body}, 'app,postgres', 'current_user is the owner');
 
 # SET ROLE and SET SESSION AUTHORIZATION cannot be used to escape.
@@ -54,6 +67,11 @@ like(slurp_file($node->logfile), qr/cannot set parameter "role" within security-
 my $before = WebgresTest::http_get($port, '/path')->{body};
 is(WebgresTest::http_get($port, '/setpath')->{body}, 'pg_catalog', 'handler changed search_path');
 is(WebgresTest::http_get($port, '/path')->{body}, $before, 'the next request has the old search_path');
+# The route's own search_path is set for each request anyway: a setting
+# nothing sets again shows whether a change outlives its request.
+is(WebgresTest::http_get($port, '/getx')->{body}, 'unset', 'a custom setting is unset at first');
+is(WebgresTest::http_get($port, '/setx')->{body}, 'leaked', 'a handler sets it (not locally)');
+is(WebgresTest::http_get($port, '/getx')->{body}, 'unset', 'the next request does not see it');
 
 # A superuser's route says so when it is created.
 my ($ret, $out, $err) = $node->psql('postgres',

@@ -31,10 +31,22 @@ for my $round (1 .. 2)
 	my $t0 = time;
 	kill 'KILL', $pids[0];
 	# Wait until the old process is gone, then for the first good answer.
-	sleep 0.01 while kill(0, $pids[0]) && time - $t0 < 10;
+	sleep 0.01 while kill(0, $pids[0]) && time - $t0 < 60;
+	ok(!kill(0, $pids[0]), "round $round: the killed worker is gone");
 	my $res = WebgresTest::wait_for_status($port, '/ping', 200, 60);
 	my $took = time - $t0;
 	is($res && $res->{status}, 200, "round $round: serving resumed by itself");
+	# Postgres reinitialized: every worker is a new process (the one killed
+	# and the one Postgres stopped), as many as before.
+	my %old = map { $_ => 1 } @pids;
+	my @new;
+	WebgresTest::poll_until(sub {
+		@new = eval { WebgresTest::worker_pids($node) };
+		@new == @pids && !grep { $old{$_} } @new;
+	}, 60);
+	is(scalar(@new), scalar(@pids), "round $round: as many workers as before");
+	is(scalar(grep { $old{$_} } @new), 0, "round $round: all of them new processes")
+	  or diag("before: @pids; after: @new");
 	note(sprintf('recovery after SIGKILL of a worker: %.3f s', $took));
 	diag(sprintf('round %d: recovery after SIGKILL of a worker took %.3f s', $round, $took));
 	cmp_ok($took, '<', 60, "round $round: within a minute");

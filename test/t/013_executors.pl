@@ -14,6 +14,7 @@ use WebgresTest;
 my $node = WebgresTest->new_node('executors', workers => 1,
 	conf => "webgres.executors = 4\n"
 	  . "webgres.inline_budget = '200ms'\n"
+	  . "webgres.handler_timeout = '120s'\n"
 	  . "webgres.max_queue = 2\n");
 my $port = $node->{webgres_port};
 
@@ -23,6 +24,7 @@ $node->safe_psql('postgres', q{
 	CREATE TABLE items (id int PRIMARY KEY, n int);
 	INSERT INTO items VALUES (1, 0);
 	CREATE TABLE marks (what text);
+	CREATE TABLE gate (g int);
 });
 
 # Adds a route with a mode and a cap; returns its id.
@@ -47,6 +49,8 @@ route('GET', '/bump',
 route('GET', '/one',
 	q{SELECT clock_timestamp()::text || '|' || pg_sleep(1)::text || '|' || clock_timestamp()::text AS body FROM request},
 	'executor', 1);
+# Waits for a lock on gate, which the test holds while it looks.
+route('GET', '/gated', q{SELECT pg_sleep(0)::text || count(*) AS body FROM gate, request}, 'executor', 1);
 route('GET', '/hang',
 	q{INSERT INTO marks VALUES ('hang') RETURNING pg_sleep(60)::text AS body}, 'executor');
 route('GET', '/victim', q{SELECT pg_sleep(60)::text AS body FROM request}, 'executor');
@@ -57,9 +61,6 @@ route('GET', '/none', q{SELECT 'x' AS body FROM request WHERE request.path = '/o
 	'executor');
 
 WebgresTest::wait_for_status($port, '/fast', 200);
-is(scalar(() = $node->safe_psql('postgres',
-	"SELECT pid FROM pg_stat_activity WHERE backend_type = 'webgres executor'") =~ /\d+/g),
-	4, 'webgres.executors executors are running');
 
 # Sends a GET on a new connection without waiting for the answer.
 sub send_get
@@ -100,6 +101,26 @@ sub poll_until
 	}
 	diag("waited for '$want' from: $sql; last got '$got'");
 	return 0;
+}
+
+ok(poll_until("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'webgres executor'", '4'),
+	'webgres.executors executors are running');
+
+# Holds the gate /gated waits for, in a session of its own; returns a
+# function that lets it go.
+sub hold_gate
+{
+	my $gate = $node->background_psql('postgres');
+	$gate->query_safe('BEGIN; LOCK TABLE gate IN ACCESS EXCLUSIVE MODE');
+	return sub { $gate->query_safe('COMMIT'); $gate->quit; };
+}
+
+# The requests of a route waiting for an executor now, across workers.
+sub queued_for
+{
+	my ($path) = @_;
+	return "SELECT coalesce(sum(queued), 0) FROM webgres.route_execution() e "
+	  . "JOIN webgres.routes r ON r.id = e.route_id WHERE r.path = '$path'";
 }
 
 # The executors that are running a route now.
@@ -210,12 +231,19 @@ sub running_on_executors
 		  . "OR '$spans[1][2]'::timestamptz <= '$spans[0][0]'::timestamptz");
 	is($ordered, 't', '... ran one after the other');
 
-	# One runs, webgres.max_queue = 2 wait, the fourth is refused at once.
-	my @four = map { my $s = send_get('/one'); sleep 0.1; $s } 1 .. 4;
-	my $refused = answer($four[3], 10);
+	# One runs (held by the gate), webgres.max_queue = 2 wait, the fourth is
+	# refused at once.
+	my $release = hold_gate();
+	my @four = (send_get('/gated'));
+	ok(poll_until(running_on_executors('/gated'), '1'), 'one request of a route with max_concurrency 1 runs');
+	push @four, send_get('/gated'), send_get('/gated');
+	ok(poll_until(queued_for('/gated'), '2'), 'two more wait (webgres.max_queue = 2)');
+	push @four, send_get('/gated');
+	my $refused = answer($four[3], 60);
 	is($refused->{status}, 503, 'a full queue answers 503');
 	is($refused->{headers}{'retry-after'}, '1', '... with Retry-After');
-	is(scalar(grep { answered_yet($_) } @four[0 .. 2]), 0, '... before the queued ones complete');
+	is(scalar(grep { answered_yet($_) } @four[0 .. 2]), 0, '... while the others still wait');
+	$release->();
 	is(join(',', map { answer($_)->{status} } @four[0 .. 2]), '200,200,200',
 		'the queued requests are answered');
 	is($node->safe_psql('postgres',
@@ -247,14 +275,23 @@ sub running_on_executors
 }
 
 # ---- handler_timeout counts from the request head, queueing included ----
+# The first request takes the route's only slot under the 120 s timeout and
+# waits for the gate; the timeout is then lowered to 1.5 s, and a second
+# request waits for the slot.  It must be answered 504 while the first
+# still runs: it never ran, so its time in the queue was counted.
 {
-	$node->safe_psql('postgres', "ALTER SYSTEM SET webgres.handler_timeout = '1500ms'");
-	$node->reload;
-	sleep 0.5;
-	my @socks = map { my $s = send_get('/one'); sleep 0.1; $s } 1 .. 2;
-	my @res = map { answer($_) } @socks;
-	is(join(',', map { $_->{status} } @res), '200,504',
-		'the request that waited for the cap runs out of time: 504');
+	my $release = hold_gate();
+	my $first = send_get('/gated');
+	ok(poll_until(running_on_executors('/gated'), '1'), 'the first request runs');
+	ok(WebgresTest::reload_and_wait($node, "webgres.handler_timeout = '1500ms'\n"),
+		'the worker took the lower handler_timeout');
+	my $second = send_get('/gated');
+	my $res = answer($second, 60);
+	is($res->{status}, 504, 'the request that waited for the cap runs out of time: 504');
+	is($node->safe_psql('postgres', running_on_executors('/gated')), '1',
+		'... while the first still holds the only slot: it never ran');
+	$release->();
+	is(answer($first)->{status}, 200, 'the first, under the timeout it came with, is answered');
 }
 
 # ---- no executor takes the request: the worker answers 504 after the timeout ----

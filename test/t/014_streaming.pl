@@ -356,10 +356,24 @@ sub active_route
 		$got += $n;
 		$raw .= $chunk;
 	}
-	sleep 2;
-	my $n1 = $node->safe_psql('postgres', 'SELECT last_value FROM progress');
-	sleep 1;
-	my $n2 = $node->safe_psql('postgres', 'SELECT last_value FROM progress');
+	# Wait for the producer to block: its executor asleep in poll(2) on the
+	# socket (/proc/PID/wchan), and the rows fetched the same before and
+	# after, five times running.
+	my ($epid) = split /\n/, $node->safe_psql('postgres',
+		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'webgres executor' "
+		  . "AND query LIKE 'GET /big (route %'");
+	my $progress = sub { $node->safe_psql('postgres', 'SELECT last_value FROM progress') };
+	my $wchan = sub { open my $f, '<', "/proc/$epid/wchan" or return ''; local $/; return <$f> // ''; };
+	my ($n1, $n2, $blocked) = (0, 0, 0);
+	WebgresTest::poll_until(sub {
+		my $before = $progress->();
+		my $w = $wchan->();
+		$n1 = $progress->();
+		$blocked = ($w =~ /poll/ && $before == $n1) ? $blocked + 1 : 0;
+		$blocked >= 5;
+	}, 120);
+	ok($blocked >= 5, 'the producer blocks while the reader pauses');
+	$n2 = $progress->();
 	ok($n1 < 500_000, "a paused reader holds the query: $n1 of 1000000 rows fetched");
 	is($n2, $n1, '... and no more are fetched while it pauses');
 	is($node->safe_psql('postgres', active_route('/big')), '1', '... the query is still running');
@@ -413,7 +427,11 @@ sub active_route
 {
 	$node->safe_psql('postgres', "ALTER SYSTEM SET webgres.stream_timeout = '3s'");
 	$node->safe_psql('postgres', 'SELECT pg_reload_conf()');
-	sleep 1;
+	# A new session shows the value once the postmaster has read the file
+	# and signalled every process; an idle executor takes the reload before
+	# it accepts its next request.
+	ok($node->poll_query_until('postgres', q{SELECT current_setting('webgres.stream_timeout') = '3s'}),
+		'the reload is in force');
 	my $log_at = -s $node->logfile;
 	my $raw = get_raw('/forever', 'application/x-ndjson');
 	my ($h, $b, $complete) = dechunk($raw);

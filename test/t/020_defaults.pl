@@ -6,7 +6,6 @@ use strict;
 use warnings;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(sleep);
 use WebgresTest;
 
 my $node = WebgresTest->new_node('defaults', workers => 1);
@@ -15,8 +14,11 @@ my $port = $node->{webgres_port};
 is($node->safe_psql('postgres', 'SHOW webgres.share_read_transactions'), 'off',
 	'webgres.share_read_transactions is off by default');
 
-WebgresTest::add_route($node, 'GET', '/hold', q{SELECT pg_sleep(0.5)::text AS body});
+$node->safe_psql('postgres', 'CREATE TABLE gate (g int)');
+WebgresTest::add_route($node, 'GET', '/hold', q{SELECT pg_sleep(0)::text || count(*) AS body FROM gate});
 WebgresTest::add_route($node, 'GET', '/xact', q{SELECT now()::text AS body});
+# /hold must keep the only worker busy: never moved to an executor.
+$node->safe_psql('postgres', "UPDATE webgres.routes SET mode = 'inline' WHERE path = '/hold'");
 WebgresTest::wait_for_status($port, '/xact', 200);
 # Each handler once alone: a route shares only once its plan is known.
 WebgresTest::http_get($port, $_) for qw(/xact /xact /hold);
@@ -27,9 +29,15 @@ WebgresTest::http_get($port, $_) for qw(/xact /xact /hold);
 sub together
 {
 	my @paths = @_;
+	# /hold waits for a lock on gate that a session holds until every
+	# other request has been sent: no timing is involved.
+	my $gate = $node->background_psql('postgres');
+	$gate->query_safe('BEGIN; LOCK TABLE gate IN ACCESS EXCLUSIVE MODE');
 	my $hold = WebgresTest::connect_to($port);
 	print $hold "GET /hold HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
-	sleep 0.15;
+	$node->poll_query_until('postgres',
+		q{SELECT count(*) > 0 FROM pg_locks WHERE NOT granted AND relation = 'gate'::regclass})
+	  or die "/hold never waited for the gate";
 	my @socks;
 	for my $p (@paths)
 	{
@@ -37,6 +45,8 @@ sub together
 		print $s "GET $p HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
 		push @socks, $s;
 	}
+	$gate->query_safe('COMMIT');
+	$gate->quit;
 	my ($held) = WebgresTest::read_responses($hold, 1, 10);
 	die "/hold did not answer" unless @$held && $held->[0]{status} == 200;
 	my @res;
@@ -59,6 +69,7 @@ is(scalar(keys %seen), 3, 'each has a transaction of its own: three different no
 # The same requests, pipelined on one connection, arrive in one read.
 my $batch = join '', map { "GET /xact HTTP/1.1\r\nHost: x\r\n\r\n" } 1 .. 8;
 my ($list) = WebgresTest::raw($port, $batch, n => 8);
+is(join(',', map { $_->{status} } @$list), join(',', (200) x 8), 'eight pipelined requests answered');
 %seen = map { $_->{body} => 1 } @$list;
 is(scalar(keys %seen), 8, 'eight pipelined requests: eight transactions');
 

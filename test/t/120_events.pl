@@ -155,8 +155,9 @@ is($a->{body}, "data: x\ndata: y\ndata: z\n\n", 'CR LF and CR split data lines')
 # An envelope whose id holds a line break is sent as plain data.
 $a->{body} = '';
 $node->safe_psql('postgres', q{SELECT pg_notify('alpha', '{"id": "1\nid: 9", "data": "d"}')});
-fill($a, sub { $a->{body} =~ /\n\n\z/ && $a->{body} =~ /data/ });
+ok(fill($a, sub { $a->{body} =~ /\n\n\z/ && $a->{body} =~ /data/ }), 'the notification arrives');
 unlike($a->{body}, qr/^id:/m, 'an id with a line break is never sent as an id');
+like($a->{body}, qr/^data: \{"id": "1\\nid: 9", "data": "d"\}$/m, '... but as the payload, whole, as data');
 
 # ---- only the channels the handler returned ----
 # Another client follows beta, so the worker LISTENs on it too.
@@ -185,13 +186,27 @@ $a->{body} = '';
 ok(fill($a, sub { $a->{body} =~ /^:\n\n/ }), 'a heartbeat comment arrives on a silent stream');
 
 # ---- the head goes out at once, heartbeats or not ----
-$node->safe_psql('postgres', q{ALTER SYSTEM SET webgres.sse_heartbeat = 0; SELECT pg_reload_conf()});
-sleep 0.5;
+# The worker is seen to have taken a reload when webgres.max_body_size,
+# changed along with the setting under test, answers a body 413 (or no
+# longer does).
+sub reload_taken
+{
+	my ($small) = @_;
+	my $r = WebgresTest::poll_until(sub {
+		my $r = eval { WebgresTest::request($port, 'POST', '/plain/x', body => 'x' x 2000, timeout => 10) };
+		$r && (($r->{status} == 413) == $small) ? $r : undef;
+	}, 60);
+	ok($r, $small ? 'the worker took the reload' : 'the worker took the reset');
+}
+$node->safe_psql('postgres', q{ALTER SYSTEM SET webgres.sse_heartbeat = 0;
+	ALTER SYSTEM SET webgres.max_body_size = 1000; SELECT pg_reload_conf()});
+reload_taken(1);
 my $quiet = sse_open('/plain/quiet');
 ok(defined $quiet->{head}, 'with no catch-up and no heartbeats, the response head still arrives');
 close $quiet->{sock};
-$node->safe_psql('postgres', q{ALTER SYSTEM RESET webgres.sse_heartbeat; SELECT pg_reload_conf()});
-sleep 0.5;
+$node->safe_psql('postgres', q{ALTER SYSTEM RESET webgres.sse_heartbeat;
+	ALTER SYSTEM RESET webgres.max_body_size; SELECT pg_reload_conf()});
+reload_taken(0);
 
 # ---- Last-Event-ID: catch-up then live, no gap, no duplicate ----
 $node->safe_psql('postgres', q{
@@ -335,7 +350,8 @@ $node->safe_psql('postgres', q{
 	INSERT INTO gate_events VALUES (2, 'between');
 	SELECT pg_notify('gate_room', '{"id": 2, "data": "between"}')});
 my $heard = 0;
-for (1 .. 100)
+my $heard_by = time + 60;
+while (time < $heard_by)
 {
 	my $out = $listener->query_safe('SELECT 1') // '';
 	if ($out =~ /between/) { $heard = 1; last; }

@@ -71,16 +71,19 @@ sub connect_to
 }
 
 # Reads from the socket until $n complete responses are parsed, the peer
-# closes, or the timeout passes.  Returns (list of responses, closed flag).
+# closes, or the timeout passes.  Returns (list of responses, closed flag,
+# the bytes left over).  With $until_close, reading goes on after the last
+# response until the peer closes (or the timeout): whatever arrived after
+# it is what is left over, so a test sees every byte the server sent.
 sub read_responses
 {
-	my ($sock, $n, $timeout, $head_only) = @_;
+	my ($sock, $n, $timeout, $head_only, $until_close) = @_;
 	my $buf = '';
 	my @res;
 	my $closed = 0;
 	my $deadline = time + ($timeout // $TIMEOUT);
 	my $sel = IO::Select->new($sock);
-	while (@res < $n)
+	while (@res < $n || ($until_close && !$closed))
 	{
 		while (@res < $n)
 		{
@@ -88,7 +91,7 @@ sub read_responses
 			last unless $r;
 			push @res, $r;
 		}
-		last if @res >= $n;
+		last if @res >= $n && !$until_close;
 		my $left = $deadline - time;
 		last if $left <= 0;
 		next unless $sel->can_read($left > 0.5 ? 0.5 : $left);
@@ -96,14 +99,23 @@ sub read_responses
 		if (!$got) { $closed = 1; last; }
 		$buf .= $chunk;
 	}
-	if ($closed) { my $r; push @res, $r while @res < $n && ($r = parse_response(\$buf, $head_only)); }
+	if ($closed)
+	{
+		my $r;
+		push @res, $r while @res < $n && ($r = parse_response(\$buf, $head_only, 1));
+	}
 	return (\@res, $closed, $buf);
 }
 
-# Parses one response off the front of $$buf; undef if incomplete.
+# Parses one response off the front of $$bufref; undef if incomplete.  A
+# body is delimited as RFC 9112 section 6.3 says: none after a 1xx, 204 or
+# 304 head (or a HEAD request's), else Transfer-Encoding: chunked, else
+# Content-Length, else everything up to the close ($closed says the peer
+# has closed, so what is buffered is all there is).  {wire} holds the
+# response's bytes as they came, head and body.
 sub parse_response
 {
-	my ($bufref, $head_only) = @_;
+	my ($bufref, $head_only, $closed) = @_;
 	my $end = index($$bufref, "\r\n\r\n");
 	return undef if $end < 0;
 	my $head = substr($$bufref, 0, $end);
@@ -122,12 +134,6 @@ sub parse_response
 	my $body = '';
 	my $consumed = $end + 4;
 	if ($head_only || $status == 204 || $status == 304 || $status < 200) { }
-	elsif (defined $len)
-	{
-		return undef if length($$bufref) < $consumed + $len;
-		$body = substr($$bufref, $consumed, $len);
-		$consumed += $len;
-	}
 	elsif (($h{'transfer-encoding'} // '') =~ /chunked/i)
 	{
 		my $pos = $consumed;
@@ -143,22 +149,46 @@ sub parse_response
 		}
 		$consumed = $pos;
 	}
-	substr($$bufref, 0, $consumed) = '';
+	elsif (defined $len)
+	{
+		return undef if length($$bufref) < $consumed + $len;
+		$body = substr($$bufref, $consumed, $len);
+		$consumed += $len;
+	}
+	else
+	{
+		return undef unless $closed;
+		$body = substr($$bufref, $consumed);
+		$consumed = length($$bufref);
+	}
+	my $wire = substr($$bufref, 0, $consumed, '');
 	return { status => $status + 0, status_line => $status_line, headers => \%h,
-		raw_headers => \@raw, body => $body };
+		raw_headers => \@raw, body => $body, wire => $wire };
 }
 
-# Sends raw bytes on a new connection and reads up to $n responses.
+# Sends raw bytes on a new connection and reads up to $n responses.  With
+# until_close (for requests that ask the server to close), reads on until
+# the server closes: {after} of the last response holds any bytes sent
+# after it, and {closed} says whether the server closed.
 sub raw
 {
 	my ($port, $bytes, %opts) = @_;
 	my $s = connect_to($port);
 	print $s $bytes;
-	my ($res, $closed, $rest) = read_responses($s, $opts{n} // 1, $opts{timeout}, $opts{head_only});
+	my ($res, $closed, $rest) = read_responses($s, $opts{n} // 1, $opts{timeout}, $opts{head_only},
+		$opts{until_close});
 	close $s;
+	if ($opts{until_close} && @$res)
+	{
+		$res->[-1]{after} = $rest;
+		$res->[-1]{closed} = $closed;
+	}
 	return wantarray ? ($res, $closed, $rest) : $res->[0];
 }
 
+# One request on a new connection with Connection: close; the response,
+# with {after}: the bytes the server sent after it before closing (none,
+# if its framing is right).
 sub request
 {
 	my ($port, $method, $path, %opts) = @_;
@@ -167,7 +197,7 @@ sub request
 	for my $k (sort keys %{ $opts{headers} || {} }) { $hdrs .= "$k: $opts{headers}{$k}\r\n"; }
 	$hdrs .= "Content-Length: " . length($body) . "\r\n" if length($body) || $method eq 'POST' || $method eq 'PUT';
 	return raw($port, "$method $path HTTP/1.1\r\n$hdrs\r\n$body", head_only => $method eq 'HEAD',
-		timeout => $opts{timeout});
+		timeout => $opts{timeout}, until_close => 1);
 }
 
 sub http_get { my ($port, $path, %o) = @_; return request($port, 'GET', $path, %o); }
@@ -185,6 +215,55 @@ sub wait_for_status
 		sleep 0.05;
 	}
 	return $res;
+}
+
+# Polls GET $path until its body is $body (or the timeout); returns the last response.
+sub wait_for_body
+{
+	my ($port, $path, $body, $timeout) = @_;
+	my $deadline = time + ($timeout // $TIMEOUT);
+	my $res;
+	while (time < $deadline)
+	{
+		$res = eval { http_get($port, $path, timeout => 2) };
+		return $res if $res && $res->{body} eq $body;
+		sleep 0.05;
+	}
+	return $res;
+}
+
+# Polls $check->() until it returns true (or the timeout); returns its last value.
+sub poll_until
+{
+	my ($check, $timeout) = @_;
+	my $deadline = time + ($timeout // $TIMEOUT);
+	my $v;
+	while (1)
+	{
+		$v = $check->();
+		return $v if $v || time >= $deadline;
+		sleep 0.05;
+	}
+}
+
+# Appends $conf to postgresql.conf, reloads, and returns once the HTTP
+# workers have taken the reload (1 if seen, 0 at the timeout).  A reload
+# is seen through webgres.max_body_size, lowered by one byte with it: a
+# body of the old limit is then answered 413.
+sub reload_and_wait
+{
+	my ($node, $conf, $timeout) = @_;
+	my $port = $node->{webgres_port};
+	my $limit = $node->safe_psql('postgres',
+		q{SELECT setting::bigint * CASE unit WHEN 'kB' THEN 1024 WHEN 'MB' THEN 1048576 ELSE 1 END
+		  FROM pg_settings WHERE name = 'webgres.max_body_size'});
+	$node->append_conf('postgresql.conf', ($conf // '') . "\nwebgres.max_body_size = " . ($limit - 1) . "\n");
+	$node->reload;
+	my $body = 'x' x $limit;
+	return poll_until(sub {
+		my $r = eval { request($port, 'POST', '/', body => $body, timeout => 10) };
+		$r && $r->{status} == 413;
+	}, $timeout) ? 1 : 0;
 }
 
 sub add_route
