@@ -99,6 +99,8 @@ FUZZ_SECONDS ?= 60
 
 # The fuzzers need clang with its libFuzzer and sanitizer runtimes.
 test fuzz: export WEBGRES_DEPS_EXTRA += clang-14 libclang-rt-14-dev
+# The tests' own packages too: Chromium and selenium for test/browser.
+test: export WEBGRES_DEPS_TESTS = 1
 
 fuzz: deps
 	scripts/fuzz.sh $(FUZZ_SECONDS)
