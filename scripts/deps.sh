@@ -19,44 +19,22 @@ packages=(postgresql-15 postgresql-server-dev-15
 [ "${WEBGRES_DEPS_EXTRA:-}" ] && packages+=(${WEBGRES_DEPS_EXTRA})
 
 # What only the tests need, installed when WEBGRES_DEPS_TESTS is set (make
-# test sets it; the image and make run do without).  The browser tests
-# (test/browser) drive Debian's chromium through its chromium-driver with
-# selenium, a Python library from PyPI installed for the system python3 the
-# tests run with (each entry: module name, then the pinned requirement).
-# Nothing downloads a browser build: the driver is named explicitly.
-test_packages=(python3-pip chromium chromium-driver)
-python_packages=()
-if [ "${WEBGRES_DEPS_TESTS:-}" ]; then
-	packages+=("${test_packages[@]}")
-	python_packages+=("selenium selenium==4.51.0")
-fi
+# test sets it; the image and make run do without): the browser tests
+# (test/browser) drive Debian's chromium through its chromium-driver, with
+# selenium from test/requirements.txt (scripts/pydeps.sh).  Nothing
+# downloads a browser build: the driver is named explicitly.
+[ "${WEBGRES_DEPS_TESTS:-}" ] && packages+=(chromium chromium-driver)
 
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
-python_missing=()
-for entry in ${python_packages[@]+"${python_packages[@]}"}; do
-	read -r module requirement <<<"$entry"
-	/usr/bin/python3 -c "import $module" 2>/dev/null || python_missing+=("$requirement")
-done
-[ ${#missing[@]} -eq 0 ] && [ ${#python_missing[@]} -eq 0 ] && exit 0
+[ ${#missing[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then
-	echo "webgres: missing packages: ${missing[*]} ${python_missing[*]}" >&2
-	echo "webgres: run as root, or: sudo $0" >&2
+	echo "webgres: missing packages: ${missing[*]}" >&2
+	echo "webgres: run as root, or: sudo apt-get install ${missing[*]}" >&2
 	exit 1
-fi
-install_python() {
-	[ ${#python_missing[@]} -eq 0 ] && return 0
-	echo "webgres: installing ${python_missing[*]} (PyPI)"
-	# System-wide, so that the 'postgres' user the tests run as imports them.
-	/usr/bin/python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore \
-		--break-system-packages "${python_missing[@]}"
-}
-if [ ${#missing[@]} -eq 0 ]; then
-	install_python
-	exit 0
 fi
 echo "webgres: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
@@ -68,4 +46,3 @@ if [ ! -e /etc/postgresql-common/createcluster.d/webgres.conf ]; then
 	echo "create_main_cluster = false" > /etc/postgresql-common/createcluster.d/webgres.conf
 fi
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-install_python

@@ -12,7 +12,7 @@ As a module:
 
 As a program, for TAP tests (test/t/BrowserTest.pm):
 
-    python3 browser.py --page-port 8123 --page page.html --script check.js
+    $WEBGRES_PYTHON browser.py --page-port 8123 --page page.html --script check.js
 
 serves page.html as http://127.0.0.1:8123/index.html, opens it, runs
 check.js as an asynchronous script (it ends by calling

@@ -14,7 +14,7 @@ my @missing = BrowserTest::missing();
 if (@missing)
 {
 	fail("the browser harness has what it needs");
-	diag("missing: @missing (make test installs them, as WEBGRES_DEPS_TESTS=1 scripts/deps.sh does)");
+	diag("missing: @missing (make test installs them: WEBGRES_DEPS_TESTS=1 scripts/deps.sh, scripts/pydeps.sh)");
 	done_testing();
 	exit;
 }

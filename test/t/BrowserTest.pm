@@ -1,6 +1,7 @@
 # BrowserTest: runs a script in a page of a real headless Chromium
 # (test/browser/browser.py: Debian's chromium and chromium-driver, driven
-# with selenium; scripts/deps.sh installs them).
+# with selenium; make test installs them: scripts/deps.sh the first two,
+# scripts/pydeps.sh selenium into the environment $WEBGRES_PYTHON runs).
 #
 #   my $port = PostgreSQL::Test::Cluster::get_free_port();
 #   my $result = BrowserTest::run(page_port => $port, page => $html,
@@ -20,7 +21,8 @@ use IPC::Run;
 use JSON::PP;
 use Test::More;
 
-our $PYTHON = '/usr/bin/python3';
+# The tests' Python (scripts/test.sh sets it), with selenium.
+our $PYTHON = $ENV{WEBGRES_PYTHON} // '/usr/bin/python3';
 
 # What the browser harness needs that is not installed; empty when ready.
 sub missing
