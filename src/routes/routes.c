@@ -78,6 +78,7 @@ routes_on_replace(RoutesReplaceCallback callback)
 	replace_callbacks[nreplace_callbacks++] = callback;
 }
 
+/* Registers a function called once the table is loaded (routes.h). */
 void
 routes_on_load(RoutesLoadCallback callback)
 {

@@ -109,6 +109,7 @@ already_added(h2o_req_t *req)
 	return false;
 }
 
+/* The allow headers on an answer of route (cors.h). */
 void
 cors_respond(h2o_req_t *req, const Route *route)
 {
@@ -165,6 +166,7 @@ route_for(const RouteTable *table, const PathSegments *segs, const h2o_iovec_t *
 	return r;
 }
 
+/* The first route at the path, whose settings cover a 405 (cors.h). */
 Route *
 cors_route_at(const RouteTable *table, const PathSegments *segs)
 {
@@ -232,6 +234,7 @@ grant(h2o_req_t *req, const CorsEffective *e, h2o_iovec_t origin, bool by_entry,
 	add_header(req, "vary", H2O_STRLIT(PREFLIGHT_VARY));
 }
 
+/* Answers a CORS preflight from the route table (cors.h). */
 bool
 cors_preflight(h2o_req_t *req, const RouteTable *table, const PathSegments *segs,
 			   char **body, size_t *bodylen)
@@ -265,6 +268,7 @@ cors_preflight(h2o_req_t *req, const RouteTable *table, const PathSegments *segs
 	return true;
 }
 
+/* Whether an entry of route's origins names origin (cors.h). */
 bool
 cors_origin_allowed(const Route *route, const char *origin, size_t len)
 {

@@ -252,6 +252,7 @@ check_list_setting(char **newval, void **extra, ListKind kind, const char *name)
 	return true;
 }
 
+/* webgres.cors_allowed_origins: well formed, and not * with credentials. */
 bool
 cors_check_origins_setting(char **newval, void **extra, GucSource source)
 {
@@ -267,48 +268,56 @@ cors_check_origins_setting(char **newval, void **extra, GucSource source)
 	return true;
 }
 
+/* webgres.cors_allowed_origins takes effect. */
 void
 cors_assign_origins_setting(const char *newval, void *extra)
 {
 	setting_origins = extra ? extra : &empty_list;
 }
 
+/* webgres.cors_allowed_methods: method names. */
 bool
 cors_check_methods_setting(char **newval, void **extra, GucSource source)
 {
 	return check_list_setting(newval, extra, LIST_METHODS, "webgres.cors_allowed_methods");
 }
 
+/* webgres.cors_allowed_methods takes effect. */
 void
 cors_assign_methods_setting(const char *newval, void *extra)
 {
 	setting_methods = extra ? extra : &empty_list;
 }
 
+/* webgres.cors_allowed_headers: header names. */
 bool
 cors_check_headers_setting(char **newval, void **extra, GucSource source)
 {
 	return check_list_setting(newval, extra, LIST_HEADERS, "webgres.cors_allowed_headers");
 }
 
+/* webgres.cors_allowed_headers takes effect. */
 void
 cors_assign_headers_setting(const char *newval, void *extra)
 {
 	setting_headers = extra ? extra : &empty_list;
 }
 
+/* webgres.cors_exposed_headers: header names. */
 bool
 cors_check_exposed_setting(char **newval, void **extra, GucSource source)
 {
 	return check_list_setting(newval, extra, LIST_HEADERS, "webgres.cors_exposed_headers");
 }
 
+/* webgres.cors_exposed_headers takes effect. */
 void
 cors_assign_exposed_setting(const char *newval, void *extra)
 {
 	setting_exposed = extra ? extra : &empty_list;
 }
 
+/* webgres.cors_allow_credentials: never while any origin is allowed. */
 bool
 cors_check_credentials_setting(bool *newval, void **extra, GucSource source)
 {
@@ -497,6 +506,7 @@ forget_policies(void)
 	MemoryContextReset(policy_cxt);
 }
 
+/* Keeps the routes' CORS columns with the route table (cors.h). */
 void
 cors_init(void)
 {
@@ -506,6 +516,7 @@ cors_init(void)
 	routes_on_load(load_policies);
 }
 
+/* What applies to route now: its columns over the settings. */
 bool
 cors_effective(const Route *route, CorsEffective *e)
 {
@@ -550,6 +561,7 @@ origin_matches(const char *pattern, const char *s, size_t slen)
 	return row[slen];
 }
 
+/* Whether origins let origin in, by an entry or by "*" (cors_policy.h). */
 bool
 cors_list_allows_origin(const CorsList *origins, const char *origin, size_t len,
 						bool allow_any, bool *by_entry)
@@ -565,6 +577,7 @@ cors_list_allows_origin(const CorsList *origins, const char *origin, size_t len,
 	return allow_any && origins->any;
 }
 
+/* Whether list holds name (cors_policy.h). */
 bool
 cors_list_has(const CorsList *list, const char *name, size_t len, bool ignore_case)
 {
