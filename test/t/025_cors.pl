@@ -289,6 +289,16 @@ like($err, qr/cannot be on while webgres\.cors_allowed_origins allows any origin
 like($err, qr/a route cannot allow credentials from any origin.*webgres\.cors_allowed_origins holds "\*"/s,
 	'a route asking for credentials while the setting allows any origin: refused at save time');
 
+# ---- a preflight as a fresh worker's first request: its table not loaded yet ----
+$node->restart;
+WebgresTest::wait_for_listen($port) or die "webgres did not come back";
+{
+	# (GET: webgres.cors_allowed_methods, set above, now lists GET and PATCH only)
+	my ($pre) = exchange(preflight('/api/items', $app, 'GET', 'content-type'));
+	is($pre->{status}, 204, 'first request after a restart, a preflight: 204 (answered in the transaction)');
+	is(acheaders($pre)->{'access-control-allow-origin'}, $app, '... with the allow headers');
+}
+
 # ---- the worker is fine after all this ----
 my ($last) = exchange(head('GET', '/api/items', 'Origin' => $app) . "\r\n");
 is($last->{status}, 200, 'the worker keeps serving');
