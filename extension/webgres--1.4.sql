@@ -548,3 +548,33 @@ CREATE TRIGGER static_mount_check BEFORE INSERT OR UPDATE OR DELETE ON webgres.s
 -- A change reaches the workers as a relcache invalidation, as for routes.
 CREATE TRIGGER static_mounts_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON webgres.static_mounts
 	FOR EACH STATEMENT EXECUTE FUNCTION webgres.routes_changed();
+
+-- ==== CORS ====
+-- Which other origins' pages may call a route from a browser (docs/cors.md).
+-- A NULL column leaves the webgres.cors_* setting of the same name in force;
+-- an empty cors_allowed_origins turns CORS off for the route.  The routes
+-- trigger checks the entries and refuses credentials with any origin; the
+-- constraint keeps the latter even for rows saved without the trigger.
+ALTER TABLE webgres.routes
+	ADD COLUMN cors_allowed_origins text[],
+	ADD COLUMN cors_allowed_methods text[],
+	ADD COLUMN cors_allowed_headers text[],
+	ADD COLUMN cors_exposed_headers text[],
+	ADD COLUMN cors_allow_credentials boolean,
+	ADD COLUMN cors_max_age integer
+		CONSTRAINT routes_cors_max_age_check CHECK (cors_max_age BETWEEN 0 AND 86400),
+	ADD CONSTRAINT routes_cors_credentials_check
+		CHECK (NOT (cors_allow_credentials AND '*' = ANY (cors_allowed_origins)));
+
+COMMENT ON COLUMN webgres.routes.cors_allowed_origins IS
+  'Origins whose pages may call this route from a browser, such as {https://app.example.com}; * stands for part of a host name or port, and * alone for any origin. NULL: webgres.cors_allowed_origins; empty: none.';
+COMMENT ON COLUMN webgres.routes.cors_allowed_methods IS
+  'Methods a CORS preflight may ask for; NULL: webgres.cors_allowed_methods (empty: whatever method the route takes).';
+COMMENT ON COLUMN webgres.routes.cors_allowed_headers IS
+  'Request headers a CORS preflight may ask for; NULL: webgres.cors_allowed_headers (empty: whatever it asks for).';
+COMMENT ON COLUMN webgres.routes.cors_exposed_headers IS
+  'Response headers a cross-origin script may read (Access-Control-Expose-Headers); NULL: webgres.cors_exposed_headers.';
+COMMENT ON COLUMN webgres.routes.cors_allow_credentials IS
+  'Whether allowed origins may send cookies and HTTP authentication; never with any origin (*). NULL: webgres.cors_allow_credentials.';
+COMMENT ON COLUMN webgres.routes.cors_max_age IS
+  'Seconds a browser may keep a preflight''s answer (Access-Control-Max-Age), 0 to 86400; NULL: webgres.cors_max_age.';

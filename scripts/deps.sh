@@ -18,6 +18,13 @@ packages=(postgresql-15 postgresql-server-dev-15
           haproxy openssl libio-socket-ssl-perl nghttp2-client)
 [ "${WEBGRES_DEPS_EXTRA:-}" ] && packages+=(${WEBGRES_DEPS_EXTRA})
 
+# What only the tests need, installed when WEBGRES_DEPS_TESTS is set (make
+# test sets it; the image and make run do without): the browser tests
+# (test/browser) drive Debian's chromium through its chromium-driver, with
+# selenium from test/requirements.txt (scripts/pydeps.sh).  Nothing
+# downloads a browser build: the driver is named explicitly.
+[ "${WEBGRES_DEPS_TESTS:-}" ] && packages+=(chromium chromium-driver)
+
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -50,6 +50,12 @@ extern int	webgres_log_slow_requests;
 extern bool webgres_track_route_stats;
 extern bool webgres_compress;
 extern int	webgres_compress_min_size;
+extern char *webgres_cors_allowed_origins;
+extern char *webgres_cors_allowed_methods;
+extern char *webgres_cors_allowed_headers;
+extern char *webgres_cors_exposed_headers;
+extern bool webgres_cors_allow_credentials;
+extern int	webgres_cors_max_age;
 
 /* Values of webgres.tls_min_version. */
 #define WEBGRES_TLS_V1_2 12

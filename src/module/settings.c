@@ -15,6 +15,7 @@
 #include "http/tls.h"
 #include "serve/access_log.h"
 #include "module/settings_define.h"
+#include "serve/cors.h"
 
 /*
  * The settings' variables.  Each default is written once, as the boot value
@@ -61,6 +62,12 @@ int			webgres_log_slow_requests;
 bool		webgres_track_route_stats;
 bool		webgres_compress;
 int			webgres_compress_min_size;
+char	   *webgres_cors_allowed_origins;
+char	   *webgres_cors_allowed_methods;
+char	   *webgres_cors_allowed_headers;
+char	   *webgres_cors_exposed_headers;
+bool		webgres_cors_allow_credentials;
+int			webgres_cors_max_age;
 
 /* GUC check hook for webgres.listen: the list must parse. */
 static bool
@@ -282,6 +289,76 @@ define_tls_settings(void)
 							 PGC_SIGHUP,
 							 0,
 							 NULL, NULL, NULL);
+}
+
+/* The webgres.cors_* settings; a route's cors_* columns override each. */
+static void
+define_cors_settings(void)
+{
+	DefineCustomStringVariable("webgres.cors_allowed_origins",
+							   "Origins whose pages may call the routes from a browser (CORS).",
+							   "A comma-separated list of origins such as https://app.example.com; "
+							   "* stands for part of a host name or port (https://*.example.com), "
+							   "and * alone for any origin. Empty, the default, turns CORS off for "
+							   "every route that does not set cors_allowed_origins.",
+							   &webgres_cors_allowed_origins,
+							   "",
+							   PGC_SIGHUP,
+							   GUC_LIST_INPUT,
+							   cors_check_origins_setting, cors_assign_origins_setting, NULL);
+
+	DefineCustomStringVariable("webgres.cors_allowed_methods",
+							   "Methods a CORS preflight may ask for.",
+							   "A comma-separated list of methods. Empty, the default, allows "
+							   "whatever method the route the request would go to takes.",
+							   &webgres_cors_allowed_methods,
+							   "",
+							   PGC_SIGHUP,
+							   GUC_LIST_INPUT,
+							   cors_check_methods_setting, cors_assign_methods_setting, NULL);
+
+	DefineCustomStringVariable("webgres.cors_allowed_headers",
+							   "Request headers a CORS preflight may ask for.",
+							   "A comma-separated list of header names. Empty, the default, "
+							   "allows whatever headers the preflight asks for.",
+							   &webgres_cors_allowed_headers,
+							   "",
+							   PGC_SIGHUP,
+							   GUC_LIST_INPUT,
+							   cors_check_headers_setting, cors_assign_headers_setting, NULL);
+
+	DefineCustomStringVariable("webgres.cors_exposed_headers",
+							   "Response headers a cross-origin page's script may read.",
+							   "A comma-separated list of header names, sent as "
+							   "Access-Control-Expose-Headers. Empty, the default, exposes only "
+							   "the headers browsers always expose.",
+							   &webgres_cors_exposed_headers,
+							   "",
+							   PGC_SIGHUP,
+							   GUC_LIST_INPUT,
+							   cors_check_exposed_setting, cors_assign_exposed_setting, NULL);
+
+	DefineCustomBoolVariable("webgres.cors_allow_credentials",
+							 "Lets allowed origins send cookies and HTTP authentication (CORS).",
+							 "Sends Access-Control-Allow-Credentials: true to origins named in "
+							 "the allowed origins. Refused while webgres.cors_allowed_origins "
+							 "allows any origin (*), as the CORS specification requires.",
+							 &webgres_cors_allow_credentials,
+							 false,
+							 PGC_SIGHUP,
+							 0,
+							 cors_check_credentials_setting, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.cors_max_age",
+							"How long a browser may keep a CORS preflight's answer.",
+							"Sent as Access-Control-Max-Age. -1, the default, sends none, "
+							"and browsers keep the answer a few seconds.",
+							&webgres_cors_max_age,
+							-1,
+							-1, 86400,
+							PGC_SIGHUP,
+							GUC_UNIT_S,
+							NULL, NULL, NULL);
 }
 
 /* Defines every webgres setting; from _PG_init. */
@@ -677,6 +754,7 @@ define_settings(void)
 							PGC_SIGHUP,
 							GUC_UNIT_BYTE,
 							NULL, NULL, NULL);
+	define_cors_settings();
 
 	MarkGUCPrefixReserved("webgres");
 }

@@ -26,9 +26,14 @@ static bool routes_stale = true;
 static bool warned_missing = false;
 
 /* Called before the table is replaced; see routes_on_replace(). */
-#define MAX_REPLACE_CALLBACKS 4
+#define MAX_REPLACE_CALLBACKS 8
 static RoutesReplaceCallback replace_callbacks[MAX_REPLACE_CALLBACKS];
 static int	nreplace_callbacks = 0;
+
+/* Called once the table is loaded; see routes_on_load(). */
+#define MAX_LOAD_CALLBACKS 8
+static RoutesLoadCallback load_callbacks[MAX_LOAD_CALLBACKS];
+static int	nload_callbacks = 0;
 
 /* Relcache callback: a change to webgres.routes makes the table stale. */
 static void
@@ -71,6 +76,15 @@ routes_on_replace(RoutesReplaceCallback callback)
 	if (nreplace_callbacks >= MAX_REPLACE_CALLBACKS)
 		elog(ERROR, "too many route table callbacks");
 	replace_callbacks[nreplace_callbacks++] = callback;
+}
+
+/* Registers a function called once the table is loaded (routes.h). */
+void
+routes_on_load(RoutesLoadCallback callback)
+{
+	if (nload_callbacks >= MAX_LOAD_CALLBACKS)
+		elog(ERROR, "too many route table callbacks");
+	load_callbacks[nload_callbacks++] = callback;
 }
 
 /* Drops the table, after telling the modules that keep state per route. */
@@ -235,6 +249,8 @@ load_routes(void)
 	if (table.nroutes > 1)
 		qsort(table.routes, table.nroutes, sizeof(Route), route_cmp);
 	build_trie();
+	for (int i = 0; i < nload_callbacks; i++)
+		load_callbacks[i] (&table);
 	routes_stale = false;
 }
 

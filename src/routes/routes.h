@@ -39,6 +39,8 @@ typedef struct Route
 	char	   *stream_headers; /* mode stream: extra headers (jsonb text), or NULL */
 	bool		compress;		/* its responses may be compressed (compress.c) */
 	struct RouteLimits *limits; /* shared execution state, once looked up */
+	struct CorsPolicy *cors;	/* serve/cors.c's: the route's own CORS
+								 * columns, or NULL when all are unset */
 	bool		limits_looked_up;
 } Route;
 
@@ -118,5 +120,14 @@ extern RouteTable *routes_peek(void);
  */
 typedef void (*RoutesReplaceCallback) (void);
 extern void routes_on_replace(RoutesReplaceCallback callback);
+
+/*
+ * Registers a function to call once the table has been loaded, inside the
+ * loading transaction and with no SPI connection open: a module that keeps
+ * state per route can read what it needs for every route then, so that it
+ * is there for requests answered without a transaction.
+ */
+typedef void (*RoutesLoadCallback) (RouteTable *table);
+extern void routes_on_load(RoutesLoadCallback callback);
 
 #endif

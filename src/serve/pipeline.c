@@ -37,6 +37,7 @@
 #include "handler/handler.h"
 #include "handler/stream.h"
 #include "serve/compress.h"
+#include "serve/cors.h"
 #include "serve/pipeline.h"
 #include "serve/replica.h"
 #include "message/request.h"
@@ -72,6 +73,8 @@ typedef struct Request
 	bool		listening;		/* an event stream's phase 1 LISTENed ... */
 	int64		event_route_id; /* ... for this route ... */
 	EventsListen listen;		/* ... on these channels */
+	Route	   *route;			/* the route that answered or failed, or whose
+								 * settings cover a 405: for the respond steps */
 	StreamSink	sink;			/* run->sink, noting when the head goes */
 	bool		stream_begun;	/* a stream's head went to the sink */
 } Request;
@@ -496,6 +499,7 @@ sink_begin(void *arg, h2o_req_t *req)
 	Request    *rq = (Request *) arg;
 
 	rq->stream_begun = true;
+	cors_respond(req, rq->route);
 	return rq->run->sink->begin(rq->run->sink->arg, req);
 }
 
@@ -534,6 +538,7 @@ begin_request(Request *rq, h2o_req_t *req, PipelineRun *run, char **body, size_t
 	rq->share = false;
 	rq->restart = false;
 	rq->running = NULL;
+	rq->route = NULL;
 	rq->listening = false;
 	rq->stream_begun = false;
 	rq->sink.begin = sink_begin;
@@ -584,6 +589,7 @@ answer_without_transaction(Request *rq)
 			response_replay(rq->req, cached, rq->body, rq->bodylen);
 			stats_count(STAT_FROM_MEMORY);
 			rq->run->answered_by = r->id;
+			rq->route = r;
 			return true;
 		}
 		first = false;
@@ -714,6 +720,7 @@ answer_no_route(Request *rq, const RouteTable *routes, bool wrong_method, PathCa
 		response_simple(rq->req, 405, "Method Not Allowed", rq->body, rq->bodylen);
 		h2o_add_header(&rq->req->pool, &rq->req->res.headers, H2O_TOKEN_ALLOW, NULL,
 					   allow, strlen(allow));
+		rq->route = cors_route_at(routes, &rq->segs);
 	}
 	else
 		response_simple(rq->req, 404, "Not Found", rq->body, rq->bodylen);
@@ -742,6 +749,7 @@ run_matching_routes(Request *rq, const RouteTable *routes)
 		if (!method_matches(r, rq->req, rq->is_head))
 			continue;
 		method_matched = true;
+		rq->route = r;
 		/* A standby answers what needs the primary without running it (replica.c). */
 		if (RecoveryInProgress() && handler_needs_primary(r))
 		{
@@ -780,13 +788,15 @@ route_and_run(Request *rq)
 	RouteTable *routes = routes_current();
 	bool		rooted = rq->rd.pathlen > 0 && rq->rd.path[0] == '/';
 
+	rq->route = NULL;			/* a run again may find another table */
 	handler_forget_stale_responses();
 	if (!routes->installed)
 		response_simple(rq->req, 503, "Service Unavailable", rq->body, rq->bodylen);
 	else if (!rq->split)
 		response_simple(rq->req, rooted ? 414 : 400, rooted ? "URI Too Long" : "Bad Request",
 						rq->body, rq->bodylen);
-	else
+	/* The table was stale when the preflight hook looked: answer it now. */
+	else if (!cors_preflight(rq->req, routes, &rq->segs, rq->body, rq->bodylen))
 		run_matching_routes(rq, routes);
 }
 
@@ -814,11 +824,14 @@ catch_up_event_stream(Request *rq)
 			if (r->id == rq->event_route_id)
 				route = r;
 	}
+	rq->route = route;
 	if (route != NULL)
 	{
 		request_set_captures(&rq->rd, caps, ncaps);
 		rows = handler_run_rows(route, &rq->rd);
 	}
+	/* The stream's head goes out in phase 2: the CORS headers go first. */
+	cors_respond(rq->req, route);
 	if (route == NULL)
 		response_simple(rq->req, 503, "Service Unavailable", rq->body, rq->bodylen);
 	else if (rows == NULL)
@@ -875,9 +888,13 @@ serve(Request *rq)
 	 */
 
 	/*
-	 * Hook point "preflight": a CORS preflight (serve/cors.c) is answered
-	 * here, before any route is looked at.
+	 * Hook point "preflight": a CORS preflight is answered from the route
+	 * table as last loaded, without a transaction and never by a handler
+	 * (serve/cors.c); with a stale table, route_and_run() answers it.
 	 */
+	bool		answered = rq->split &&
+		cors_preflight(rq->req, routes_peek(), &rq->segs, rq->body, rq->bodylen);
+
 
 	/*
 	 * Hook point "authenticate": a request's credentials (serve/auth.c) are
@@ -891,10 +908,14 @@ serve(Request *rq)
 	 * when the tables were checked lately, else after the routes in the
 	 * request's transaction.
 	 */
-	if (answer_from_mount_without_transaction(rq))
+	if (!answered && answer_from_mount_without_transaction(rq))
 		return;
-	if (!answer_without_transaction(rq))
+	if (!answered && !answer_without_transaction(rq))
 		run_handlers(rq);
+
+	/* The CORS headers of the route that answered (a stream has them: sink_begin). */
+	if (rq->outcome == PIPELINE_ANSWERED)
+		cors_respond(rq->req, rq->route);
 
 	/*
 	 * Hook point "respond": the answer is complete (rq->outcome says what
@@ -916,6 +937,7 @@ pipeline_init(void)
 	routes_init();
 	mounts_init();
 	handler_init();
+	cors_init();
 	budget_timeout = RegisterTimeout(USER_TIMEOUT, budget_check);
 }
 

@@ -24,6 +24,7 @@
 #include "handler/handler.h"
 #include "sql/html.h"
 #include "routes/ownership.h"
+#include "serve/cors.h"
 #include "parse/pattern.h"
 #include "message/querystring.h"
 #include "sql/sample.h"
@@ -453,6 +454,9 @@ webgres_route_check(PG_FUNCTION_ARGS)
 	/* Only a new path or a new owner can take a path from another role. */
 	if (!row.is_update || row_changed(&row, row.att_path) || row_changed(&row, row.att_owner))
 		ownership_check_path(trigdata->tg_relation, row.path, &pattern, row.owner);
+
+	/* The CORS columns: entries well formed, never credentials with any origin. */
+	cors_check_route(row.tuple, row.desc);
 
 	if (check_function_bodies && !ownership_changing_owner)
 	{

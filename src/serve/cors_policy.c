@@ -1,0 +1,590 @@
+/*
+ * cors_policy.c
+ *		What CORS allows for a route: the webgres.cors_* settings, each
+ *		route's cors_* columns over them, and the checks both pass on the
+ *		way in (the settings' check hooks, the routes trigger).
+ *
+ * Lists are checked and normalised once, when a setting is set or the
+ * route table is loaded, so that a request only compares strings.
+ */
+#include "postgres.h"
+
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+
+#include "common/settings.h"
+#include "serve/cors.h"
+#include "serve/cors_policy.h"
+
+/* Longest origin, method or header name in a list, and longest Origin matched. */
+#define CORS_MAX_ITEM 300
+/* Most wildcards in one origin pattern. */
+#define CORS_MAX_STARS 4
+
+typedef enum ListKind
+{
+	LIST_ORIGINS,
+	LIST_METHODS,
+	LIST_HEADERS
+} ListKind;
+
+/* The route columns, in the order the loading query reads them. */
+static const char *const column_names[] = {
+	"cors_allowed_origins", "cors_allowed_methods", "cors_allowed_headers",
+	"cors_exposed_headers", "cors_allow_credentials", "cors_max_age"
+};
+static const ListKind column_kinds[] = {LIST_ORIGINS, LIST_METHODS, LIST_HEADERS, LIST_HEADERS};
+
+#define NLISTCOLUMNS 4
+
+static const CorsList empty_list = {0};
+
+/* The settings' lists, as their assign hooks last set them. */
+static const CorsList *setting_origins = &empty_list;
+static const CorsList *setting_methods = &empty_list;
+static const CorsList *setting_headers = &empty_list;
+static const CorsList *setting_exposed = &empty_list;
+
+/* The routes' own columns, kept until the route table is replaced. */
+static MemoryContext policy_cxt = NULL;
+
+/* Whether c may stand in an origin's host or port, and so match a *. */
+static bool
+host_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		(c >= '0' && c <= '9') || c == '-' || c == '.';
+}
+
+/* Whether c is a token character (RFC 9110), as header names are made of. */
+static bool
+token_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		(c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
+}
+
+/*
+ * Whether s is "*" or an origin scheme://host[:port], host and port
+ * possibly with * standing for a run of host characters.  No path, no
+ * trailing slash: browsers send an origin without them.
+ */
+static bool
+origin_ok(const char *s, size_t len)
+{
+	size_t		i = 0;
+	size_t		start;
+	int			stars = 0;
+
+	if (len == 1 && s[0] == '*')
+		return true;
+	if (len == 0 || len > CORS_MAX_ITEM || !isalpha((unsigned char) s[0]))
+		return false;
+	while (i < len && (isalnum((unsigned char) s[i]) || s[i] == '+' || s[i] == '-' || s[i] == '.'))
+		i++;
+	if (len - i < 3 || memcmp(s + i, "://", 3) != 0)
+		return false;
+	i += 3;
+	start = i;
+	if (i < len && s[i] == '[')
+	{
+		/* An IPv6 address, written as browsers write it. */
+		while (++i < len && (isxdigit((unsigned char) s[i]) || s[i] == ':' || s[i] == '.'))
+			;
+		if (i >= len || s[i] != ']' || i == start + 1)
+			return false;
+		i++;
+	}
+	else
+		for (; i < len && (host_char(s[i]) || s[i] == '*'); i++)
+			stars += (s[i] == '*');
+	if (i == start)
+		return false;
+	if (i < len && s[i] == ':')
+	{
+		start = ++i;
+		for (; i < len && (isdigit((unsigned char) s[i]) || s[i] == '*'); i++)
+			stars += (s[i] == '*');
+		if (i == start || i - start > 5)
+			return false;
+	}
+	return i == len && stars <= CORS_MAX_STARS;
+}
+
+/* Whether item (len bytes) is well formed for a list of this kind. */
+static bool
+item_ok(ListKind kind, const char *item, size_t len)
+{
+	if (kind == LIST_ORIGINS)
+		return origin_ok(item, len);
+	if (len == 0 || len > CORS_MAX_ITEM || (len == 1 && item[0] == '*'))
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (kind == LIST_METHODS ? !(isalpha((unsigned char) item[i]) || item[i] == '-' || item[i] == '_')
+			: !token_char(item[i]))
+			return false;
+	return true;
+}
+
+/* The message for a bad entry of list name (a column or a setting). */
+static char *
+item_error(ListKind kind, const char *name, const char *item, size_t len)
+{
+	return psprintf("%s entry \"%.*s\" is not %s", name, (int) Min(len, CORS_MAX_ITEM), item,
+					kind == LIST_ORIGINS ? "an origin" :
+					kind == LIST_METHODS ? "an HTTP method" : "a header name");
+}
+
+/* The hint that goes with item_error. */
+static const char *
+item_hint(ListKind kind)
+{
+	if (kind == LIST_ORIGINS)
+		return "Write an origin as scheme://host[:port] without a path, such as https://app.example.com; "
+			"* stands for part of a host name or port (https://*.example.com), and \"*\" alone for any origin.";
+	if (kind == LIST_METHODS)
+		return "Use method names such as GET, PUT or DELETE.";
+	return "Use header names such as Content-Type or X-Request-Id; "
+		"\"*\" is not accepted: leave the list unset to allow whatever headers a preflight asks for.";
+}
+
+/*
+ * Builds a list of n items (lens bytes each), normalised: methods upper
+ * case, header names and origins lower case.  Allocated with malloc when
+ * for a setting (guc.c frees a hook's extra with free()), else in cxt.
+ * NULL if malloc fails.
+ */
+static CorsList *
+list_build(ListKind kind, char **items, size_t *lens, int n, bool for_setting, MemoryContext cxt)
+{
+	Size		size = offsetof(CorsList, items) + sizeof(char *) * n;
+	CorsList   *list;
+	char	   *p;
+
+	for (int i = 0; i < n; i++)
+		size += lens[i] + 1;
+	list = for_setting ? malloc(size) : MemoryContextAlloc(cxt, size);
+	if (list == NULL)
+		return NULL;
+	list->n = n;
+	list->any = false;
+	p = (char *) &list->items[n];
+	for (int i = 0; i < n; i++)
+	{
+		list->items[i] = p;
+		for (size_t j = 0; j < lens[i]; j++)
+			*p++ = kind == LIST_METHODS ? pg_ascii_toupper(items[i][j]) : pg_ascii_tolower(items[i][j]);
+		*p++ = '\0';
+		if (kind == LIST_ORIGINS && lens[i] == 1 && items[i][0] == '*')
+			list->any = true;
+	}
+	return list;
+}
+
+/*
+ * Splits a setting's comma-separated value into its entries and checks
+ * them; NULL with *error set if one is bad.
+ */
+static CorsList *
+parse_setting(const char *value, ListKind kind, const char *name, char **error)
+{
+	int			max = 1;
+	int			n = 0;
+	char	  **items;
+	size_t	   *lens;
+	const char *p = value ? value : "";
+	CorsList   *list;
+
+	for (const char *c = p; *c; c++)
+		max += (*c == ',');
+	items = palloc(sizeof(char *) * max);
+	lens = palloc(sizeof(size_t) * max);
+	while (*p)
+	{
+		const char *end = strchr(p, ',');
+		size_t		len = end ? (size_t) (end - p) : strlen(p);
+
+		while (len > 0 && isspace((unsigned char) *p))
+			p++, len--;
+		while (len > 0 && isspace((unsigned char) p[len - 1]))
+			len--;
+		if (len > 0)
+		{
+			if (!item_ok(kind, p, len))
+			{
+				*error = item_error(kind, name, p, len);
+				return NULL;
+			}
+			items[n] = (char *) p;
+			lens[n++] = len;
+		}
+		p = end ? end + 1 : p + len;
+		if (!end)
+			break;
+	}
+	list = list_build(kind, items, lens, n, true, NULL);
+	if (list == NULL)
+		*error = "out of memory";
+	pfree(items);
+	pfree(lens);
+	return list;
+}
+
+/* A list setting's check hook: parses it into *extra. */
+static bool
+check_list_setting(char **newval, void **extra, ListKind kind, const char *name)
+{
+	char	   *error = NULL;
+	CorsList   *list = parse_setting(*newval, kind, name, &error);
+
+	if (list == NULL)
+	{
+		GUC_check_errdetail("%s", error);
+		GUC_check_errhint("%s", item_hint(kind));
+		return false;
+	}
+	*extra = list;
+	return true;
+}
+
+/* webgres.cors_allowed_origins: well formed, and not * with credentials. */
+bool
+cors_check_origins_setting(char **newval, void **extra, GucSource source)
+{
+	if (!check_list_setting(newval, extra, LIST_ORIGINS, "webgres.cors_allowed_origins"))
+		return false;
+	if (((CorsList *) *extra)->any && webgres_cors_allow_credentials)
+	{
+		GUC_check_errdetail("webgres.cors_allowed_origins cannot allow any origin (\"*\") while "
+							"webgres.cors_allow_credentials is on: browsers refuse credentials from such a server.");
+		GUC_check_errhint("List the origins that may send credentials, or turn webgres.cors_allow_credentials off first.");
+		return false;
+	}
+	return true;
+}
+
+/* webgres.cors_allowed_origins takes effect. */
+void
+cors_assign_origins_setting(const char *newval, void *extra)
+{
+	setting_origins = extra ? extra : &empty_list;
+}
+
+/* webgres.cors_allowed_methods: method names. */
+bool
+cors_check_methods_setting(char **newval, void **extra, GucSource source)
+{
+	return check_list_setting(newval, extra, LIST_METHODS, "webgres.cors_allowed_methods");
+}
+
+/* webgres.cors_allowed_methods takes effect. */
+void
+cors_assign_methods_setting(const char *newval, void *extra)
+{
+	setting_methods = extra ? extra : &empty_list;
+}
+
+/* webgres.cors_allowed_headers: header names. */
+bool
+cors_check_headers_setting(char **newval, void **extra, GucSource source)
+{
+	return check_list_setting(newval, extra, LIST_HEADERS, "webgres.cors_allowed_headers");
+}
+
+/* webgres.cors_allowed_headers takes effect. */
+void
+cors_assign_headers_setting(const char *newval, void *extra)
+{
+	setting_headers = extra ? extra : &empty_list;
+}
+
+/* webgres.cors_exposed_headers: header names. */
+bool
+cors_check_exposed_setting(char **newval, void **extra, GucSource source)
+{
+	return check_list_setting(newval, extra, LIST_HEADERS, "webgres.cors_exposed_headers");
+}
+
+/* webgres.cors_exposed_headers takes effect. */
+void
+cors_assign_exposed_setting(const char *newval, void *extra)
+{
+	setting_exposed = extra ? extra : &empty_list;
+}
+
+/* webgres.cors_allow_credentials: never while any origin is allowed. */
+bool
+cors_check_credentials_setting(bool *newval, void **extra, GucSource source)
+{
+	if (*newval && setting_origins->any)
+	{
+		GUC_check_errdetail("webgres.cors_allow_credentials cannot be on while webgres.cors_allowed_origins "
+							"allows any origin (\"*\"): browsers refuse credentials from such a server.");
+		GUC_check_errhint("List the origins that may send credentials in webgres.cors_allowed_origins first.");
+		return false;
+	}
+	return true;
+}
+
+/*
+ * The list in a text[] column value, checked; raises the error for a bad
+ * entry (column names the column).  In cxt.
+ */
+static CorsList *
+list_from_array(Datum value, ListKind kind, const char *column, MemoryContext cxt)
+{
+	ArrayType  *arr = DatumGetArrayTypeP(value);
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	char	  **items;
+	size_t	   *lens;
+
+	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	items = palloc(sizeof(char *) * Max(n, 1));
+	lens = palloc(sizeof(size_t) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s must not contain NULL", column)));
+		items[i] = TextDatumGetCString(elems[i]);
+		lens[i] = strlen(items[i]);
+		if (!item_ok(kind, items[i], lens[i]))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s", item_error(kind, column, items[i], lens[i])),
+					 errhint("%s", item_hint(kind))));
+	}
+	return list_build(kind, items, lens, n, false, cxt);
+}
+
+/*
+ * The policy in columns values/nulls (column_names order), or NULL if all
+ * are NULL.  In cxt.
+ */
+static CorsPolicy *
+policy_from_columns(Datum *values, bool *nulls, MemoryContext cxt)
+{
+	CorsPolicy *p = MemoryContextAllocZero(cxt, sizeof(CorsPolicy));
+	const CorsList **lists[NLISTCOLUMNS] = {&p->origins, &p->methods, &p->headers, &p->exposed};
+	bool		any = false;
+
+	for (int i = 0; i < NLISTCOLUMNS; i++)
+		if (!nulls[i])
+		{
+			*lists[i] = list_from_array(values[i], column_kinds[i], column_names[i], cxt);
+			any = true;
+		}
+	p->credentials = nulls[4] ? -1 : DatumGetBool(values[4]);
+	p->max_age = nulls[5] ? -1 : DatumGetInt32(values[5]);
+	if (!any && nulls[4] && nulls[5])
+	{
+		pfree(p);
+		return NULL;
+	}
+	return p;
+}
+
+/*
+ * The routes trigger's check (cors.h): entries well formed, and never
+ * credentials with any origin.
+ */
+void
+cors_check_route(HeapTuple tuple, TupleDesc desc)
+{
+	Datum		values[lengthof(column_names)];
+	bool		nulls[lengthof(column_names)];
+	CorsPolicy *p;
+	const CorsList *origins;
+	bool		credentials;
+
+	for (int i = 0; i < (int) lengthof(column_names); i++)
+	{
+		int			att = SPI_fnumber(desc, column_names[i]);
+
+		if (att <= 0)
+			return;				/* not updated to 1.4: no CORS columns */
+		values[i] = SPI_getbinval(tuple, desc, att, &nulls[i]);
+	}
+	p = policy_from_columns(values, nulls, CurrentMemoryContext);
+	origins = (p && p->origins) ? p->origins : setting_origins;
+	credentials = (p && p->credentials >= 0) ? p->credentials : webgres_cors_allow_credentials;
+	if (!origins->any || !credentials)
+		return;
+	if (p && p->origins && p->credentials > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a route cannot allow credentials from any origin"),
+				 errdetail("cors_allowed_origins holds \"*\" and cors_allow_credentials is true; "
+						   "the CORS specification forbids that, and browsers refuse such responses."),
+				 errhint("List the origins that may send credentials, or set cors_allow_credentials to false.")));
+	/* The rest comes from today's settings, which a restore must not depend on. */
+	if (check_function_bodies)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a route cannot allow credentials from any origin"),
+				 errdetail("%s", p && p->origins ?
+						   "cors_allowed_origins holds \"*\", and cors_allow_credentials is NULL while webgres.cors_allow_credentials is on." :
+						   "cors_allow_credentials is true, and cors_allowed_origins is NULL while webgres.cors_allowed_origins holds \"*\"."),
+				 errhint("List the route's origins in cors_allowed_origins, or set cors_allow_credentials to false.")));
+}
+
+/* bsearch comparator: a route id against a route's. */
+static int
+id_cmp(const void *key, const void *elem)
+{
+	int64		id = *(const int64 *) key;
+	int64		other = (*(Route *const *) elem)->id;
+
+	return (id > other) - (id < other);
+}
+
+/* qsort comparator: routes by id. */
+static int
+route_id_cmp(const void *a, const void *b)
+{
+	return id_cmp(&(*(Route *const *) a)->id, b);
+}
+
+/*
+ * The route table was loaded: reads the cors_* columns of the routes that
+ * set any and hangs them on the routes, so that requests answered without
+ * a transaction have them too.
+ */
+static void
+load_policies(RouteTable *table)
+{
+	Oid			nsp = get_namespace_oid("webgres", true);
+	Oid			relid = OidIsValid(nsp) ? get_relname_relid("routes", nsp) : InvalidOid;
+	Route	  **by_id;
+	int			rc;
+
+	if (!OidIsValid(relid) || get_attnum(relid, column_names[0]) == InvalidAttrNumber ||
+		table->nroutes == 0)
+		return;
+	if ((rc = SPI_connect()) != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed: %s", SPI_result_code_string(rc));
+	rc = SPI_execute("SELECT id, cors_allowed_origins, cors_allowed_methods, cors_allowed_headers, "
+					 "cors_exposed_headers, cors_allow_credentials, cors_max_age FROM webgres.routes "
+					 "WHERE num_nonnulls(cors_allowed_origins, cors_allowed_methods, cors_allowed_headers, "
+					 "cors_exposed_headers, cors_allow_credentials, cors_max_age) > 0",
+					 true, 0);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "could not read the CORS columns of webgres.routes: %s", SPI_result_code_string(rc));
+
+	by_id = palloc(sizeof(Route *) * table->nroutes);
+	for (int i = 0; i < table->nroutes; i++)
+		by_id[i] = &table->routes[i];
+	qsort(by_id, table->nroutes, sizeof(Route *), route_id_cmp);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		Datum		values[lengthof(column_names) + 1];
+		bool		nulls[lengthof(column_names) + 1];
+		Route	  **found;
+
+		heap_deform_tuple(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, values, nulls);
+		found = bsearch(&values[0], by_id, table->nroutes, sizeof(Route *), id_cmp);
+		/* A route the table left out (a bad row) has nothing to hang it on. */
+		if (found != NULL)
+			(*found)->cors = policy_from_columns(values + 1, nulls + 1, policy_cxt);
+	}
+	pfree(by_id);
+	SPI_finish();
+}
+
+/* The route table is being replaced: its routes' policies go with it. */
+static void
+forget_policies(void)
+{
+	MemoryContextReset(policy_cxt);
+}
+
+/* Keeps the routes' CORS columns with the route table (cors.h). */
+void
+cors_init(void)
+{
+	policy_cxt = AllocSetContextCreate(TopMemoryContext, "webgres CORS",
+									   ALLOCSET_SMALL_SIZES);
+	routes_on_replace(forget_policies);
+	routes_on_load(load_policies);
+}
+
+/* What applies to route now: its columns over the settings. */
+bool
+cors_effective(const Route *route, CorsEffective *e)
+{
+	const CorsPolicy *p = route->cors;
+
+	e->origins = (p && p->origins) ? p->origins : setting_origins;
+	if (e->origins->n == 0)
+		return false;
+	e->methods = (p && p->methods) ? p->methods : setting_methods;
+	e->headers = (p && p->headers) ? p->headers : setting_headers;
+	e->exposed = (p && p->exposed) ? p->exposed : setting_exposed;
+	e->credentials = (p && p->credentials >= 0) ? p->credentials : webgres_cors_allow_credentials;
+	e->max_age = (p && p->max_age >= 0) ? p->max_age : webgres_cors_max_age;
+	return true;
+}
+
+/*
+ * Whether pattern (an origin entry, lower case, * standing for a run of one
+ * or more host characters) matches s, ignoring case.  Row by row over the
+ * pattern, so its cost is bounded by the two lengths whatever the stars.
+ */
+static bool
+origin_matches(const char *pattern, const char *s, size_t slen)
+{
+	bool		row[CORS_MAX_ITEM + 1];
+	bool		next[CORS_MAX_ITEM + 1];
+
+	if (slen > CORS_MAX_ITEM)
+		return false;
+	row[0] = true;
+	for (size_t j = 1; j <= slen; j++)
+		row[j] = false;
+	for (const char *p = pattern; *p; p++)
+	{
+		next[0] = false;
+		for (size_t j = 1; j <= slen; j++)
+			next[j] = (*p == '*') ?
+				((row[j - 1] || next[j - 1]) && host_char(s[j - 1])) :
+				(row[j - 1] && *p == pg_ascii_tolower(s[j - 1]));
+		memcpy(row, next, sizeof(bool) * (slen + 1));
+	}
+	return row[slen];
+}
+
+/* Whether origins let origin in, by an entry or by "*" (cors_policy.h). */
+bool
+cors_list_allows_origin(const CorsList *origins, const char *origin, size_t len,
+						bool allow_any, bool *by_entry)
+{
+	*by_entry = false;
+	for (int i = 0; i < origins->n; i++)
+		if (!(origins->items[i][0] == '*' && origins->items[i][1] == '\0') &&
+			origin_matches(origins->items[i], origin, len))
+		{
+			*by_entry = true;
+			return true;
+		}
+	return allow_any && origins->any;
+}
+
+/* Whether list holds name (cors_policy.h). */
+bool
+cors_list_has(const CorsList *list, const char *name, size_t len, bool ignore_case)
+{
+	for (int i = 0; i < list->n; i++)
+		if (strlen(list->items[i]) == len &&
+			(ignore_case ? pg_strncasecmp(list->items[i], name, len) == 0 :
+			 memcmp(list->items[i], name, len) == 0))
+			return true;
+	return false;
+}
