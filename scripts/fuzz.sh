@@ -15,7 +15,7 @@ case $seconds in
 	''|*[!0-9]*|0) echo "fuzz: SECONDS must be a whole number above 0, not '$seconds'" >&2; exit 2 ;;
 esac
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(screen pattern form h2_screen)
+[ ${#targets[@]} -eq 0 ] && targets=(screen pattern form h2_screen jwt)
 
 # Without a working clang nothing was fuzzed: that is a failure, never a
 # pass (make test and make fuzz install it through WEBGRES_DEPS_EXTRA).
@@ -41,6 +41,7 @@ flags=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefine
 "$cc" "${flags[@]}" "$src/fuzz/fuzz_form.c" "$src/src/parse/formscan.c" "$src/src/parse/percent.c" \
 	"$src/fuzz/shim/shim.c" -o "$bin/fuzz_form"
 "$cc" "${flags[@]}" "$src/fuzz/fuzz_h2_screen.c" "$src/src/parse/h2_screen.c" -o "$bin/fuzz_h2_screen"
+"$cc" "${flags[@]}" "$src/fuzz/fuzz_jwt.c" "$src/src/parse/jwt.c" "$src/fuzz/shim/shim.c" -lm -o "$bin/fuzz_jwt"
 
 status=0
 for t in "${targets[@]}"; do
