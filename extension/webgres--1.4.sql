@@ -455,3 +455,21 @@ END;
 
 COMMENT ON FUNCTION webgres.openapi(text[], text, text) IS
   'An OpenAPI 3.1 document describing the routes the calling role can see: paths (parameters as {name}), methods, summary and description from the description column, response content types (stream formats, text/event-stream, a content_type the handler names). servers: the base URLs clients use.';
+-- ==== authentication ====
+-- A route's requests may carry a JSON Web Token, whose role claim chooses
+-- the role the handler runs as (docs/authentication.md).
+
+ALTER TABLE webgres.routes
+	ADD COLUMN auth text NOT NULL DEFAULT 'none'
+		CONSTRAINT routes_auth_check CHECK (auth IN ('none', 'optional', 'required'));
+COMMENT ON COLUMN webgres.routes.auth IS
+  'none: tokens are ignored and the handler runs as the owner; optional: a valid token''s role, else webgres.anon_role; required: a valid token''s role, else 401. The owner must be a member of the role.';
+COMMENT ON COLUMN webgres.routes.handler IS
+  'One SQL statement that may read the relation request(method, path, params, query_string, query, headers, body, claims) and returns columns status, content_type, headers and body.';
+
+CREATE FUNCTION webgres.jwt_sign(claims jsonb, ttl interval DEFAULT NULL) RETURNS text
+	LANGUAGE c VOLATILE PARALLEL RESTRICTED
+	AS 'MODULE_PATHNAME', 'webgres_jwt_sign';
+COMMENT ON FUNCTION webgres.jwt_sign(jsonb, interval) IS
+  'A JSON Web Token of the claims, signed HS256 with webgres.jwt_secret; with ttl, iat is now and exp now + ttl. Only roles granted EXECUTE by a superuser may call it.';
+REVOKE ALL ON FUNCTION webgres.jwt_sign(jsonb, interval) FROM PUBLIC;

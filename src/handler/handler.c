@@ -56,9 +56,11 @@ static HandlerState *all_states = NULL;
 static HandlerState *cached_states = NULL;
 
 /*
- * Handlers run as their route's owner, as a security-restricted operation:
- * SET ROLE, SET SESSION AUTHORIZATION and temporary tables are refused, so
- * a handler cannot step outside its owner's privileges.
+ * Handlers run as their route's owner, or as the role a token chose for a
+ * route with auth (serve/auth.c: one the owner is a member of), as a
+ * security-restricted operation: SET ROLE, SET SESSION AUTHORIZATION and
+ * temporary tables are refused, so a handler cannot step outside that
+ * role's privileges.
  */
 #define HANDLER_SEC_CONTEXT (SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION)
 
@@ -208,7 +210,9 @@ prepare_route(const Route *route, HandlerState *st)
 	memset(&st->simple, 0, sizeof(st->simple));
 	/* An event stream (events.c) is answered afresh every time, on its own. */
 	st->event_stream = declares_event_stream(source->resultDesc);
-	st->constant = st->read_only && !st->event_stream && plan_is_constant(plan);
+	/* A route with auth answers per identity: never from memory. */
+	st->constant = st->read_only && !st->event_stream && route->auth == ROUTE_AUTH_NONE &&
+		plan_is_constant(plan);
 }
 
 /* webgres.random_distinct_ints, which only draws numbers. */
@@ -435,12 +439,19 @@ typedef struct RouteCall
 	int			path_level;
 } RouteCall;
 
+/* The role route's handler runs as for rd (if any): the token's, else the owner. */
+static Oid
+role_for(const Route *route, const RequestData *rd)
+{
+	return rd != NULL && OidIsValid(rd->run_as) ? rd->run_as : route->owner;
+}
+
 /*
- * Takes on route's owner and search_path, with the route named in error
- * context, and prepares its handler if it has not been.
+ * Takes on the request's role (role_for) and route's search_path, with the
+ * route named in error context, and prepares its handler if it has not been.
  */
 static HandlerState *
-enter_route(Route *route, RouteCall *call)
+enter_route(Route *route, const RequestData *rd, RouteCall *call)
 {
 	HandlerState *st = state_of(route);
 
@@ -450,7 +461,7 @@ enter_route(Route *route, RouteCall *call)
 	error_context_stack = &call->errcallback;
 
 	GetUserIdAndSecContext(&call->save_userid, &call->save_sec_context);
-	SetUserIdAndSecContext(route->owner, call->save_sec_context | HANDLER_SEC_CONTEXT);
+	SetUserIdAndSecContext(role_for(route, rd), call->save_sec_context | HANDLER_SEC_CONTEXT);
 	call->path_level = enter_search_path(route->search_path);
 
 	if (st->plan == NULL)
@@ -474,7 +485,7 @@ handler_run(Route *route, RequestData *rd, SPITupleTable **rows, char **body, si
 	bool		found;
 	TupleDesc	desc = NULL;
 	HeapTuple	tuple = NULL;
-	HandlerState *st = enter_route(route, &call);
+	HandlerState *st = enter_route(route, rd, &call);
 	HandlerResult result = HANDLER_NO_ROWS;
 
 	if (st->event_stream)
@@ -524,7 +535,7 @@ bool
 handler_needs_primary(Route *route)
 {
 	RouteCall	call;
-	HandlerState *st = enter_route(route, &call);
+	HandlerState *st = enter_route(route, NULL, &call);
 	bool		needs = !st->read_only || st->event_stream;
 
 	leave_route(&call);
@@ -537,7 +548,7 @@ SPITupleTable *
 handler_run_rows(Route *route, RequestData *rd)
 {
 	RouteCall	call;
-	HandlerState *st = enter_route(route, &call);
+	HandlerState *st = enter_route(route, rd, &call);
 	bool		found = execute_plan(st, rd, 0);
 
 	leave_route(&call);
@@ -626,7 +637,7 @@ handler_stream(Route *route, RequestData *rd, const StreamSink *sink, bool head_
 		return;
 	}
 
-	st = enter_route(route, &call);
+	st = enter_route(route, rd, &call);
 	portal = SPI_cursor_open_with_paramlist(NULL, st->plan, cursor_params(st, rd),
 											st->read_only && !rd->wrote);
 	if (!st->read_only)

@@ -39,6 +39,7 @@
 #include "http/listen.h"
 #include "http/metrics.h"
 #include "serve/access_log.h"
+#include "serve/auth.h"
 #include "serve/pipeline.h"
 #include "routes/route_stats.h"
 #include "common/h2o_mirror.h"
@@ -383,6 +384,7 @@ webgres_worker_main(Datum main_arg)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
+			auth_reload();
 			apply_settings();
 			tls_reload();
 		}

@@ -16,7 +16,7 @@
 #include "message/request.h"
 
 const Oid	request_param_types[REQ_NPARAMS] = {
-	TEXTOID, TEXTOID, JSONBOID, TEXTOID, JSONBOID, JSONBOID, BYTEAOID, BOOLOID
+	TEXTOID, TEXTOID, JSONBOID, TEXTOID, JSONBOID, JSONBOID, BYTEAOID, BOOLOID, JSONBOID
 };
 
 /* RFC 9110 joins repeated fields with commas; cookies use "; " (RFC 6265). */
@@ -155,6 +155,13 @@ fetch_param(ParamListInfo params, int paramid, bool speculative,
 			/* The worker sets the scheme from the connection (http_guard.c). */
 			prm->value = BoolGetDatum(req->scheme == &H2O_URL_SCHEME_HTTPS);
 			break;
+		case REQ_CLAIMS:
+			/* Verified and checked to be JSON by serve/auth.c. */
+			if (rd->claims == NULL)
+				prm->isnull = true;
+			else
+				prm->value = DirectFunctionCall1(jsonb_in, CStringGetDatum(rd->claims));
+			break;
 	}
 	MemoryContextSwitchTo(oldcxt);
 
@@ -178,6 +185,8 @@ request_init(RequestData *rd, h2o_req_t *req, MemoryContext cxt)
 	rd->ncaps = 0;
 	rd->fetched = 0;
 	rd->wrote = false;
+	rd->run_as = InvalidOid;
+	rd->claims = NULL;
 	rd->params = makeParamList(REQ_NPARAMS);
 	rd->params->paramFetch = fetch_param;
 	rd->params->paramFetchArg = rd;
@@ -196,4 +205,13 @@ request_set_captures(RequestData *rd, PathCapture *caps, int ncaps)
 	rd->caps = caps;
 	rd->ncaps = ncaps;
 	rd->fetched &= ~(1u << REQ_PARAMS);
+}
+
+void
+request_set_identity(RequestData *rd, Oid run_as, const char *claims)
+{
+	rd->run_as = run_as;
+	if (rd->claims != claims)
+		rd->fetched &= ~(1u << REQ_CLAIMS);
+	rd->claims = claims;
 }
