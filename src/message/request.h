@@ -31,6 +31,9 @@ struct st_h2o_req_t;
 /* The type of each parameter, by number less one. */
 extern const Oid request_param_types[REQ_NPARAMS];
 
+/* Most settings a request sets for its handler (request_add_setting). */
+#define REQ_MAX_SETTINGS	8
+
 typedef struct RequestData
 {
 	struct st_h2o_req_t *req;
@@ -44,6 +47,10 @@ typedef struct RequestData
 	bool		wrote;			/* a handler that may write has run */
 	Oid			run_as;			/* the role the handler runs as; invalid: the owner */
 	const char *claims;			/* a verified token's claims (JSON), or NULL */
+	int64		expires_at;		/* when the token expires (seconds since 1970); 0: never */
+	int			nsettings;		/* settings its handlers run with */
+	const char *setting_names[REQ_MAX_SETTINGS];
+	const char *setting_values[REQ_MAX_SETTINGS];
 } RequestData;
 
 /* Sets up rd for req; allocations go to cxt, which must outlive the request. */
@@ -51,6 +58,15 @@ extern void request_init(RequestData *rd, struct st_h2o_req_t *req, MemoryContex
 
 /* Sets the role the next handler runs as and its claims (NULL: none). */
 extern void request_set_identity(RequestData *rd, Oid run_as, const char *claims);
+
+/*
+ * Adds a setting (such as request.jwt.claims) that the request's handlers
+ * run with, copied into the request's memory; request_apply_settings()
+ * puts them in effect at the current GUC nest level, in each transaction
+ * that runs a handler of the request.
+ */
+extern void request_add_setting(RequestData *rd, const char *name, const char *value);
+extern void request_apply_settings(const RequestData *rd);
 
 /* Makes params reflect the captures of the route about to run. */
 extern void request_set_captures(RequestData *rd, PathCapture *caps, int ncaps);

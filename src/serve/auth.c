@@ -238,7 +238,7 @@ verify_and_cache(const char *token, size_t len, const unsigned char *digest,
  * with its claims and role, or with the status that refuses it.
  */
 static void
-authenticate(h2o_req_t *req, const Route *r, AuthState *st)
+authenticate(h2o_req_t *req, const Route *r, AuthState *st, MemoryContext cxt)
 {
 	const char *token;
 	size_t		len;
@@ -286,8 +286,9 @@ authenticate(h2o_req_t *req, const Route *r, AuthState *st)
 	}
 	st->invalid_token = false;
 	st->status = 0;
-	st->claims = pstrdup(entry->claims);
-	st->role = entry->role ? pstrdup(entry->role) : NULL;
+	/* The request's memory: an event stream reads them after this transaction. */
+	st->claims = MemoryContextStrdup(cxt, entry->claims);
+	st->role = entry->role ? MemoryContextStrdup(cxt, entry->role) : NULL;
 	st->has_exp = entry->has_exp;
 	st->exp = entry->exp;
 }
@@ -366,14 +367,6 @@ csrf_allowed(h2o_req_t *req)
 	return false;
 }
 
-/* Sets one request.* setting for the rest of the transaction's GUC level. */
-static void
-set_request_setting(const char *name, const char *value)
-{
-	(void) set_config_option(name, value, PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
-}
-
 /* Appends "name": "value" to a JSON object under construction. */
 static void
 append_member(StringInfo buf, const char *name, size_t namelen,
@@ -432,12 +425,12 @@ cookies_json(h2o_req_t *req)
  * request.method, request.path, request.headers and request.cookies.
  */
 static void
-set_request_settings(h2o_req_t *req, const RequestData *rd, AuthState *st, const char *role)
+set_request_settings(h2o_req_t *req, RequestData *rd, AuthState *st, const char *role)
 {
 	StringInfoData headers;
 
 	if (st->claims != NULL)
-		set_request_setting("request.jwt.claims", st->claims);
+		request_add_setting(rd, "request.jwt.claims", st->claims);
 	else
 	{
 		StringInfoData anon;
@@ -446,10 +439,10 @@ set_request_settings(h2o_req_t *req, const RequestData *rd, AuthState *st, const
 		appendStringInfoString(&anon, "{\"role\":");
 		escape_json(&anon, role);
 		appendStringInfoChar(&anon, '}');
-		set_request_setting("request.jwt.claims", anon.data);
+		request_add_setting(rd, "request.jwt.claims", anon.data);
 	}
-	set_request_setting("request.method", pnstrdup(req->method.base, req->method.len));
-	set_request_setting("request.path", pnstrdup(rd->path, rd->pathlen));
+	request_add_setting(rd, "request.method", pnstrdup(req->method.base, req->method.len));
+	request_add_setting(rd, "request.path", pnstrdup(rd->path, rd->pathlen));
 	initStringInfo(&headers);
 	appendStringInfoChar(&headers, '{');
 	for (size_t i = 0; i < req->headers.size; i++)
@@ -459,8 +452,9 @@ set_request_settings(h2o_req_t *req, const RequestData *rd, AuthState *st, const
 		append_member(&headers, h->name->base, h->name->len, h->value.base, h->value.len);
 	}
 	appendStringInfoChar(&headers, '}');
-	set_request_setting("request.headers", headers.data);
-	set_request_setting("request.cookies", cookies_json(req));
+	request_add_setting(rd, "request.headers", headers.data);
+	request_add_setting(rd, "request.cookies", cookies_json(req));
+	request_apply_settings(rd);
 	st->settings_done = true;
 }
 
@@ -501,7 +495,7 @@ auth_route(h2o_req_t *req, const Route *r, AuthState *st, RequestData *rd,
 	Oid			roleid;
 
 	if (!st->looked)
-		authenticate(req, r, st);
+		authenticate(req, r, st, rd->cxt);
 	if (st->status != 0)
 		return refuse(req, st->status, st->invalid_token, body, bodylen);
 	if (st->claims == NULL && r->auth == ROUTE_AUTH_REQUIRED)
@@ -530,7 +524,11 @@ auth_route(h2o_req_t *req, const Route *r, AuthState *st, RequestData *rd,
 		return refuse(req, 403, false, body, bodylen);
 	}
 	request_set_identity(rd, roleid, st->claims);
+	rd->expires_at = st->has_exp ? (int64) ceil(st->exp) : 0;
+	/* Every transaction the request runs handlers in has them anew. */
 	if (!st->settings_done)
 		set_request_settings(req, rd, st, role);
+	else
+		request_apply_settings(rd);
 	return true;
 }

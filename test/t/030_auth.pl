@@ -8,6 +8,7 @@
 use strict;
 use warnings;
 use FindBin;
+use IO::Select;
 use JSON::PP;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -135,10 +136,13 @@ my @bad = (
 );
 my @bad_tokens = mint(map { $_->[1] } @bad);
 my ($h, $p, $s) = split /\./, $alice;
+my $other_sig = (split /\./, $bad_tokens[4])[2];
 push @bad, [ 'truncated', undef, qr/three|base64/ ], [ 'malformed base64url', undef, qr/base64/ ],
-  [ 'tampered claims', undef, qr/wrong signature/ ];
+  [ 'tampered claims', undef, qr/wrong signature/ ],
+  [ 'a cached token\'s claims with another signature', undef, qr/wrong signature/ ];
 push @bad_tokens, substr($alice, 0, length($alice) - 10), "$h.$p.$s*",
-  "$h." . substr($p, 0, -2) . ($p =~ /A.$/ ? 'B' : 'A') . substr($p, -1) . ".$s";
+  "$h." . substr($p, 0, -2) . ($p =~ /A.$/ ? 'B' : 'A') . substr($p, -1) . ".$s",
+  "$h.$p.$other_sig";
 for my $i (0 .. $#bad)
 {
 	my $res = get('/who', $bad_tokens[$i]);
@@ -309,6 +313,33 @@ for my $round (1 .. 3)
 	is(get('/chat', $cb)->{body}, 'hi alice,hi bob,psst', "round $round: the same plan, role bob");
 }
 is(get('/todos', $ca)->{status}, 403, 'a role without SELECT is refused by Postgres (permission denied)');
+
+# ---- an event stream opened with a token ends when the token expires ----
+route('GET', '/events', 'required', q{
+	SELECT ARRAY['news_' || (current_setting('request.jwt.claims', true)::jsonb->>'sub')] AS channels,
+	       current_user || ' ' || (current_setting('request.jwt.claims', true)::jsonb->>'sub') AS data
+	FROM request});
+my $exp = time + 4;
+my $short = mint({ alg => 'HS256', claims => { %base, role => 'alice', sub => 's1', exp => $exp } });
+my $sock = WebgresTest::connect_to($port);
+print $sock "GET /events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer $short\r\n\r\n";
+my $sel = IO::Select->new($sock);
+my $wire = '';
+my $ended_at;
+$deadline = time + 60;
+while (time < $deadline)
+{
+	next unless $sel->can_read(0.2);
+	my $n = sysread($sock, my $buf, 65536);
+	last unless $n;
+	$wire .= $buf;
+	if ($wire =~ /\r\n0\r\n\r\n\z/) { $ended_at = time; last; }
+}
+like($wire, qr{^HTTP/1\.1 200}, 'event stream: opened with a token');
+like($wire, qr/data: alice s1/, 'event stream: both phases run as the role, with request.jwt.claims');
+ok(defined $ended_at, 'event stream: ended cleanly (last chunk) once the token expired');
+ok(defined $ended_at && $ended_at >= $exp - 1, 'event stream: not before the token expired');
+close $sock;
 
 unlike(slurp_file($node->logfile), qr/terminated by signal|FATAL/, 'no worker crashed or exited');
 $node->stop;
