@@ -40,6 +40,8 @@ typedef struct HandlerState
 	CachedResponse *cached;		/* that row's response, once built */
 	SimpleEvalCache simple;		/* whether the plan is one row of expressions */
 	SplicedHandler spliced;
+	Oid			role;			/* the role its plan was prepared and runs as */
+	struct HandlerState *next_role; /* the route's states for other roles */
 	struct HandlerState *next;	/* in all_states */
 	struct HandlerState *next_cached;	/* in cached_states */
 } HandlerState;
@@ -369,11 +371,74 @@ state_of(Route *route)
 	{
 		HandlerState *st = MemoryContextAllocZero(handler_cxt, sizeof(HandlerState));
 
+		st->role = route->owner;
 		st->next = all_states;
 		all_states = st;
 		route->handler_state = st;
 	}
 	return route->handler_state;
+}
+
+/*
+ * route's state for running as role, which has a plan of its own.  A plan
+ * is checked for the privileges of the role it is made as: an SQL function
+ * inlined, or a stable one folded, when it was planned for one role would
+ * otherwise run unchecked for the next.  Postgres' plan cache re-plans for
+ * another role only where row level security applies.  The roles a route
+ * runs as are the few its owner is a member of.
+ */
+static HandlerState *
+state_for_role(Route *route, Oid role)
+{
+	HandlerState *st = state_of(route);
+	HandlerState *rs;
+
+	if (role == route->owner)
+		return st;
+	for (rs = st->next_role; rs != NULL; rs = rs->next_role)
+		if (rs->role == role)
+			return rs;
+	rs = MemoryContextAllocZero(handler_cxt, sizeof(HandlerState));
+	rs->role = role;
+	rs->next = all_states;
+	all_states = rs;
+	rs->next_role = st->next_role;
+	st->next_role = rs;
+	return rs;
+}
+
+/*
+ * Makes ready the state to run route's handler as role, under sec_context
+ * flags: the route's own state, which the pipeline asks what the handler
+ * is like (read-only, an event stream, shareable), is prepared as the
+ * owner; a state for another role is prepared as that role.  Leaves the
+ * current user set to role.
+ */
+static HandlerState *
+ready_state(Route *route, Oid role, int sec_context)
+{
+	HandlerState *st = state_of(route);
+
+	if (role != route->owner && (st->plan == NULL || !st->source->is_valid))
+	{
+		SetUserIdAndSecContext(route->owner, sec_context);
+		if (st->plan == NULL)
+			prepare_route(route, st);
+		else
+		{
+			/* Revalidated, since only the other roles' plans run. */
+			CachedPlan *cplan = SPI_plan_get_cached_plan(st->plan);
+
+			if (cplan != NULL)
+				ReleaseCachedPlan(cplan, CurrentResourceOwner);
+		}
+		note_shareable(st);
+	}
+	SetUserIdAndSecContext(role, sec_context);
+	st = state_for_role(route, role);
+	if (st->plan == NULL)
+		prepare_route(route, st);
+	return st;
 }
 
 /*
@@ -453,20 +518,14 @@ role_for(const Route *route, const RequestData *rd)
 static HandlerState *
 enter_route(Route *route, const RequestData *rd, RouteCall *call)
 {
-	HandlerState *st = state_of(route);
-
 	call->errcallback.callback = route_error_context;
 	call->errcallback.arg = route;
 	call->errcallback.previous = error_context_stack;
 	error_context_stack = &call->errcallback;
 
 	GetUserIdAndSecContext(&call->save_userid, &call->save_sec_context);
-	SetUserIdAndSecContext(role_for(route, rd), call->save_sec_context | HANDLER_SEC_CONTEXT);
 	call->path_level = enter_search_path(route->search_path);
-
-	if (st->plan == NULL)
-		prepare_route(route, st);
-	return st;
+	return ready_state(route, role_for(route, rd), call->save_sec_context | HANDLER_SEC_CONTEXT);
 }
 
 /* Gives back the caller's user and search_path; the error context stays. */

@@ -40,6 +40,7 @@ webgres.jwt_keys_file = '$keydir/keys.json'
 webgres.jwt_audience = 'webgres-test'
 webgres.jwt_issuer = 'https://issuer.test'
 webgres.executors = 1
+webgres.share_read_transactions = on
 EOC
 my $port = $node->{webgres_port};
 
@@ -314,6 +315,26 @@ for my $round (1 .. 3)
 	is(get('/chat', $cb)->{body}, 'hi alice,hi bob,psst', "round $round: the same plan, role bob");
 }
 is(get('/todos', $ca)->{status}, 403, 'a role without SELECT is refused by Postgres (permission denied)');
+
+# ---- requests sharing a transaction run as their own roles ----
+# With webgres.share_read_transactions, pipelined requests share one
+# read-only transaction; a handler compiled once for alice must be checked
+# again for bob, who may not execute its function.
+$node->safe_psql('postgres', q{
+	CREATE FUNCTION alice_only() RETURNS text LANGUAGE sql STABLE AS $$ SELECT 'for alice' $$;
+	REVOKE EXECUTE ON FUNCTION alice_only() FROM PUBLIC;
+	GRANT EXECUTE ON FUNCTION alice_only() TO alice;
+});
+route('GET', '/alice-only', 'required', q{SELECT alice_only() AS body});
+my ($for_bob) = mint({ alg => 'HS256', claims => claims(role => 'bob', sub => 'b') });
+my $pipelined = '';
+for my $t ($alice, $for_bob, $alice, $for_bob)
+{
+	$pipelined .= "GET /alice-only HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer $t\r\n\r\n";
+}
+my ($answers) = WebgresTest::raw($port, $pipelined, n => 4);
+is(join(' ', map { $_->{status} } @$answers), '200 403 200 403',
+	'pipelined in one shared transaction: alice may run the function, bob may not');
 
 # ---- an event stream opened with a token ends when the token expires ----
 route('GET', '/events', 'required', q{
