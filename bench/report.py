@@ -743,6 +743,8 @@ def report_md(meta, summary, ops, target_rows):
         L.append("Not measured in this run.")
     L.append("")
 
+    L.extend(auth_md(summary))
+
     L.append("## Operational")
     L.append("")
     orows = []
@@ -917,6 +919,41 @@ def report_md(meta, summary, ops, target_rows):
 
 
 # ------------------------------------------------------------------ sse --
+
+def auth_md(summary):
+    """The auth tier: /db without a token, with an HS256 and an ES256 token."""
+    L = ["## Authentication cost", ""]
+    cases = [("db-no-token", "/db, no token (auth none)"),
+             ("db-hs256", "/bench/auth/db, valid HS256 token"),
+             ("db-es256", "/bench/auth/db, valid ES256 token")]
+    found = {ep: [e for e in find(summary, ep) if "rps" in e["servers"].get("webgres", {})]
+             for ep, _ in cases}
+    if not found["db-no-token"]:
+        return L + ["Not measured in this run.", ""]
+    base = found["db-no-token"][0]["servers"]["webgres"]["rps"]["median"]
+    rows = []
+    for ep, name in cases:
+        for e in found[ep]:
+            w = e["servers"]["webgres"]
+            rows.append(("%s, c=%d" % (name, e["conns"]),
+                         "%s (%s–%s)" % (fmt_rps(w["rps"]["median"]), fmt_rps(w["rps"]["min"]),
+                                         fmt_rps(w["rps"]["max"])),
+                         "%.2f×" % (w["rps"]["median"] / base) if base else "–"))
+    L.append(md_table(["case", "webgres req/s (min–max)", "vs no token"], rows))
+    L.append("")
+    hs = found["db-hs256"]
+    if hs and base:
+        ratio = hs[0]["servers"]["webgres"]["rps"]["median"] / base
+        L.append("Target: HS256 within 5 %% of no token once cached: %.1f %% slower, %s."
+                 % ((1 - ratio) * 100, verdict(ratio >= 0.95)))
+        L.append("")
+    L.append("Each case sends one token on every request, so after the first it is found in the "
+             "worker's cache of verified tokens (keyed by the token's SHA-256): what remains is "
+             "finding the token, hashing it, checking its times, the role's membership, and "
+             "setting `request.jwt.claims` and the other `request.*` settings for the handler.")
+    L.append("")
+    return L
+
 
 def sse_md(rows):
     """The sse tier (bench/sse/run.sh): subscribers, delivery latency, worker RSS."""

@@ -17,6 +17,8 @@
 # ROUTE_COUNTS (numbers of other routes for the route-table tier).
 # CAPACITY (1: connection capacity tier; default on, off with QUICK), CAP_CONNS
 # (its connection levels),
+# AUTH (1: the auth tier, /db with no token, an HS256 and an ES256 token;
+# default on; ONLY=auth runs it alone among the endpoint tiers).
 # SSE (1: the sse tier, bench/sse/run.sh, event-stream subscribers; default on;
 # ONLY=sse runs it alone among the endpoint tiers).
 # BASE_BINDIR (the bindir of a second Postgres installation holding an older
@@ -68,7 +70,7 @@ HANDLER_TIMEOUT_MS=${HANDLER_TIMEOUT_MS:-50}
 NODE_POOL=${NODE_POOL:-32}
 # what the report states as the command that made it
 BENCH_COMMAND=""
-for v in QUICK WORKERS REPS DURATION MIXED_DURATION CONNS QCONNS SOAK SOAK_REQUESTS RSS_STEPS PROFILE WEBGRES ONLY NODE_POOL HANDLER_TIMEOUT_MS CAPACITY CAP_CONNS CAP_DURATION SSE ROUTE_COUNTS BENCH_TFB_DB BASE_BUILD; do
+for v in QUICK WORKERS REPS DURATION MIXED_DURATION CONNS QCONNS SOAK SOAK_REQUESTS RSS_STEPS PROFILE WEBGRES ONLY NODE_POOL HANDLER_TIMEOUT_MS CAPACITY CAP_CONNS CAP_DURATION SSE AUTH ROUTE_COUNTS BENCH_TFB_DB BASE_BUILD; do
 	[ -n "${!v:-}" ] && BENCH_COMMAND+="$v='${!v}' "
 done
 # BENCH_VIA: the command that ran this script (bench/before_after.sh sets it)
@@ -93,8 +95,11 @@ jstr() { python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$1"; }
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
+# WRK_AUTH: an Authorization header value that http_status and wrk_cmd send
+# (the auth tier's tokens); unset: none.
 http_status() {
-	curl -s -o /dev/null -w '%{http_code}' --max-time "${2:-2}" "$1" 2>/dev/null || true
+	curl -s -o /dev/null -w '%{http_code}' --max-time "${2:-2}" ${WRK_AUTH:+-H "Authorization: $WRK_AUTH"} \
+		"$1" 2>/dev/null || true
 }
 # wait_200 URL SECONDS: wait until URL answers 200; prints the wait in ms
 wait_200() {
@@ -385,6 +390,7 @@ wrk_cmd() {
 	[ "$conns" -lt "$threads" ] && threads=$conns
 	wrk -t "$threads" -c "$conns" -d "${secs}s" --timeout 8 --latency \
 		-H 'Host: tfb-server' -H "Accept: $accept" -H 'Connection: keep-alive' \
+		${WRK_AUTH:+-H "Authorization: $WRK_AUTH"} \
 		-s "$BENCH/wrk/$script" "$url" ${1:+--} "$@" > "$out" 2>&1
 }
 
@@ -603,6 +609,47 @@ if [ "$WEBGRES" = 1 ] && { [ -z "${ONLY:-}" ] || [[ counting =~ ^($ONLY)$ ]]; };
 		done
 	done
 	set_track_route_stats on
+fi
+
+# --- tier: authentication cost (AUTH=1, default on) --------------------------
+# /db with no token (the TechEmpower route, auth none) beside the same
+# handler on a route with auth = 'required', called with a valid HS256
+# token and a valid ES256 token (made with PyJWT, test/t/jwt_mint.py): one
+# token per case, so after the first request it is verified from the
+# worker's cache (docs/authentication.md).
+auth_tier() {
+	local py keys secret hs es
+	py=$("$ROOT/scripts/pydeps.sh" | tail -1) || return 1
+	keys=$TMP/jwt; mkdir -p "$keys"
+	"$py" "$ROOT/test/t/jwt_mint.py" keys "$keys" || return 1
+	chmod -R a+rX "$keys"
+	secret=$(python3 -c 'import secrets; print(secrets.token_urlsafe(32))')
+	"$CLUSTER" psql "$PGDIR" -d hello_world -q >> "$RAW/auth.log" 2>&1 <<SQL || return 1
+ALTER SYSTEM SET webgres.jwt_secret = '$secret';
+ALTER SYSTEM SET webgres.jwt_keys_file = '$keys/jwks.json';
+SELECT pg_reload_conf();
+DO \$\$ BEGIN CREATE ROLE bench_auth_user; EXCEPTION WHEN duplicate_object THEN NULL; END \$\$;
+GRANT SELECT ON world TO bench_auth_user;
+GRANT bench_auth_user TO benchmarkdbuser;
+DELETE FROM webgres.routes WHERE path = '/bench/auth/db';
+INSERT INTO webgres.routes (method, path, handler, owner, search_path, auth)
+  SELECT method, '/bench/auth/db', handler, owner, search_path, 'required'
+  FROM webgres.routes WHERE method = 'GET' AND path = '/db';
+SQL
+	read -r hs es < <(printf '[{"alg": "HS256", "secret": "%s", "claims": {"role": "bench_auth_user", "exp": %d}},
+		{"alg": "ES256", "claims": {"role": "bench_auth_user", "exp": %d}}]' \
+		"$secret" $(( $(date +%s) + 86400 )) $(( $(date +%s) + 86400 )) |
+		"$py" "$ROOT/test/t/jwt_mint.py" tokens "$keys" | tr '\n' ' ')
+	[ -n "$es" ] || return 1
+	log "authentication: /db without a token, with HS256 and with ES256 at c=$mid"
+	# ONLY names this tier, not its endpoints
+	ONLY='' bench_case auth db-no-token /db "$ACCEPT_JSON" "$mid" 1 webgres
+	ONLY='' WRK_AUTH="Bearer $hs" bench_case auth db-hs256 /bench/auth/db "$ACCEPT_JSON" "$mid" 1 webgres
+	ONLY='' WRK_AUTH="Bearer $es" bench_case auth db-es256 /bench/auth/db "$ACCEPT_JSON" "$mid" 1 webgres
+}
+if [ "$WEBGRES" = 1 ] && [ "${AUTH:-1}" = 1 ] &&
+	{ [ -z "${ONLY:-}" ] || [[ auth =~ ^($ONLY)$ ]]; }; then
+	auth_tier || log "auth tier failed; see $RAW/auth.log"
 fi
 [ "$WEBGRES" = 1 ] && note rss_after_cases "$(rss_json)"
 

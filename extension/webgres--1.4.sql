@@ -578,3 +578,21 @@ COMMENT ON COLUMN webgres.routes.cors_allow_credentials IS
   'Whether allowed origins may send cookies and HTTP authentication; never with any origin (*). NULL: webgres.cors_allow_credentials.';
 COMMENT ON COLUMN webgres.routes.cors_max_age IS
   'Seconds a browser may keep a preflight''s answer (Access-Control-Max-Age), 0 to 86400; NULL: webgres.cors_max_age.';
+-- ==== authentication ====
+-- A route's requests may carry a JSON Web Token, whose role claim chooses
+-- the role the handler runs as (docs/authentication.md).
+
+ALTER TABLE webgres.routes
+	ADD COLUMN auth text NOT NULL DEFAULT 'none'
+		CONSTRAINT routes_auth_check CHECK (auth IN ('none', 'optional', 'required'));
+COMMENT ON COLUMN webgres.routes.auth IS
+  'none: tokens are ignored and the handler runs as the owner; optional: a valid token''s role, else webgres.anon_role; required: a valid token''s role, else 401. The owner must be a member of the role.';
+COMMENT ON COLUMN webgres.routes.handler IS
+  'One SQL statement that may read the relation request(method, path, params, query_string, query, headers, body, tls, claims) and returns columns status, content_type, headers and body.';
+
+CREATE FUNCTION webgres.jwt_sign(claims jsonb, ttl interval DEFAULT NULL) RETURNS text
+	LANGUAGE c VOLATILE PARALLEL RESTRICTED
+	AS 'MODULE_PATHNAME', 'webgres_jwt_sign';
+COMMENT ON FUNCTION webgres.jwt_sign(jsonb, interval) IS
+  'A JSON Web Token of the claims, signed HS256 with webgres.jwt_secret; with ttl, iat is now and exp now + ttl. Only roles granted EXECUTE by a superuser may call it.';
+REVOKE ALL ON FUNCTION webgres.jwt_sign(jsonb, interval) FROM PUBLIC;

@@ -27,7 +27,7 @@ cleanup() {
 trap cleanup EXIT
 
 mkdir -p "$scratch/src"
-cp -r "$src/test" "$src/sql" "$src/scripts" "$src/Makefile" "$scratch/src/"
+cp -r "$src/test" "$src/sql" "$src/scripts" "$src/Makefile" "$src/README.md" "$scratch/src/"
 [ -d "$src/docker" ] && cp -r "$src/docker" "$scratch/src/"
 [ -d "$src/bench" ] && cp -r "$src/bench" "$scratch/src/" 2>/dev/null || true
 

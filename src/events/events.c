@@ -415,6 +415,9 @@ events_second_phase(RequestData *rd, const EventsListen *listen, SPITupleTable *
 
 	es = subscribe(names, nkept, ids, nids);
 	es->sse = sse_start(req, first.data, first.len, on_stream_close, es);
+	/* Opened with a token: it ends when the token does. */
+	if (rd->expires_at > 0)
+		sse_set_expiry(es->sse, rd->expires_at);
 	/* A stream only listened to what both phases returned. */
 	unlisten_due = true;
 	return true;

@@ -80,6 +80,7 @@ struct SseStream
 	h2o_timeout_entry_t heartbeat;
 	h2o_timeout_entry_t stall;	/* linked while the backlog is over the limit */
 	h2o_timeout_entry_t flush_due;	/* linked while queued bytes wait for the loop */
+	int64		expires_at;		/* 0, or when to end (sse_set_expiry) */
 	SseCloseCallback on_close;
 	void	   *arg;
 };
@@ -93,6 +94,11 @@ static h2o_timeout_t heartbeat_timeout;
 static h2o_timeout_t reset_timeout;	/* 0: the loop's next pass */
 static h2o_timeout_t flush_timeout;	/* 0: the loop's next pass */
 static h2o_timeout_t stall_timeout;	/* SSE_STALL_GRACE_MS */
+
+/* Streams that expire are looked at this often, by one timer for all. */
+#define SSE_EXPIRY_SWEEP_MS 1000
+static h2o_timeout_t expiry_timeout;
+static h2o_timeout_entry_t expiry_sweep;
 
 /* Appends bytes to a buffer, growing it in the streams' context. */
 static void
@@ -340,6 +346,44 @@ on_heartbeat(h2o_timeout_entry_t *entry)
 	arm_heartbeat(s);
 }
 
+/*
+ * The expiry timer: ends the streams whose token has expired, as
+ * sse_end_all() ends them, and looks again later while any remain.
+ */
+static void
+on_expiry_sweep(h2o_timeout_entry_t *entry)
+{
+	dlist_mutable_iter iter;
+	int64		now = (int64) time(NULL);
+	bool		more = false;
+
+	dlist_foreach_modify(iter, &all_streams)
+	{
+		SseStream  *s = dlist_container(SseStream, node, iter.cur);
+
+		if (s->expires_at == 0 || s->dropped || s->ending)
+			continue;
+		if (s->expires_at <= now)
+		{
+			s->ending = true;
+			if (!s->in_flight)
+				flush_soon(s);
+		}
+		else
+			more = true;
+	}
+	if (more)
+		h2o_timeout_link(loop_ctx->loop, &expiry_timeout, &expiry_sweep);
+}
+
+void
+sse_set_expiry(SseStream *s, int64 expires_at)
+{
+	s->expires_at = expires_at;
+	if (!h2o_timeout_is_linked(&expiry_sweep))
+		h2o_timeout_link(loop_ctx->loop, &expiry_timeout, &expiry_sweep);
+}
+
 /* Sets up heartbeats on the worker's loop. */
 void
 sse_init(h2o_context_t *ctx)
@@ -351,6 +395,8 @@ sse_init(h2o_context_t *ctx)
 	h2o_timeout_init(ctx->loop, &reset_timeout, 0);
 	h2o_timeout_init(ctx->loop, &stall_timeout, SSE_STALL_GRACE_MS);
 	h2o_timeout_init(ctx->loop, &flush_timeout, 0);
+	h2o_timeout_init(ctx->loop, &expiry_timeout, SSE_EXPIRY_SWEEP_MS);
+	expiry_sweep.cb = on_expiry_sweep;
 }
 
 /* Starts an event stream as the response to req, sending its first bytes. */

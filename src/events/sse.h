@@ -35,6 +35,13 @@ extern void sse_init(struct st_h2o_context_t *ctx);
 extern SseStream *sse_start(struct st_h2o_req_t *req, const char *first, size_t firstlen,
 							SseCloseCallback on_close, void *arg);
 
+/*
+ * Ends the stream cleanly at expires_at (seconds since 1970): the token it
+ * was opened with expires then, and the client must come back with a new
+ * one.  Checked about once a second.
+ */
+extern void sse_set_expiry(SseStream *stream, int64 expires_at);
+
 /* Queues bytes for the client and offers them to its connection. */
 extern void sse_push(SseStream *stream, const char *bytes, size_t len);
 

@@ -37,6 +37,7 @@
 
 #include "exec/exec_socket.h"
 #include "exec/handoff_frame.h"
+#include "serve/auth.h"
 #include "serve/pipeline.h"
 #include "routes/route_limits.h"
 #include "routes/route_stats.h"
@@ -366,6 +367,7 @@ webgres_executor_main(Datum main_arg)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
+			auth_reload();
 		}
 
 		fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);

@@ -40,6 +40,8 @@ typedef struct HandlerState
 	CachedResponse *cached;		/* that row's response, once built */
 	SimpleEvalCache simple;		/* whether the plan is one row of expressions */
 	SplicedHandler spliced;
+	Oid			role;			/* the role its plan was prepared and runs as */
+	struct HandlerState *next_role; /* the route's states for other roles */
 	struct HandlerState *next;	/* in all_states */
 	struct HandlerState *next_cached;	/* in cached_states */
 } HandlerState;
@@ -56,9 +58,11 @@ static HandlerState *all_states = NULL;
 static HandlerState *cached_states = NULL;
 
 /*
- * Handlers run as their route's owner, as a security-restricted operation:
- * SET ROLE, SET SESSION AUTHORIZATION and temporary tables are refused, so
- * a handler cannot step outside its owner's privileges.
+ * Handlers run as their route's owner, or as the role a token chose for a
+ * route with auth (serve/auth.c: one the owner is a member of), as a
+ * security-restricted operation: SET ROLE, SET SESSION AUTHORIZATION and
+ * temporary tables are refused, so a handler cannot step outside that
+ * role's privileges.
  */
 #define HANDLER_SEC_CONTEXT (SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION)
 
@@ -208,7 +212,9 @@ prepare_route(const Route *route, HandlerState *st)
 	memset(&st->simple, 0, sizeof(st->simple));
 	/* An event stream (events.c) is answered afresh every time, on its own. */
 	st->event_stream = declares_event_stream(source->resultDesc);
-	st->constant = st->read_only && !st->event_stream && plan_is_constant(plan);
+	/* A route with auth answers per identity: never from memory. */
+	st->constant = st->read_only && !st->event_stream && route->auth == ROUTE_AUTH_NONE &&
+		plan_is_constant(plan);
 }
 
 /* webgres.random_distinct_ints, which only draws numbers. */
@@ -365,11 +371,74 @@ state_of(Route *route)
 	{
 		HandlerState *st = MemoryContextAllocZero(handler_cxt, sizeof(HandlerState));
 
+		st->role = route->owner;
 		st->next = all_states;
 		all_states = st;
 		route->handler_state = st;
 	}
 	return route->handler_state;
+}
+
+/*
+ * route's state for running as role, which has a plan of its own.  A plan
+ * is checked for the privileges of the role it is made as: an SQL function
+ * inlined, or a stable one folded, when it was planned for one role would
+ * otherwise run unchecked for the next.  Postgres' plan cache re-plans for
+ * another role only where row level security applies.  The roles a route
+ * runs as are the few its owner is a member of.
+ */
+static HandlerState *
+state_for_role(Route *route, Oid role)
+{
+	HandlerState *st = state_of(route);
+	HandlerState *rs;
+
+	if (role == route->owner)
+		return st;
+	for (rs = st->next_role; rs != NULL; rs = rs->next_role)
+		if (rs->role == role)
+			return rs;
+	rs = MemoryContextAllocZero(handler_cxt, sizeof(HandlerState));
+	rs->role = role;
+	rs->next = all_states;
+	all_states = rs;
+	rs->next_role = st->next_role;
+	st->next_role = rs;
+	return rs;
+}
+
+/*
+ * Makes ready the state to run route's handler as role, under sec_context
+ * flags: the route's own state, which the pipeline asks what the handler
+ * is like (read-only, an event stream, shareable), is prepared as the
+ * owner; a state for another role is prepared as that role.  Leaves the
+ * current user set to role.
+ */
+static HandlerState *
+ready_state(Route *route, Oid role, int sec_context)
+{
+	HandlerState *st = state_of(route);
+
+	if (role != route->owner && (st->plan == NULL || !st->source->is_valid))
+	{
+		SetUserIdAndSecContext(route->owner, sec_context);
+		if (st->plan == NULL)
+			prepare_route(route, st);
+		else
+		{
+			/* Revalidated, since only the other roles' plans run. */
+			CachedPlan *cplan = SPI_plan_get_cached_plan(st->plan);
+
+			if (cplan != NULL)
+				ReleaseCachedPlan(cplan, CurrentResourceOwner);
+		}
+		note_shareable(st);
+	}
+	SetUserIdAndSecContext(role, sec_context);
+	st = state_for_role(route, role);
+	if (st->plan == NULL)
+		prepare_route(route, st);
+	return st;
 }
 
 /*
@@ -435,27 +504,28 @@ typedef struct RouteCall
 	int			path_level;
 } RouteCall;
 
+/* The role route's handler runs as for rd (if any): the token's, else the owner. */
+static Oid
+role_for(const Route *route, const RequestData *rd)
+{
+	return rd != NULL && OidIsValid(rd->run_as) ? rd->run_as : route->owner;
+}
+
 /*
- * Takes on route's owner and search_path, with the route named in error
- * context, and prepares its handler if it has not been.
+ * Takes on the request's role (role_for) and route's search_path, with the
+ * route named in error context, and prepares its handler if it has not been.
  */
 static HandlerState *
-enter_route(Route *route, RouteCall *call)
+enter_route(Route *route, const RequestData *rd, RouteCall *call)
 {
-	HandlerState *st = state_of(route);
-
 	call->errcallback.callback = route_error_context;
 	call->errcallback.arg = route;
 	call->errcallback.previous = error_context_stack;
 	error_context_stack = &call->errcallback;
 
 	GetUserIdAndSecContext(&call->save_userid, &call->save_sec_context);
-	SetUserIdAndSecContext(route->owner, call->save_sec_context | HANDLER_SEC_CONTEXT);
 	call->path_level = enter_search_path(route->search_path);
-
-	if (st->plan == NULL)
-		prepare_route(route, st);
-	return st;
+	return ready_state(route, role_for(route, rd), call->save_sec_context | HANDLER_SEC_CONTEXT);
 }
 
 /* Gives back the caller's user and search_path; the error context stays. */
@@ -474,7 +544,7 @@ handler_run(Route *route, RequestData *rd, SPITupleTable **rows, char **body, si
 	bool		found;
 	TupleDesc	desc = NULL;
 	HeapTuple	tuple = NULL;
-	HandlerState *st = enter_route(route, &call);
+	HandlerState *st = enter_route(route, rd, &call);
 	HandlerResult result = HANDLER_NO_ROWS;
 
 	if (st->event_stream)
@@ -524,7 +594,7 @@ bool
 handler_needs_primary(Route *route)
 {
 	RouteCall	call;
-	HandlerState *st = enter_route(route, &call);
+	HandlerState *st = enter_route(route, NULL, &call);
 	bool		needs = !st->read_only || st->event_stream;
 
 	leave_route(&call);
@@ -537,7 +607,7 @@ SPITupleTable *
 handler_run_rows(Route *route, RequestData *rd)
 {
 	RouteCall	call;
-	HandlerState *st = enter_route(route, &call);
+	HandlerState *st = enter_route(route, rd, &call);
 	bool		found = execute_plan(st, rd, 0);
 
 	leave_route(&call);
@@ -626,7 +696,7 @@ handler_stream(Route *route, RequestData *rd, const StreamSink *sink, bool head_
 		return;
 	}
 
-	st = enter_route(route, &call);
+	st = enter_route(route, rd, &call);
 	portal = SPI_cursor_open_with_paramlist(NULL, st->plan, cursor_params(st, rd),
 											st->read_only && !rd->wrote);
 	if (!st->read_only)

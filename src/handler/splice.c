@@ -13,8 +13,8 @@
 #include "handler/splice.h"
 
 #define REQUEST_CTE \
-	"request(method, path, params, query_string, query, headers, body, tls) AS " \
-	"(SELECT $1, $2, $3, $4, $5, $6, $7, $8)"
+	"request(method, path, params, query_string, query, headers, body, tls, claims) AS " \
+	"(SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9)"
 
 /* The WITH clause of a statement, and whether it is a SELECT. */
 static WithClause *

@@ -41,6 +41,7 @@
 #include "serve/access_log.h"
 #include "http/static_files.h"
 #include "serve/compress.h"
+#include "serve/auth.h"
 #include "serve/pipeline.h"
 #include "routes/route_stats.h"
 #include "common/h2o_mirror.h"
@@ -444,6 +445,7 @@ webgres_worker_main(Datum main_arg)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
+			auth_reload();
 			apply_settings();
 			tls_reload();
 		}

@@ -6,6 +6,7 @@
 
 #include "catalog/pg_type.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/jsonb.h"
 
 #define H2O_USE_LIBUV 0
@@ -16,7 +17,7 @@
 #include "message/request.h"
 
 const Oid	request_param_types[REQ_NPARAMS] = {
-	TEXTOID, TEXTOID, JSONBOID, TEXTOID, JSONBOID, JSONBOID, BYTEAOID, BOOLOID
+	TEXTOID, TEXTOID, JSONBOID, TEXTOID, JSONBOID, JSONBOID, BYTEAOID, BOOLOID, JSONBOID
 };
 
 /* RFC 9110 joins repeated fields with commas; cookies use "; " (RFC 6265). */
@@ -155,6 +156,13 @@ fetch_param(ParamListInfo params, int paramid, bool speculative,
 			/* The worker sets the scheme from the connection (http_guard.c). */
 			prm->value = BoolGetDatum(req->scheme == &H2O_URL_SCHEME_HTTPS);
 			break;
+		case REQ_CLAIMS:
+			/* Verified and checked to be JSON by serve/auth.c. */
+			if (rd->claims == NULL)
+				prm->isnull = true;
+			else
+				prm->value = DirectFunctionCall1(jsonb_in, CStringGetDatum(rd->claims));
+			break;
 	}
 	MemoryContextSwitchTo(oldcxt);
 
@@ -178,6 +186,10 @@ request_init(RequestData *rd, h2o_req_t *req, MemoryContext cxt)
 	rd->ncaps = 0;
 	rd->fetched = 0;
 	rd->wrote = false;
+	rd->run_as = InvalidOid;
+	rd->claims = NULL;
+	rd->expires_at = 0;
+	rd->nsettings = 0;
 	rd->params = makeParamList(REQ_NPARAMS);
 	rd->params->paramFetch = fetch_param;
 	rd->params->paramFetchArg = rd;
@@ -196,4 +208,32 @@ request_set_captures(RequestData *rd, PathCapture *caps, int ncaps)
 	rd->caps = caps;
 	rd->ncaps = ncaps;
 	rd->fetched &= ~(1u << REQ_PARAMS);
+}
+
+void
+request_set_identity(RequestData *rd, Oid run_as, const char *claims)
+{
+	rd->run_as = run_as;
+	rd->expires_at = 0;
+	if (rd->claims != claims)
+		rd->fetched &= ~(1u << REQ_CLAIMS);
+	rd->claims = claims;
+}
+
+void
+request_add_setting(RequestData *rd, const char *name, const char *value)
+{
+	if (rd->nsettings >= REQ_MAX_SETTINGS)
+		elog(ERROR, "too many request settings");
+	rd->setting_names[rd->nsettings] = MemoryContextStrdup(rd->cxt, name);
+	rd->setting_values[rd->nsettings] = MemoryContextStrdup(rd->cxt, value);
+	rd->nsettings++;
+}
+
+void
+request_apply_settings(const RequestData *rd)
+{
+	for (int i = 0; i < rd->nsettings; i++)
+		(void) set_config_option(rd->setting_names[i], rd->setting_values[i],
+								 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
 }

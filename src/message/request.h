@@ -2,7 +2,7 @@
  * request.h
  *		The HTTP request as the values of a handler's `request` relation.
  *
- * The eight columns reach the executor as bind parameters fetched lazily:
+ * The columns reach the executor as bind parameters fetched lazily:
  * a value is built (and checked) only when a plan evaluates it, so a handler
  * that never reads headers never pays for turning them into jsonb, and bad
  * input in a field the handler ignores does not fail the request.
@@ -25,10 +25,14 @@ struct st_h2o_req_t;
 #define REQ_HEADERS			6
 #define REQ_BODY			7
 #define REQ_TLS				8
-#define REQ_NPARAMS			8
+#define REQ_CLAIMS			9
+#define REQ_NPARAMS			9
 
 /* The type of each parameter, by number less one. */
 extern const Oid request_param_types[REQ_NPARAMS];
+
+/* Most settings a request sets for its handler (request_add_setting). */
+#define REQ_MAX_SETTINGS	8
 
 typedef struct RequestData
 {
@@ -41,10 +45,28 @@ typedef struct RequestData
 	ParamListInfo params;
 	uint32		fetched;		/* bit n set: parameter n is built */
 	bool		wrote;			/* a handler that may write has run */
+	Oid			run_as;			/* the role the handler runs as; invalid: the owner */
+	const char *claims;			/* a verified token's claims (JSON), or NULL */
+	int64		expires_at;		/* when the token expires (seconds since 1970); 0: never */
+	int			nsettings;		/* settings its handlers run with */
+	const char *setting_names[REQ_MAX_SETTINGS];
+	const char *setting_values[REQ_MAX_SETTINGS];
 } RequestData;
 
 /* Sets up rd for req; allocations go to cxt, which must outlive the request. */
 extern void request_init(RequestData *rd, struct st_h2o_req_t *req, MemoryContext cxt);
+
+/* Sets the role the next handler runs as and its claims (NULL: none). */
+extern void request_set_identity(RequestData *rd, Oid run_as, const char *claims);
+
+/*
+ * Adds a setting (such as request.jwt.claims) that the request's handlers
+ * run with, copied into the request's memory; request_apply_settings()
+ * puts them in effect at the current GUC nest level, in each transaction
+ * that runs a handler of the request.
+ */
+extern void request_add_setting(RequestData *rd, const char *name, const char *value);
+extern void request_apply_settings(const RequestData *rd);
 
 /* Makes params reflect the captures of the route about to run. */
 extern void request_set_captures(RequestData *rd, PathCapture *caps, int ncaps);

@@ -12,6 +12,7 @@
 
 #include "common/settings.h"
 #include "http/listen.h"
+#include "parse/jwt.h"
 #include "http/tls.h"
 #include "serve/access_log.h"
 #include "module/settings_define.h"
@@ -68,6 +69,15 @@ char	   *webgres_cors_allowed_headers;
 char	   *webgres_cors_exposed_headers;
 bool		webgres_cors_allow_credentials;
 int			webgres_cors_max_age;
+char	   *webgres_jwt_secret;
+char	   *webgres_jwt_keys_file;
+char	   *webgres_jwt_audience;
+char	   *webgres_jwt_issuer;
+int			webgres_jwt_leeway;
+char	   *webgres_jwt_role_claim;
+char	   *webgres_anon_role;
+char	   *webgres_jwt_cookie;
+char	   *webgres_csrf_trusted_origins;
 
 /* GUC check hook for webgres.listen: the list must parse. */
 static bool
@@ -362,9 +372,39 @@ define_cors_settings(void)
 }
 
 /* Defines every webgres setting; from _PG_init. */
+/* webgres.jwt_secret: empty (no HS keys) or long enough to resist guessing. */
+static bool
+check_jwt_secret(char **newval, void **extra, GucSource source)
+{
+	if (*newval != NULL && (*newval)[0] != '\0' && strlen(*newval) < JWT_MIN_SECRET_LEN)
+	{
+		GUC_check_errdetail("webgres.jwt_secret must be at least %d bytes long.",
+							JWT_MIN_SECRET_LEN);
+		GUC_check_errhint("Generate one with: openssl rand -base64 32");
+		return false;
+	}
+	return true;
+}
+
+/* webgres.jwt_role_claim: a claim path as PostgREST's jwt-role-claim-key. */
+static bool
+check_claim_path(char **newval, void **extra, GucSource source)
+{
+	const char *error;
+
+	if (*newval == NULL || jwt_path_valid(*newval, &error))
+		return true;
+	GUC_check_errdetail("%s.", error);
+	GUC_check_errhint("Write a path such as role, .role, .\"https://example.com/claims\".role or .roles[0].");
+	return false;
+}
+
+static void define_auth_settings(void);
+
 void
 define_settings(void)
 {
+	define_auth_settings();
 	DefineCustomStringVariable("webgres.listen",
 							   "Addresses the HTTP workers listen on.",
 							   "A comma-separated list of host:port entries; "
@@ -759,3 +799,98 @@ define_settings(void)
 	MarkGUCPrefixReserved("webgres");
 }
 
+
+/* The settings of authentication (serve/auth.c, docs/authentication.md). */
+static void
+define_auth_settings(void)
+{
+	DefineCustomStringVariable("webgres.jwt_secret",
+							   "Secret for JSON Web Tokens signed with HS256, HS384 or HS512.",
+							   "At least 32 bytes; empty accepts no HS-signed token. Shown "
+							   "only to superusers. webgres.jwt_sign() signs with it.",
+							   &webgres_jwt_secret,
+							   "",
+							   PGC_SIGHUP,
+							   GUC_SUPERUSER_ONLY | GUC_NO_SHOW_ALL,
+							   check_jwt_secret, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.jwt_keys_file",
+							   "File of public keys for JSON Web Tokens signed with RSA, ECDSA or EdDSA.",
+							   "A JWKS document (keys chosen by kid) or PEM public keys; read "
+							   "again on reload. Empty accepts no such token.",
+							   &webgres_jwt_keys_file,
+							   "",
+							   PGC_SIGHUP,
+							   GUC_SUPERUSER_ONLY,
+							   NULL, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.jwt_audience",
+							   "Audience a JSON Web Token must name in its aud claim.",
+							   "Empty: the aud claim is not checked.",
+							   &webgres_jwt_audience,
+							   "",
+							   PGC_SIGHUP,
+							   0,
+							   NULL, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.jwt_issuer",
+							   "Issuer a JSON Web Token must name in its iss claim.",
+							   "Empty: the iss claim is not checked.",
+							   &webgres_jwt_issuer,
+							   "",
+							   PGC_SIGHUP,
+							   0,
+							   NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.jwt_leeway",
+							"Clock skew allowed when checking a JSON Web Token's exp, nbf and iat.",
+							NULL,
+							&webgres_jwt_leeway,
+							30,
+							0, 3600,
+							PGC_SIGHUP,
+							GUC_UNIT_S,
+							NULL, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.jwt_role_claim",
+							   "Path of the claim that names the role a token's requests run as.",
+							   "As PostgREST's jwt-role-claim-key: role, .role, "
+							   ".\"https://example.com/claims\".role, .roles[0]. A token "
+							   "without it runs as webgres.anon_role.",
+							   &webgres_jwt_role_claim,
+							   "role",
+							   PGC_SIGHUP,
+							   0,
+							   check_claim_path, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.anon_role",
+							   "Role that requests without a token run as on routes whose auth is optional.",
+							   "Empty: such requests are answered 401. The route's owner must be a "
+							   "member of it.",
+							   &webgres_anon_role,
+							   "",
+							   PGC_SIGHUP,
+							   0,
+							   NULL, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.jwt_cookie",
+							   "Name of a cookie that may carry the JSON Web Token.",
+							   "For browsers (EventSource sends no Authorization header). A "
+							   "cookie-authenticated POST, PUT, PATCH or DELETE must come from "
+							   "the server's own origin or one of webgres.csrf_trusted_origins. "
+							   "Empty: tokens come only from the Authorization header.",
+							   &webgres_jwt_cookie,
+							   "",
+							   PGC_SIGHUP,
+							   0,
+							   NULL, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.csrf_trusted_origins",
+							   "Origins besides the server's own that may send cookie-authenticated unsafe requests.",
+							   "A comma-separated list such as https://app.example.com.",
+							   &webgres_csrf_trusted_origins,
+							   "",
+							   PGC_SIGHUP,
+							   0,
+							   NULL, NULL, NULL);
+}

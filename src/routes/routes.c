@@ -128,7 +128,7 @@ select_routes(bool *has_modes)
 
 	*has_modes = get_attnum(routes_relid, "mode") != InvalidAttrNumber;
 	rc = SPI_execute(psprintf("SELECT id, method, path, priority, handler, owner::oid, "
-							  "%s, %s, %s, %s, %s FROM webgres.routes",
+							  "%s, %s, %s, %s, %s, %s FROM webgres.routes",
 							  get_attnum(routes_relid, "search_path") != InvalidAttrNumber ?
 							  "search_path" : "NULL::text",
 							  *has_modes ? "mode" : "NULL::text",
@@ -136,10 +136,23 @@ select_routes(bool *has_modes)
 							  get_attnum(routes_relid, "stream_headers") != InvalidAttrNumber ?
 							  "stream_headers" : "NULL::jsonb",
 							  get_attnum(routes_relid, "compress") != InvalidAttrNumber ?
-							  "compress" : "true"),
+							  "compress" : "true",
+							  get_attnum(routes_relid, "auth") != InvalidAttrNumber ?
+							  "auth" : "NULL::text"),
 					 true, 0);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "could not read webgres.routes: %s", SPI_result_code_string(rc));
+}
+
+/* The auth column's value as a RouteAuth; NULL (before 1.4) is none. */
+static RouteAuth
+route_auth_of(const char *auth)
+{
+	if (auth != NULL && strcmp(auth, "optional") == 0)
+		return ROUTE_AUTH_OPTIONAL;
+	if (auth != NULL && strcmp(auth, "required") == 0)
+		return ROUTE_AUTH_REQUIRED;
+	return ROUTE_AUTH_NONE;
 }
 
 /*
@@ -175,6 +188,7 @@ read_route(HeapTuple tup, TupleDesc desc, bool has_modes, Route *r)
 	}
 	r->stream_headers = SPI_getvalue(tup, desc, 10);
 	r->compress = DatumGetBool(SPI_getbinval(tup, desc, 11, &isnull)) || isnull;
+	r->auth = route_auth_of(SPI_getvalue(tup, desc, 12));
 	r->label = psprintf("%s %s (route %lld)", r->method ? r->method : "*", r->path,
 						(long long) r->id);
 

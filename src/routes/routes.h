@@ -22,6 +22,14 @@ typedef enum RouteMode
 	ROUTE_MODE_STREAM			/* on an executor, rows streamed (stream.c) */
 } RouteMode;
 
+/* Whether a route's requests carry a token (the auth column). */
+typedef enum RouteAuth
+{
+	ROUTE_AUTH_NONE,			/* tokens ignored; the handler runs as the owner */
+	ROUTE_AUTH_OPTIONAL,		/* a token's role, else webgres.anon_role */
+	ROUTE_AUTH_REQUIRED			/* a token's role; none: 401 */
+} RouteAuth;
+
 typedef struct Route
 {
 	int64		id;
@@ -42,6 +50,7 @@ typedef struct Route
 	struct CorsPolicy *cors;	/* serve/cors.c's: the route's own CORS
 								 * columns, or NULL when all are unset */
 	bool		limits_looked_up;
+	RouteAuth	auth;
 } Route;
 
 typedef struct RouteTable

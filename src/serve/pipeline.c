@@ -38,6 +38,7 @@
 #include "handler/stream.h"
 #include "serve/compress.h"
 #include "serve/cors.h"
+#include "serve/auth.h"
 #include "serve/pipeline.h"
 #include "serve/replica.h"
 #include "message/request.h"
@@ -67,6 +68,7 @@ typedef struct Request
 	bool		split;			/* false: the path did not fit in segs */
 	RouteMatch	m;				/* the walk over the routes the path matches */
 	RequestData rd;				/* the request as handlers see it */
+	AuthState	auth;			/* its token, once a route with auth looked */
 	bool		share;			/* may run in the shared read-only transaction */
 	bool		restart;		/* it may not after all: run again in its own */
 	Route	   *running;		/* whose handler runs under the inline budget */
@@ -582,7 +584,9 @@ answer_without_transaction(Request *rq)
 			set_hand_off(rq, r, false);
 			return true;
 		}
-		if (first && (cached = handler_cached_response(r)) != NULL &&
+		/* A route with auth answers per identity: never from memory. */
+		if (first && r->auth == ROUTE_AUTH_NONE &&
+			(cached = handler_cached_response(r)) != NULL &&
 			rq->started - last_transaction_at <= CONSTANT_ROUTE_RECHECK_MS * 1000)
 		{
 			compress_for_route(rq->req, r->compress);
@@ -769,6 +773,14 @@ run_matching_routes(Request *rq, const RouteTable *routes)
 			break;
 		}
 		rq->run->answered_by = r->id;
+		/* Authentication: the handler's role and claims, or 401/403 now. */
+		if (r->auth == ROUTE_AUTH_NONE)
+			request_set_identity(&rq->rd, InvalidOid, NULL);
+		else if (!auth_route(rq->req, r, &rq->auth, &rq->rd, rq->body, rq->bodylen))
+		{
+			answered = true;
+			break;
+		}
 		request_set_captures(&rq->rd, caps, ncaps);
 		answered = run_route(rq, r);
 	}
@@ -817,6 +829,8 @@ catch_up_event_stream(Request *rq)
 	int			ncaps;
 	SPITupleTable *rows = NULL;
 
+	/* The settings authentication gave phase 1 (request.jwt.claims). */
+	request_apply_settings(&rq->rd);
 	if (routes->installed && rq->split)
 	{
 		match_begin(&rq->m, routes, &rq->segs);
@@ -854,6 +868,7 @@ run_handlers(Request *rq)
 	last_transaction_at = rq->started;
 	activity_reported = true;
 	request_init(&rq->rd, rq->req, request_cxt);
+	auth_begin(&rq->auth);
 	for (;;)
 	{
 		committed = run_in_transaction(rq, route_and_run);
@@ -897,9 +912,10 @@ serve(Request *rq)
 
 
 	/*
-	 * Hook point "authenticate": a request's credentials (serve/auth.c) are
-	 * checked here, before any route answers, even from memory; what they
-	 * grant is put in effect when the request's transaction begins.
+	 * Authentication (serve/auth.c) is per route, by its auth column: in
+	 * run_matching_routes(), before a route with auth runs its handler (the
+	 * token is verified once per request); such a route is never answered
+	 * from memory (answer_without_transaction).
 	 */
 
 	/*

@@ -1,0 +1,534 @@
+/*
+ * auth.c
+ *		A request's JSON Web Token: found, verified, cached, and turned into
+ *		the handler's role and the request.* settings.  Contract in auth.h.
+ *
+ * Written here because libh2o has no token authentication; the model is
+ * PostgREST's (the route owner is the "authenticator", the token's role
+ * claim the role switched to, request.jwt.claims the claims), so that row
+ * level security policies written for PostgREST work unchanged.
+ */
+#include "postgres.h"
+
+#include <math.h>
+#include <openssl/evp.h>
+
+#include "catalog/pg_authid.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/guc.h"
+#include "utils/hsearch.h"
+#include "utils/json.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#define H2O_USE_LIBUV 0
+#include <h2o.h>
+
+#include "common/settings.h"
+#include "message/response.h"
+#include "parse/jwt.h"
+#include "serve/auth.h"
+#include "serve/jwt_keys.h"
+
+/*
+ * Verified tokens kept per process.  When it is full it is emptied: a
+ * token then costs one more verification, and memory stays bounded.
+ */
+#define TOKEN_CACHE_MAX_ENTRIES 1024
+#define TOKEN_DIGEST_LEN 32		/* SHA-256 */
+
+/* A verified token, keyed by the SHA-256 of the whole token. */
+typedef struct CachedToken
+{
+	unsigned char digest[TOKEN_DIGEST_LEN];
+	char	   *claims;
+	char	   *role;			/* NULL: the token claims no role */
+	bool		has_exp;
+	bool		has_nbf;
+	bool		has_iat;
+	double		exp;
+	double		nbf;
+	double		iat;
+} CachedToken;
+
+static HTAB *token_cache = NULL;
+static MemoryContext token_cxt = NULL;
+
+/* Requests with these methods change nothing, so need no CSRF check. */
+static bool
+is_safe_method(h2o_req_t *req)
+{
+	return h2o_memis(req->method.base, req->method.len, H2O_STRLIT("GET")) ||
+		h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD")) ||
+		h2o_memis(req->method.base, req->method.len, H2O_STRLIT("OPTIONS"));
+}
+
+void
+auth_begin(AuthState *st)
+{
+	memset(st, 0, sizeof(*st));
+}
+
+void
+auth_reload(void)
+{
+	jwt_keys_reload();
+	if (token_cache != NULL)
+	{
+		hash_destroy(token_cache);
+		token_cache = NULL;
+	}
+	if (token_cxt != NULL)
+		MemoryContextReset(token_cxt);
+}
+
+/* Creates the (empty) token cache. */
+static void
+create_cache(void)
+{
+	HASHCTL		ctl;
+
+	if (token_cxt == NULL)
+		token_cxt = AllocSetContextCreate(TopMemoryContext, "webgres verified tokens",
+										  ALLOCSET_DEFAULT_SIZES);
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = TOKEN_DIGEST_LEN;
+	ctl.entrysize = sizeof(CachedToken);
+	ctl.hcxt = token_cxt;
+	token_cache = hash_create("webgres verified tokens", TOKEN_CACHE_MAX_ENTRIES,
+							  &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+}
+
+/* Finds the value of cookie name in the request's Cookie headers. */
+static bool
+find_cookie(h2o_req_t *req, const char *name, const char **value, size_t *len)
+{
+	size_t		namelen = strlen(name);
+	ssize_t		i = -1;
+
+	while ((i = h2o_find_header(&req->headers, H2O_TOKEN_COOKIE, i)) != -1)
+	{
+		const char *p = req->headers.entries[i].value.base;
+		const char *end = p + req->headers.entries[i].value.len;
+
+		while (p < end)
+		{
+			const char *semi = memchr(p, ';', end - p);
+			const char *stop = semi ? semi : end;
+
+			while (p < stop && (*p == ' ' || *p == '\t'))
+				p++;
+			if ((size_t) (stop - p) > namelen && memcmp(p, name, namelen) == 0 &&
+				p[namelen] == '=')
+			{
+				*value = p + namelen + 1;
+				*len = stop - *value;
+				while (*len > 0 && ((*value)[*len - 1] == ' ' || (*value)[*len - 1] == '\t'))
+					(*len)--;
+				/* RFC 6265 allows the value in double quotes. */
+				if (*len >= 2 && (*value)[0] == '"' && (*value)[*len - 1] == '"')
+					(*value)++, *len -= 2;
+				return true;
+			}
+			p = stop + 1;
+		}
+	}
+	return false;
+}
+
+/*
+ * The request's token: from "Authorization: Bearer", else from the
+ * webgres.jwt_cookie cookie.  False if it sent none.
+ */
+static bool
+find_token(h2o_req_t *req, const char **token, size_t *len, bool *from_cookie)
+{
+	ssize_t		i = h2o_find_header(&req->headers, H2O_TOKEN_AUTHORIZATION, -1);
+
+	*from_cookie = false;
+	if (i != -1)
+	{
+		const char *v = req->headers.entries[i].value.base;
+		size_t		n = req->headers.entries[i].value.len;
+
+		if (n > 7 && h2o_lcstris(v, 6, H2O_STRLIT("bearer")) && (v[6] == ' ' || v[6] == '\t'))
+		{
+			v += 7, n -= 7;
+			while (n > 0 && (*v == ' ' || *v == '\t'))
+				v++, n--;
+			while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+				n--;
+			*token = v;
+			*len = n;
+			return true;
+		}
+	}
+	if (webgres_jwt_cookie != NULL && webgres_jwt_cookie[0] != '\0' &&
+		find_cookie(req, webgres_jwt_cookie, token, len))
+	{
+		*from_cookie = true;
+		return true;
+	}
+	return false;
+}
+
+/* Logs why a token was refused; the client learns only "invalid_token". */
+static void
+log_refusal(const Route *r, const char *reason)
+{
+	ereport(LOG,
+			(errmsg("webgres route %s: a JSON Web Token was refused: %s", r->label, reason),
+			 errhidestmt(true)));
+}
+
+/*
+ * Verifies a token not found in the cache and adds it there.  Returns the
+ * entry, or NULL with *reason.
+ */
+static CachedToken *
+verify_and_cache(const char *token, size_t len, const unsigned char *digest,
+				 const char **reason)
+{
+	JwtToken	t;
+	const JwtJson *role;
+	CachedToken *entry;
+	bool		found;
+
+	if (!jwt_parse(token, len, &t, reason) || !jwt_keys_verify(&t, reason))
+		return NULL;
+	if (!jwt_has_audience(&t, webgres_jwt_audience))
+	{
+		*reason = "the token's aud does not name webgres.jwt_audience";
+		return NULL;
+	}
+	if (!jwt_has_issuer(&t, webgres_jwt_issuer))
+	{
+		*reason = "the token's iss is not webgres.jwt_issuer";
+		return NULL;
+	}
+	role = jwt_claim_at(t.claims, webgres_jwt_role_claim ? webgres_jwt_role_claim : "role");
+	if (role != NULL && (role->kind != JWT_JSON_STRING || role->len == 0 ||
+						 role->len >= NAMEDATALEN))
+	{
+		*reason = "the role claim is not a role name";
+		return NULL;
+	}
+	if (hash_get_num_entries(token_cache) >= TOKEN_CACHE_MAX_ENTRIES)
+	{
+		hash_destroy(token_cache);
+		MemoryContextReset(token_cxt);
+		create_cache();
+	}
+	entry = hash_search(token_cache, digest, HASH_ENTER, &found);
+	entry->claims = MemoryContextStrdup(token_cxt, t.payload_text);
+	entry->role = role ? MemoryContextStrdup(token_cxt, role->str) : NULL;
+	entry->has_exp = t.has_exp;
+	entry->has_nbf = t.has_nbf;
+	entry->has_iat = t.has_iat;
+	entry->exp = t.exp;
+	entry->nbf = t.nbf;
+	entry->iat = t.iat;
+	return entry;
+}
+
+/*
+ * Looks for the request's token and checks it, once per request: fills st
+ * with its claims and role, or with the status that refuses it.
+ */
+static void
+authenticate(h2o_req_t *req, const Route *r, AuthState *st, MemoryContext cxt)
+{
+	const char *token;
+	size_t		len;
+	unsigned char digest[TOKEN_DIGEST_LEN];
+	CachedToken *entry;
+	JwtToken	times;
+	const char *reason = NULL;
+	bool		found;
+
+	st->looked = true;
+	if (!find_token(req, &token, &len, &st->from_cookie))
+		return;
+	st->invalid_token = true;
+	st->status = 401;
+	if (len > JWT_MAX_TOKEN_LEN)
+	{
+		log_refusal(r, "token too long");
+		return;
+	}
+	if (token_cache == NULL)
+		create_cache();
+	if (EVP_Digest(token, len, digest, NULL, EVP_sha256(), NULL) != 1)
+	{
+		log_refusal(r, "SHA-256 failed");
+		return;
+	}
+	entry = hash_search(token_cache, digest, HASH_FIND, &found);
+	if (entry == NULL && (entry = verify_and_cache(token, len, digest, &reason)) == NULL)
+	{
+		log_refusal(r, reason);
+		return;
+	}
+	/* Times are checked on every use: a cached token expires all the same. */
+	memset(&times, 0, sizeof(times));
+	times.has_exp = entry->has_exp;
+	times.has_nbf = entry->has_nbf;
+	times.has_iat = entry->has_iat;
+	times.exp = entry->exp;
+	times.nbf = entry->nbf;
+	times.iat = entry->iat;
+	if (!jwt_check_times(&times, (double) time(NULL), webgres_jwt_leeway, &reason))
+	{
+		log_refusal(r, reason);
+		return;
+	}
+	st->invalid_token = false;
+	st->status = 0;
+	/* The request's memory: an event stream reads them after this transaction. */
+	st->claims = MemoryContextStrdup(cxt, entry->claims);
+	st->role = entry->role ? MemoryContextStrdup(cxt, entry->role) : NULL;
+	st->has_exp = entry->has_exp;
+	st->exp = entry->exp;
+}
+
+/* The scheme and authority of an origin, as in "https://example.com:8443". */
+static bool
+origin_equals(const char *a, size_t alen, const char *b, size_t blen)
+{
+	while (alen > 0 && a[alen - 1] == '/')
+		alen--;
+	while (blen > 0 && b[blen - 1] == '/')
+		blen--;
+	return alen == blen && pg_strncasecmp(a, b, alen) == 0;
+}
+
+/* True if origin (scheme://host[:port]) is the server's own or a trusted one. */
+static bool
+origin_allowed(h2o_req_t *req, const char *origin, size_t len)
+{
+	const char *list = webgres_csrf_trusted_origins;
+	char	   *own = psprintf("%s://%.*s", req->scheme ? req->scheme->name.base : "http",
+							   (int) req->authority.len, req->authority.base);
+
+	if (origin_equals(origin, len, own, strlen(own)))
+		return true;
+	while (list != NULL && *list != '\0')
+	{
+		const char *comma = strchr(list, ',');
+		const char *end = comma ? comma : list + strlen(list);
+
+		while (list < end && (*list == ' ' || *list == '\t'))
+			list++;
+		while (end > list && (end[-1] == ' ' || end[-1] == '\t'))
+			end--;
+		if (end > list && origin_equals(origin, len, list, end - list))
+			return true;
+		list = comma ? comma + 1 : "";
+	}
+	return false;
+}
+
+/*
+ * The CSRF rule: a request authenticated by a cookie that may change
+ * something must say where it comes from (Origin, else Referer), and that
+ * must be this server or a trusted origin.  A browser sends the cookie with
+ * any site's form post unless SameSite stops it; this stops the rest.
+ */
+static bool
+csrf_allowed(h2o_req_t *req)
+{
+	ssize_t		i;
+	const char *v;
+	size_t		n;
+
+	if (is_safe_method(req))
+		return true;
+	if ((i = h2o_find_header_by_str(&req->headers, H2O_STRLIT("origin"), -1)) != -1)
+	{
+		v = req->headers.entries[i].value.base;
+		n = req->headers.entries[i].value.len;
+		return !h2o_memis(v, n, H2O_STRLIT("null")) && origin_allowed(req, v, n);
+	}
+	if ((i = h2o_find_header(&req->headers, H2O_TOKEN_REFERER, -1)) != -1)
+	{
+		const char *scheme_end;
+		const char *path;
+
+		v = req->headers.entries[i].value.base;
+		n = req->headers.entries[i].value.len;
+		/* The referrer's origin: everything before the path after "://". */
+		if ((scheme_end = memmem(v, n, "://", 3)) == NULL)
+			return false;
+		path = memchr(scheme_end + 3, '/', v + n - scheme_end - 3);
+		return origin_allowed(req, v, path ? (size_t) (path - v) : n);
+	}
+	return false;
+}
+
+/* Appends "name": "value" to a JSON object under construction. */
+static void
+append_member(StringInfo buf, const char *name, size_t namelen,
+			  const char *value, size_t valuelen)
+{
+	char	   *n = pnstrdup(name, namelen);
+	char	   *v = pnstrdup(value, valuelen);
+
+	/* Text that is not in the server encoding cannot go into a setting. */
+	if (strlen(n) != namelen || strlen(v) != valuelen ||
+		!pg_verifymbstr(n, namelen, true) || !pg_verifymbstr(v, valuelen, true))
+		return;
+	if (buf->len > 1)
+		appendStringInfoChar(buf, ',');
+	for (char *p = n; *p; p++)
+		*p = pg_ascii_tolower(*p);
+	escape_json(buf, n);
+	appendStringInfoChar(buf, ':');
+	escape_json(buf, v);
+}
+
+/* request.cookies: the Cookie headers' pairs as a JSON object. */
+static char *
+cookies_json(h2o_req_t *req)
+{
+	StringInfoData buf;
+	ssize_t		i = -1;
+
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '{');
+	while ((i = h2o_find_header(&req->headers, H2O_TOKEN_COOKIE, i)) != -1)
+	{
+		const char *p = req->headers.entries[i].value.base;
+		const char *end = p + req->headers.entries[i].value.len;
+
+		while (p < end)
+		{
+			const char *semi = memchr(p, ';', end - p);
+			const char *stop = semi ? semi : end;
+			const char *eq;
+
+			while (p < stop && *p == ' ')
+				p++;
+			if ((eq = memchr(p, '=', stop - p)) != NULL && eq > p)
+				append_member(&buf, p, eq - p, eq + 1, stop - eq - 1);
+			p = stop + 1;
+		}
+	}
+	appendStringInfoChar(&buf, '}');
+	return buf.data;
+}
+
+/*
+ * PostgREST's per-request settings: request.jwt.claims (the claims, or
+ * {"role": anon} without a token, so that ::jsonb casts never fail),
+ * request.method, request.path, request.headers and request.cookies.
+ */
+static void
+set_request_settings(h2o_req_t *req, RequestData *rd, AuthState *st, const char *role)
+{
+	StringInfoData headers;
+
+	if (st->claims != NULL)
+		request_add_setting(rd, "request.jwt.claims", st->claims);
+	else
+	{
+		StringInfoData anon;
+
+		initStringInfo(&anon);
+		appendStringInfoString(&anon, "{\"role\":");
+		escape_json(&anon, role);
+		appendStringInfoChar(&anon, '}');
+		request_add_setting(rd, "request.jwt.claims", anon.data);
+	}
+	request_add_setting(rd, "request.method", pnstrdup(req->method.base, req->method.len));
+	request_add_setting(rd, "request.path", pnstrdup(rd->path, rd->pathlen));
+	initStringInfo(&headers);
+	appendStringInfoChar(&headers, '{');
+	for (size_t i = 0; i < req->headers.size; i++)
+	{
+		h2o_header_t *h = &req->headers.entries[i];
+
+		append_member(&headers, h->name->base, h->name->len, h->value.base, h->value.len);
+	}
+	appendStringInfoChar(&headers, '}');
+	request_add_setting(rd, "request.headers", headers.data);
+	request_add_setting(rd, "request.cookies", cookies_json(req));
+	request_apply_settings(rd);
+	st->settings_done = true;
+}
+
+/* Answers 401 (with WWW-Authenticate, RFC 6750) or 403. */
+static bool
+refuse(h2o_req_t *req, int status, bool invalid_token, char **body, size_t *bodylen)
+{
+	response_simple(req, status, status == 401 ? "Unauthorized" : "Forbidden", body, bodylen);
+	if (status == 401)
+	{
+		const char *value = invalid_token ? "Bearer error=\"invalid_token\"" : "Bearer";
+
+		h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_WWW_AUTHENTICATE, NULL,
+					   value, strlen(value));
+	}
+	return false;
+}
+
+/*
+ * The role to run as: the token's role claim, or webgres.anon_role without
+ * a token or without the claim.  NULL: there is none to run as (401).
+ */
+static const char *
+role_name(const AuthState *st)
+{
+	if (st->role != NULL)
+		return st->role;
+	if (webgres_anon_role != NULL && webgres_anon_role[0] != '\0')
+		return webgres_anon_role;
+	return NULL;
+}
+
+bool
+auth_route(h2o_req_t *req, const Route *r, AuthState *st, RequestData *rd,
+		   char **body, size_t *bodylen)
+{
+	const char *role;
+	Oid			roleid;
+
+	if (!st->looked)
+		authenticate(req, r, st, rd->cxt);
+	if (st->status != 0)
+		return refuse(req, st->status, st->invalid_token, body, bodylen);
+	if (st->claims == NULL && r->auth == ROUTE_AUTH_REQUIRED)
+		return refuse(req, 401, false, body, bodylen);
+	if ((role = role_name(st)) == NULL)
+		return refuse(req, 401, false, body, bodylen);
+	if (st->from_cookie && !csrf_allowed(req))
+	{
+		log_refusal(r, "a cookie-authenticated request came from another origin");
+		return refuse(req, 403, false, body, bodylen);
+	}
+	/*
+	 * The owner is the authenticator: it may become only roles it is a
+	 * member of, and never a superuser it is not.
+	 */
+	roleid = get_role_oid(role, true);
+	if (!OidIsValid(roleid) || !is_member_of_role(r->owner, roleid) ||
+		(roleid != r->owner && superuser_arg(roleid)))
+	{
+		ereport(LOG,
+				(errmsg("webgres route %s: role \"%s\" may not be used by the route's owner",
+						r->label, role),
+				 errhint("The route's owner must be a member of the role: GRANT \"%s\" TO the owner.",
+						 role),
+				 errhidestmt(true)));
+		return refuse(req, 403, false, body, bodylen);
+	}
+	request_set_identity(rd, roleid, st->claims);
+	rd->expires_at = st->has_exp ? (int64) ceil(st->exp) : 0;
+	/* Every transaction the request runs handlers in has them anew. */
+	if (!st->settings_done)
+		set_request_settings(req, rd, st, role);
+	else
+		request_apply_settings(rd);
+	return true;
+}

@@ -1,0 +1,53 @@
+/*
+ * auth.h
+ *		Authentication: a request's JSON Web Token becomes the role its
+ *		handler runs as, and its claims become visible to SQL.
+ *
+ * A route's auth column says whether its requests carry a token (see
+ * docs/authentication.md).  For a route with auth, the pipeline calls
+ * auth_route() before the handler: the token (Authorization: Bearer, or
+ * the webgres.jwt_cookie cookie) is verified once per request, and at most
+ * once per worker while it lasts (a bounded cache keyed by the token's
+ * SHA-256, signature included); the role it names, or webgres.anon_role,
+ * is checked against the route owner's memberships; request.jwt.claims and
+ * PostgREST's other request.* settings are set for the transaction.  A
+ * failure answers 401 or 403 and the handler does not run.
+ */
+#ifndef WEBGRES_AUTH_H
+#define WEBGRES_AUTH_H
+
+#include "message/request.h"
+#include "routes/routes.h"
+
+struct st_h2o_req_t;
+
+/* What one request's token turned out to be; reset by auth_begin(). */
+typedef struct AuthState
+{
+	bool		looked;			/* the token was looked for and checked */
+	int			status;			/* 0, or the status refusing it (401, 403) */
+	bool		invalid_token;	/* a token was sent and refused */
+	bool		from_cookie;	/* it came in webgres.jwt_cookie */
+	char	   *claims;			/* its claims (JSON), or NULL without one */
+	char	   *role;			/* the role it claims, or NULL */
+	bool		has_exp;
+	double		exp;			/* when it expires (seconds since 1970) */
+	bool		settings_done;	/* request.* settings are set */
+} AuthState;
+
+/* Starts a request: no token looked at yet. */
+extern void auth_begin(AuthState *st);
+
+/*
+ * Chooses the role route r's handler runs as for req (rd->run_as,
+ * rd->claims) and sets the request.* settings.  Returns true to run the
+ * handler; false after answering 401 or 403 into *body.  Call inside the
+ * request's transaction, for routes whose auth is not none.
+ */
+extern bool auth_route(struct st_h2o_req_t *req, const Route *r, AuthState *st,
+					   RequestData *rd, char **body, size_t *bodylen);
+
+/* The settings may have changed (SIGHUP): forget keys and verified tokens. */
+extern void auth_reload(void);
+
+#endif							/* WEBGRES_AUTH_H */
