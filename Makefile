@@ -6,6 +6,7 @@
 #   make run        build, install and serve the example and TechEmpower routes
 #   make bench      the benchmark harness (bench/README.md)
 #   make cluster    a primary, two standbys and HAProxy on this machine (docs/scale-out.md)
+#   make demo       the board, a whole application, over HTTPS (examples/board)
 #   make fuzz       run each libFuzzer harness in fuzz/ for FUZZ_SECONDS (60)
 
 MODULE_big = webgres
@@ -70,7 +71,7 @@ $(OBJS): $(BUILD_MODE)
 -include $(OBJS:.o=.d)
 endif
 
-.PHONY: deps test run bench fuzz cluster
+.PHONY: deps test run bench fuzz cluster demo
 
 deps:
 	@scripts/deps.sh
@@ -94,6 +95,11 @@ cluster: deps
 	$(MAKE) all
 	$(MAKE) install
 	scripts/topology.sh
+
+demo: deps
+	$(MAKE) all
+	$(MAKE) install
+	scripts/demo.sh
 
 FUZZ_SECONDS ?= 60
 

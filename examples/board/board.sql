@@ -1,0 +1,306 @@
+-- The board: a live team board on webgres alone (examples/board/README.md).
+--
+-- Loaded by a superuser into the database the workers serve, with the
+-- psql variable static_dir naming the directory of the front end:
+--
+--   psql -v static_dir=/srv/board/static -f examples/board/board.sql
+--
+-- Everything the application does is here: the schema, the row-level
+-- security that decides who sees what, the triggers that announce changes,
+-- the routes, and the mount that serves the front end.
+
+\set ON_ERROR_STOP on
+CREATE EXTENSION IF NOT EXISTS pgcrypto;
+CREATE EXTENSION IF NOT EXISTS webgres;
+
+-- ==== roles ====
+-- board_api      owns the routes: the "authenticator". It holds no data
+--                privileges of its own (NOINHERIT); each handler runs as
+--                the role the request's token names, which board_api must
+--                be a member of.
+-- board_user     the role every signed-in user's token names; who the user
+--                is comes from the token's "sub" claim, which the policies
+--                read.
+-- board_anon     requests without a session (webgres.anon_role): they may
+--                only ask who they are (nobody) and sign up or log in.
+-- board_accounts owns the accounts table and the sign-up and log-in
+--                functions, the only code that sees password hashes.
+DO $$
+BEGIN
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'board_user') THEN
+    CREATE ROLE board_user NOLOGIN;
+  END IF;
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'board_anon') THEN
+    CREATE ROLE board_anon NOLOGIN;
+  END IF;
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'board_api') THEN
+    CREATE ROLE board_api NOLOGIN NOINHERIT;
+  END IF;
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'board_accounts') THEN
+    CREATE ROLE board_accounts NOLOGIN;
+  END IF;
+END $$;
+GRANT board_user, board_anon TO board_api;
+
+DROP SCHEMA IF EXISTS board CASCADE;
+CREATE SCHEMA board AUTHORIZATION board_accounts;
+GRANT USAGE ON SCHEMA board TO board_user, board_api;
+
+-- ==== accounts: only board_accounts reads them ====
+CREATE TABLE board.accounts (
+  id       bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  name     text NOT NULL UNIQUE CHECK (name ~ '^[A-Za-z0-9_.-]{2,32}$'),
+  password text NOT NULL,                          -- crypt() with a bf salt
+  created  timestamptz NOT NULL DEFAULT now()
+);
+ALTER TABLE board.accounts OWNER TO board_accounts;
+
+-- A token for the account: the role the policies know, the account as
+-- "sub", its name for the page, valid for twelve hours.
+CREATE FUNCTION board.token_for(a board.accounts) RETURNS text
+  LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog
+  RETURN webgres.jwt_sign(jsonb_build_object('role', 'board_user',
+                                             'sub', a.id::text,
+                                             'name', a.name),
+                          interval '12 hours');
+
+-- The answer to a successful sign-up or log-in: the token in a cookie the
+-- page's script cannot read, sent only over HTTPS and only with requests
+-- from this site's own pages.
+CREATE FUNCTION board.session_cookie(token text) RETURNS text
+  LANGUAGE sql IMMUTABLE
+  RETURN 'board_token=' || token || '; Path=/; HttpOnly; Secure; SameSite=Lax; Max-Age=43200';
+
+CREATE FUNCTION board.sign_up(name text, password text)
+  RETURNS TABLE (status int, headers jsonb, body jsonb)
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, board AS $$
+DECLARE
+  a board.accounts;
+BEGIN
+  IF password IS NULL OR length(password) < 8 THEN
+    RETURN QUERY SELECT 422, NULL::jsonb, jsonb_build_object('error', 'The password needs at least 8 characters.');
+    RETURN;
+  END IF;
+  IF name IS NULL OR name !~ '^[A-Za-z0-9_.-]{2,32}$' THEN
+    RETURN QUERY SELECT 422, NULL::jsonb, jsonb_build_object('error', 'A name is 2 to 32 letters, digits, dots, dashes or underscores.');
+    RETURN;
+  END IF;
+  INSERT INTO board.accounts (name, password)
+    VALUES (sign_up.name, public.crypt(sign_up.password, public.gen_salt('bf', 8)))
+    ON CONFLICT ON CONSTRAINT accounts_name_key DO NOTHING
+    RETURNING * INTO a;
+  IF a.id IS NULL THEN
+    RETURN QUERY SELECT 409, NULL::jsonb, jsonb_build_object('error', 'That name is taken.');
+    RETURN;
+  END IF;
+  RETURN QUERY SELECT 201, jsonb_build_object('Set-Cookie', board.session_cookie(board.token_for(a))),
+                      jsonb_build_object('id', a.id, 'name', a.name);
+END $$;
+
+CREATE FUNCTION board.log_in(name text, password text)
+  RETURNS TABLE (status int, headers jsonb, body jsonb)
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, board AS $$
+DECLARE
+  a board.accounts;
+BEGIN
+  SELECT * INTO a FROM board.accounts x WHERE x.name = log_in.name;
+  -- Compare against a hash even for an unknown name, so that the time
+  -- taken does not tell which names exist.
+  IF public.crypt(coalesce(password, ''), coalesce(a.password, '$2a$08$0000000000000000000000000000000000000000000000000000')) IS DISTINCT FROM a.password
+     OR a.id IS NULL THEN
+    RETURN QUERY SELECT 401, NULL::jsonb, jsonb_build_object('error', 'Wrong name or password.');
+    RETURN;
+  END IF;
+  RETURN QUERY SELECT 200, jsonb_build_object('Set-Cookie', board.session_cookie(board.token_for(a))),
+                      jsonb_build_object('id', a.id, 'name', a.name);
+END $$;
+
+ALTER FUNCTION board.token_for(board.accounts) OWNER TO board_accounts;
+ALTER FUNCTION board.sign_up(text, text) OWNER TO board_accounts;
+ALTER FUNCTION board.log_in(text, text) OWNER TO board_accounts;
+REVOKE ALL ON FUNCTION board.token_for(board.accounts), board.sign_up(text, text), board.log_in(text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION board.sign_up(text, text), board.log_in(text, text) TO board_api;
+-- Only the accounts' owner may mint tokens.
+GRANT EXECUTE ON FUNCTION webgres.jwt_sign(jsonb, interval) TO board_accounts;
+
+-- ==== items: row-level security decides who sees what ====
+CREATE TABLE board.items (
+  id       bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  owner    bigint NOT NULL DEFAULT (current_setting('request.jwt.claims', true)::jsonb->>'sub')::bigint
+                  REFERENCES board.accounts ON DELETE CASCADE,
+  author   text NOT NULL DEFAULT (current_setting('request.jwt.claims', true)::jsonb->>'name'),
+  title    text NOT NULL CHECK (length(title) BETWEEN 1 AND 200),
+  body     text NOT NULL DEFAULT '' CHECK (length(body) <= 4000),
+  public   boolean NOT NULL DEFAULT true,
+  created  timestamptz NOT NULL DEFAULT now(),
+  updated  timestamptz NOT NULL DEFAULT now()
+);
+ALTER TABLE board.items OWNER TO board_accounts;
+ALTER TABLE board.items ENABLE ROW LEVEL SECURITY;
+
+-- The user's own id, from the verified token (PostgREST's setting).
+CREATE FUNCTION board.me() RETURNS bigint
+  LANGUAGE sql STABLE
+  RETURN (current_setting('request.jwt.claims', true)::jsonb->>'sub')::bigint;
+
+-- Everyone signed in sees public items and their own private ones; only
+-- the author changes or deletes an item.
+CREATE POLICY items_read ON board.items FOR SELECT TO board_user
+  USING (public OR owner = board.me());
+CREATE POLICY items_add ON board.items FOR INSERT TO board_user
+  WITH CHECK (owner = board.me());
+CREATE POLICY items_change ON board.items FOR UPDATE TO board_user
+  USING (owner = board.me()) WITH CHECK (owner = board.me());
+CREATE POLICY items_remove ON board.items FOR DELETE TO board_user
+  USING (owner = board.me());
+GRANT SELECT, INSERT, DELETE ON board.items TO board_user;
+GRANT UPDATE (title, body, public, updated) ON board.items TO board_user;
+
+-- ==== changes: an event log, announced as it is written ====
+-- Every change to an item is a row here, so a browser that reconnects
+-- catches up from the id it last saw (Last-Event-ID); the same row is
+-- announced with pg_notify on the channel of whoever may see it.
+CREATE TABLE board.changes (
+  id      bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  item    bigint NOT NULL,
+  owner   bigint NOT NULL,
+  public  boolean NOT NULL,       -- whether others may see this change
+  op      text NOT NULL CHECK (op IN ('upsert', 'delete')),
+  data    jsonb NOT NULL,
+  at      timestamptz NOT NULL DEFAULT now()
+);
+ALTER TABLE board.changes OWNER TO board_accounts;
+ALTER TABLE board.changes ENABLE ROW LEVEL SECURITY;
+CREATE POLICY changes_read ON board.changes FOR SELECT TO board_user
+  USING (public OR owner = board.me());
+GRANT SELECT ON board.changes TO board_user;
+
+-- Records and announces a change.  Channels: 'board_public' for what
+-- everyone may see, 'board_user_<id>' for what only its owner may.  An item
+-- made private is announced to the others as deleted, so that it leaves
+-- their boards; one made public again arrives as new.
+CREATE FUNCTION board.record_change() RETURNS trigger
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, board AS $$
+DECLARE
+  c board.changes;
+  item jsonb;
+BEGIN
+  IF TG_OP = 'DELETE' THEN
+    INSERT INTO board.changes (item, owner, public, op, data)
+      VALUES (OLD.id, OLD.owner, OLD.public, 'delete', jsonb_build_object('id', OLD.id))
+      RETURNING * INTO c;
+  ELSE
+    item := jsonb_build_object('id', NEW.id, 'owner', NEW.owner, 'author', NEW.author,
+                               'title', NEW.title, 'body', NEW.body, 'public', NEW.public,
+                               'created', NEW.created, 'updated', NEW.updated);
+    IF TG_OP = 'UPDATE' AND OLD.public AND NOT NEW.public THEN
+      -- Gone for everyone else.
+      INSERT INTO board.changes (item, owner, public, op, data)
+        VALUES (NEW.id, NEW.owner, true, 'delete', jsonb_build_object('id', NEW.id))
+        RETURNING * INTO c;
+      PERFORM pg_notify('board_public', jsonb_build_object('id', c.id, 'op', c.op, 'data', c.data, 'owner', c.owner)::text);
+    END IF;
+    INSERT INTO board.changes (item, owner, public, op, data)
+      VALUES (NEW.id, NEW.owner, NEW.public, 'upsert', item)
+      RETURNING * INTO c;
+  END IF;
+  PERFORM pg_notify(CASE WHEN c.public THEN 'board_public' ELSE 'board_user_' || c.owner END,
+                    jsonb_build_object('id', c.id, 'op', c.op, 'data', c.data, 'owner', c.owner)::text);
+  RETURN NULL;
+END $$;
+ALTER FUNCTION board.record_change() OWNER TO board_accounts;
+CREATE TRIGGER record_change AFTER INSERT OR UPDATE OR DELETE ON board.items
+  FOR EACH ROW EXECUTE FUNCTION board.record_change();
+
+-- ==== routes ====
+-- All saved as board_api's; the API under /api, the front end at /.
+DELETE FROM webgres.routes WHERE path LIKE '/api/%' AND owner = 'board_api'::regrole;
+
+INSERT INTO webgres.routes (method, path, auth, owner, description, handler) VALUES
+ ('POST', '/api/signup', 'none', 'board_api',
+  $d$Create an account; answers a session cookie.$d$, $$
+    SELECT s.status, s.headers, s.body
+    FROM request,
+         board.sign_up(webgres.body_json(request.body)->>'name',
+                       webgres.body_json(request.body)->>'password') s $$),
+
+ ('POST', '/api/login', 'none', 'board_api',
+  $d$Log in; answers a session cookie.$d$, $$
+    SELECT s.status, s.headers, s.body
+    FROM request,
+         board.log_in(webgres.body_json(request.body)->>'name',
+                      webgres.body_json(request.body)->>'password') s $$),
+
+ ('POST', '/api/logout', 'none', 'board_api',
+  $d$Log out: the session cookie is cleared.$d$, $$
+    SELECT 204 AS status,
+           jsonb_build_object('Set-Cookie', 'board_token=; Path=/; HttpOnly; Secure; SameSite=Lax; Max-Age=0') AS headers
+    FROM request $$),
+
+ ('GET', '/api/me', 'optional', 'board_api',
+  $d$Who the session belongs to: an id and a name, both null without a session.$d$, $$
+    SELECT jsonb_build_object('id', (request.claims->>'sub')::bigint,
+                              'name', request.claims->>'name') AS body
+    FROM request $$),
+
+ ('GET', '/api/items', 'required', 'board_api',
+  $d$The items the user may see (every public item and their own private ones), and the last change so far.$d$, $$
+    SELECT jsonb_build_object(
+             'items', (SELECT coalesce(jsonb_agg(jsonb_build_object('id', i.id, 'owner', i.owner, 'author', i.author,
+                                                                    'title', i.title, 'body', i.body, 'public', i.public,
+                                                                    'created', i.created, 'updated', i.updated)
+                                                 ORDER BY i.id), '[]')
+                       FROM board.items i),
+             'last_change', (SELECT coalesce(max(c.id), 0) FROM board.changes c)) AS body
+    FROM request $$),
+
+ ('POST', '/api/items', 'required', 'board_api',
+  $d$Add an item.$d$, $$
+    INSERT INTO board.items (title, body, public)
+    SELECT webgres.body_json(request.body)->>'title',
+           coalesce(webgres.body_json(request.body)->>'body', ''),
+           coalesce((webgres.body_json(request.body)->>'public')::boolean, true)
+    FROM request
+    RETURNING 201 AS status, jsonb_build_object('id', id) AS body $$),
+
+ ('PUT', '/api/items/:id', 'required', 'board_api',
+  $d$Change one of your items.$d$, $$
+    UPDATE board.items i
+    SET title = coalesce(webgres.body_json(request.body)->>'title', i.title),
+        body = coalesce(webgres.body_json(request.body)->>'body', i.body),
+        public = coalesce((webgres.body_json(request.body)->>'public')::boolean, i.public),
+        updated = now()
+    FROM request
+    WHERE i.id = (request.params->>'id')::bigint
+    RETURNING 200 AS status, jsonb_build_object('id', i.id) AS body $$),
+
+ ('DELETE', '/api/items/:id', 'required', 'board_api',
+  $d$Delete one of your items.$d$, $$
+    DELETE FROM board.items i USING request
+    WHERE i.id = (request.params->>'id')::bigint
+    RETURNING 204 AS status $$),
+
+ ('GET', '/api/events', 'required', 'board_api',
+  $d$The board's changes as server-sent events after Last-Event-ID (or ?after=, for the first connection).$d$, $$
+    SELECT ARRAY['board_public', 'board_user_' || (request.claims->>'sub')] AS channels,
+           c.id, jsonb_build_object('id', c.id, 'op', c.op, 'data', c.data, 'owner', c.owner) AS data
+    FROM request
+    LEFT JOIN board.changes c
+      ON c.id > coalesce(nullif(request.headers->>'last-event-id', ''),
+                         request.query->>'after')::bigint
+    ORDER BY c.id $$);
+
+-- The export streams as the rows are read: mode 'stream', CSV on request.
+INSERT INTO webgres.routes (method, path, auth, owner, mode, description, stream_headers, handler) VALUES
+ ('GET', '/api/export', 'required', 'board_api', 'stream',
+  $d$Your items as CSV (or JSON, NDJSON by Accept), streamed.$d$,
+  '{"content-disposition": "attachment; filename=\"board-items.csv\""}',
+  $$ SELECT i.id, i.title, i.body, i.public, i.created, i.updated
+     FROM board.items i
+     WHERE i.owner = board.me()
+     ORDER BY i.id $$);
+
+-- ==== the front end: static files ====
+DELETE FROM webgres.static_mounts WHERE prefix = '/';
+INSERT INTO webgres.static_mounts (prefix, directory, owner)
+  VALUES ('/', :'static_dir', 'board_api');

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# make demo: serves the board (examples/board) over HTTPS with HTTP/2 from
+# an embedded local cluster until Ctrl-C or SIGTERM, then stops it cleanly.
+#
+#   PORT       HTTPS port (default 8443)
+#   HTTP_PORT  cleartext port, redirected to HTTPS (default 8081)
+#   PGPORT     Postgres port (default 5433); Unix socket in the data directory
+#   WEBGRES_DATA  data directory (default /var/tmp/webgres-demo-$PGPORT);
+#              kept between runs, so accounts and items persist
+#   DEMO_UP_ONLY=1  set up, print, and exit with the cluster running
+#              (the browser test does this; 'demo.sh down' stops it)
+set -euo pipefail
+
+src=$(cd "$(dirname "$0")/.." && pwd)
+port=${PORT:-8443}
+http_port=${HTTP_PORT:-8081}
+pgport=${PGPORT:-5433}
+data=${WEBGRES_DATA:-/var/tmp/webgres-demo-$pgport}
+cluster=$src/scripts/cluster.sh
+
+if [ "${1:-}" = down ]; then
+	"$cluster" stop "$data" fast
+	exit 0
+fi
+
+"$cluster" check-free "$data" "$pgport" "$port"
+"$cluster" check-free "$data" "" "$http_port"
+
+if [ ! -f "$data/PG_VERSION" ]; then
+	echo "webgres: creating a cluster in $data"
+	"$cluster" init "$data" "$pgport" <<CONF
+include_if_exists = 'webgres-demo.conf'
+CONF
+fi
+
+# A self-signed certificate for localhost, made once per cluster (the
+# browser will ask to trust it); and the secret that signs the sessions,
+# made once and kept out of the configuration files others may read.
+if [ ! -f "$data/demo-cert.pem" ]; then
+	"$cluster" as-owner openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 \
+		-nodes -days 365 -subj '/CN=localhost' \
+		-addext 'subjectAltName=DNS:localhost,IP:127.0.0.1' \
+		-keyout "$data/demo-key.pem" -out "$data/demo-cert.pem" 2>/dev/null
+	"$cluster" as-owner chmod 600 "$data/demo-key.pem"
+fi
+if [ ! -f "$data/demo-secret.conf" ]; then
+	secret=$(openssl rand -base64 48 | tr -d '\n')
+	"$cluster" as-owner sh -c "umask 077; echo \"webgres.jwt_secret = '$secret'\" > '$data/demo-secret.conf'"
+fi
+
+# The front end is served from a copy inside the data directory: the
+# checkout may sit where the server's OS user cannot read.
+"$cluster" as-owner rm -rf "$data/board-static"
+"$cluster" as-owner mkdir -p "$data/board-static"
+tar -C "$src/examples/board/static" -cf - . | "$cluster" as-owner tar -C "$data/board-static" -xf -
+
+"$cluster" as-owner tee "$data/webgres-demo.conf" >/dev/null <<CONF
+# written by scripts/demo.sh
+port = $pgport
+listen_addresses = ''
+shared_preload_libraries = 'webgres'
+webgres.database = 'board'
+webgres.listen = '127.0.0.1:$http_port'
+webgres.tls_listen = '127.0.0.1:$port'
+webgres.tls_cert_file = 'demo-cert.pem'
+webgres.tls_key_file = 'demo-key.pem'
+webgres.tls_redirect = on
+webgres.jwt_cookie = 'board_token'
+webgres.anon_role = 'board_anon'
+webgres.workers = ${WORKERS:-2}
+webgres.executors = ${EXECUTORS:-2}
+max_worker_processes = 16
+include_if_exists = 'demo-secret.conf'
+CONF
+"$cluster" as-owner sed -i "s/^port = .*/port = $pgport/" "$data/postgresql.conf"
+
+stopped=0
+stop() {
+	[ $stopped -eq 1 ] && return
+	stopped=1
+	echo
+	echo "webgres: stopping the cluster"
+	"$cluster" stop "$data" fast || true
+}
+if [ -z "${DEMO_UP_ONLY:-}" ]; then
+	trap stop EXIT
+	trap 'exit 0' INT TERM
+fi
+
+"$cluster" start "$data"
+"$cluster" psql "$data" -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'board'" | grep -q 1 ||
+	"$cluster" psql "$data" -d postgres -c 'CREATE DATABASE board'
+"$cluster" psql "$data" -d board -v static_dir="$data/board-static" \
+	-c 'SET client_min_messages = warning' -f "$src/examples/board/board.sql" >/dev/null
+
+# Wait for the first answer over HTTPS.
+for _ in $(seq 1 100); do
+	curl -ksf -o /dev/null "https://127.0.0.1:$port/" 2>/dev/null && break
+	sleep 0.1
+done
+
+cat <<MSG
+
+The board is serving https://localhost:$port/  (HTTP/2 over TLS; http://localhost:$http_port/ redirects there)
+
+The certificate is self-signed: the browser asks once whether to trust it.
+Sign up as two users in two browser windows (one private): each sees the
+other's public items appear as they are added, and never their private ones.
+
+  curl -k https://localhost:$port/api/me
+  psql -h $data/socket -p $pgport -U postgres board
+
+Server log: $data/postgres.log.  Ctrl-C (or SIGTERM) stops it.
+MSG
+
+[ -n "${DEMO_UP_ONLY:-}" ] && exit 0
+
+# Serve until told to stop, or until the postmaster goes away.
+while "$cluster" as-owner pg_ctl -D "$data" status >/dev/null 2>&1; do
+	sleep 1 &
+	wait $! || true
+done
+echo "webgres: the cluster stopped" >&2
+exit 1
