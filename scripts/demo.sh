@@ -6,7 +6,8 @@
 #   HTTP_PORT  cleartext port, redirected to HTTPS (default 8081)
 #   PGPORT     Postgres port (default 5433); Unix socket in the data directory
 #   WEBGRES_DATA  data directory (default /var/tmp/webgres-demo-$PGPORT);
-#              kept between runs, so accounts and items persist
+#              kept between runs, so accounts and items persist (remove it
+#              to load examples/board/board.sql afresh)
 #   DEMO_UP_ONLY=1  set up, print, and exit with the cluster running
 #              (the browser test does this; 'demo.sh down' stops it)
 set -euo pipefail
@@ -88,10 +89,13 @@ if [ -z "${DEMO_UP_ONLY:-}" ]; then
 fi
 
 "$cluster" start "$data"
-"$cluster" psql "$data" -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'board'" | grep -q 1 ||
+# The application is loaded into a new database only: board.sql starts
+# its schema afresh, and the accounts and items of earlier runs are kept.
+if ! "$cluster" psql "$data" -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'board'" | grep -q 1; then
 	"$cluster" psql "$data" -d postgres -c 'CREATE DATABASE board'
-"$cluster" psql "$data" -d board -v static_dir="$data/board-static" \
-	-c 'SET client_min_messages = warning' -f "$src/examples/board/board.sql" >/dev/null
+	"$cluster" psql "$data" -d board -v static_dir="$data/board-static" \
+		-c 'SET client_min_messages = warning' -f "$src/examples/board/board.sql" >/dev/null
+fi
 
 # Wait for the first answer over HTTPS.
 for _ in $(seq 1 100); do

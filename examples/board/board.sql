@@ -175,7 +175,9 @@ CREATE POLICY changes_read ON board.changes FOR SELECT TO board_user
   USING (public OR owner = board.me());
 GRANT SELECT ON board.changes TO board_user;
 
--- Records and announces a change.  Channels: 'board_public' for what
+-- Records and announces a change, as an event envelope (docs/events.md):
+-- its id (what Last-Event-ID names on a reconnect), its kind as the event
+-- type ('upsert' or 'delete'), the item as data.  Channels: 'board_public' for what
 -- everyone may see, 'board_user_<id>' for what only its owner may.  An item
 -- made private is announced to the others as deleted, so that it leaves
 -- their boards; one made public again arrives as new.
@@ -198,14 +200,14 @@ BEGIN
       INSERT INTO board.changes (item, owner, public, op, data)
         VALUES (NEW.id, NEW.owner, true, 'delete', jsonb_build_object('id', NEW.id))
         RETURNING * INTO c;
-      PERFORM pg_notify('board_public', jsonb_build_object('id', c.id, 'op', c.op, 'data', c.data, 'owner', c.owner)::text);
+      PERFORM pg_notify('board_public', jsonb_build_object('id', c.id, 'event', c.op, 'data', c.data)::text);
     END IF;
     INSERT INTO board.changes (item, owner, public, op, data)
       VALUES (NEW.id, NEW.owner, NEW.public, 'upsert', item)
       RETURNING * INTO c;
   END IF;
   PERFORM pg_notify(CASE WHEN c.public THEN 'board_public' ELSE 'board_user_' || c.owner END,
-                    jsonb_build_object('id', c.id, 'op', c.op, 'data', c.data, 'owner', c.owner)::text);
+                    jsonb_build_object('id', c.id, 'event', c.op, 'data', c.data)::text);
   RETURN NULL;
 END $$;
 ALTER FUNCTION board.record_change() OWNER TO board_accounts;
@@ -283,7 +285,7 @@ INSERT INTO webgres.routes (method, path, auth, owner, description, handler) VAL
  ('GET', '/api/events', 'required', 'board_api',
   $d$The board's changes as server-sent events after Last-Event-ID (or ?after=, for the first connection).$d$, $$
     SELECT ARRAY['board_public', 'board_user_' || (request.claims->>'sub')] AS channels,
-           c.id, jsonb_build_object('id', c.id, 'op', c.op, 'data', c.data, 'owner', c.owner) AS data
+           c.id, c.op AS event, c.data
     FROM request
     LEFT JOIN board.changes c
       ON c.id > coalesce(nullif(request.headers->>'last-event-id', ''),

@@ -85,10 +85,10 @@ async function editItem(item) {
   await api('PUT', '/api/items/' + item.id, { title: title.trim() });
 }
 
-// Applies one change from the event stream.
-function applyChange(change) {
-  if (change.op === 'delete') items.delete(change.data.id);
-  else items.set(change.data.id, change.data);
+// Applies one change from the event stream: an item added or changed, or gone.
+function applyChange(kind, data) {
+  if (kind === 'delete') items.delete(data.id);
+  else items.set(data.id, data);
   render();
 }
 
@@ -97,7 +97,8 @@ function applyChange(change) {
 function listen(after) {
   if (events) events.close();
   events = new EventSource('/api/events?after=' + encodeURIComponent(after));
-  events.onmessage = (e) => applyChange(JSON.parse(e.data));
+  events.addEventListener('upsert', (e) => applyChange('upsert', JSON.parse(e.data)));
+  events.addEventListener('delete', (e) => applyChange('delete', JSON.parse(e.data)));
   events.onopen = () => $('live').classList.remove('off');
   events.onerror = () => {
     $('live').classList.add('off');
