@@ -471,6 +471,8 @@ CREATE TABLE webgres.static_mounts (
 	spa_fallback	boolean NOT NULL DEFAULT false,
 	dotfiles		boolean NOT NULL DEFAULT false,
 	precompressed	boolean NOT NULL DEFAULT false,
+	cache_control	text CONSTRAINT static_mounts_cache_control_check
+						CHECK (cache_control ~ '^[ -~]+$'),
 	owner			regrole NOT NULL DEFAULT current_user::regrole
 );
 COMMENT ON TABLE webgres.static_mounts IS
@@ -487,6 +489,8 @@ COMMENT ON COLUMN webgres.static_mounts.dotfiles IS
   'Whether files and directories whose name starts with a dot are served; false answers 404.';
 COMMENT ON COLUMN webgres.static_mounts.precompressed IS
   'Whether a file''s .gz sibling is sent, with Content-Encoding: gzip, to a client that accepts gzip.';
+COMMENT ON COLUMN webgres.static_mounts.cache_control IS
+  'Cache-Control sent with every file of the mount (304 answers too), such as no-cache to have browsers revalidate on each load; NULL sends none. Printable ASCII only.';
 COMMENT ON COLUMN webgres.static_mounts.owner IS
   'The role whose path space the prefix is: routes of other roles may not match a path under it, and it may not cover theirs.';
 

@@ -29,6 +29,7 @@ trap cleanup EXIT
 mkdir -p "$scratch/src"
 cp -r "$src/test" "$src/sql" "$src/scripts" "$src/Makefile" "$src/README.md" "$scratch/src/"
 [ -d "$src/docker" ] && cp -r "$src/docker" "$scratch/src/"
+[ -d "$src/examples" ] && cp -r "$src/examples" "$scratch/src/"
 [ -d "$src/bench" ] && cp -r "$src/bench" "$scratch/src/" 2>/dev/null || true
 
 # The tests run against a private installation in the scratch directory:

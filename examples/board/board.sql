@@ -304,5 +304,7 @@ INSERT INTO webgres.routes (method, path, auth, owner, mode, description, stream
 
 -- ==== the front end: static files ====
 DELETE FROM webgres.static_mounts WHERE prefix = '/';
-INSERT INTO webgres.static_mounts (prefix, directory, owner)
-  VALUES ('/', :'static_dir', 'board_api');
+-- no-cache: browsers revalidate the files on each load (a 304 when they
+-- have not changed), so a new version of the front end is seen at once.
+INSERT INTO webgres.static_mounts (prefix, directory, owner, cache_control)
+  VALUES ('/', :'static_dir', 'board_api', 'no-cache');

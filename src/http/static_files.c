@@ -325,6 +325,10 @@ run_handler(h2o_handler_t *h, h2o_req_t *req, const Mount *m, const char *decode
 	req->path_normalized = h2o_concat(&req->pool, h2o_iovec_init(prefix, strlen(prefix)),
 									  h2o_iovec_init(decoded, len));
 	weak_if_none_match(req);
+	/* The file handler keeps headers set before it runs, on 200 and 304 alike. */
+	if (m->cache_control != NULL)
+		h2o_set_header_token(&req->pool, &req->res.headers, H2O_TOKEN_CACHE_CONTROL,
+							 m->cache_control, strlen(m->cache_control));
 	if (h->on_req(h, req) != 0)
 		return false;
 	stats_count_response(req->res.status);

@@ -63,6 +63,7 @@ read_row(HeapTuple tup, TupleDesc desc, Mount *m)
 	m->dotfiles = DatumGetBool(SPI_getbinval(tup, desc, 5, &isnull));
 	m->precompressed = DatumGetBool(SPI_getbinval(tup, desc, 6, &isnull));
 	m->owner = DatumGetObjectId(SPI_getbinval(tup, desc, 7, &isnull));
+	m->cache_control = SPI_getvalue(tup, desc, 8);
 	m->prefix_len = strcmp(m->prefix, "/") == 0 ? 0 : strlen(m->prefix);
 	if (!SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(m->owner)))
 	{
@@ -101,7 +102,7 @@ load_mounts(void)
 	if ((rc = SPI_connect()) != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed: %s", SPI_result_code_string(rc));
 	rc = SPI_execute("SELECT prefix, directory, index_file, spa_fallback, dotfiles, "
-					 "precompressed, owner::oid FROM webgres.static_mounts", true, 0);
+					 "precompressed, owner::oid, cache_control FROM webgres.static_mounts", true, 0);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "could not read webgres.static_mounts: %s", SPI_result_code_string(rc));
 

@@ -22,6 +22,7 @@ typedef struct Mount
 	bool		spa_fallback;
 	bool		dotfiles;
 	bool		precompressed;
+	char	   *cache_control;	/* Cache-Control sent with its files, or NULL */
 	Oid			owner;
 	int			index;			/* position in the table */
 } Mount;
