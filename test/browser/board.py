@@ -131,18 +131,6 @@ def severe_console(driver):
     return [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
 
 
-def statuses(driver, suffix):
-    """HTTP statuses of the responses whose URL ends with suffix, from the network log."""
-    found = []
-    for entry in driver.get_log("performance"):
-        msg = json.loads(entry["message"])["message"]
-        if msg.get("method") == "Network.responseReceived":
-            res = msg["params"]["response"]
-            if res["url"].split("?")[0].endswith(suffix):
-                found.append(res["status"])
-    return found
-
-
 @contextlib.contextmanager
 def other_origin(cert, key, page):
     """Serves page over HTTPS on another port of localhost: same site, other origin."""
@@ -220,11 +208,21 @@ def run(args):
         # Static files come back 304 on a reload: the browser revalidates
         # them with If-None-Match / If-Modified-Since.
         a.get_log("performance")
-        time.sleep(1.0)   # past the heuristic freshness of just-copied files
         a.refresh()
-        wait_for(lambda: visible(a, "board-view"))
-        js, css = statuses(a, "/app.js"), statuses(a, "/style.css")
-        check(304 in js and 304 in css, "on reload app.js and style.css answer 304 (got %s, %s)" % (js, css))
+        seen = {"/app.js": [], "/style.css": []}
+
+        def both_revalidated():
+            for entry in a.get_log("performance"):
+                msg = json.loads(entry["message"])["message"]
+                if msg.get("method") == "Network.responseReceived":
+                    res = msg["params"]["response"]
+                    for suffix in seen:
+                        if res["url"].split("?")[0].endswith(suffix):
+                            seen[suffix].append(res["status"])
+            return all(304 in v for v in seen.values())
+        wait_for(both_revalidated, timeout=10)
+        check(all(304 in v for v in seen.values()),
+              "on reload app.js and style.css answer 304 (got %s)" % seen)
 
         # The export downloads and parses as CSV with alice's rows.
         for f in os.listdir(downloads):
