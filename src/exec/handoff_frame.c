@@ -75,6 +75,8 @@ frame_put_request(StringInfo buf, h2o_req_t *req, const HandoffMeta *meta)
 	put_u64(buf, (uint64) meta->route_id);
 	appendStringInfoChar(buf, meta->rerun ? 1 : 0);
 	appendStringInfoChar(buf, req->scheme == &H2O_URL_SCHEME_HTTPS ? 1 : 0);
+	/* HTTP/2 carries the host in :authority, not in a header: send it apart. */
+	put_str(buf, req->authority.base, req->authority.len);
 	put_str(buf, req->method.base, req->method.len);
 	put_str(buf, req->path.base, req->path.len);
 	put_u64(buf, req->query_at == SIZE_MAX ? PG_UINT64_MAX : (uint64) req->query_at);
@@ -241,6 +243,8 @@ frame_get_request(const char *data, size_t len, h2o_req_t *req, HandoffMeta *met
 	meta->rerun = get_u8(&r) != 0;
 	/* Whether the client's connection is TLS (the request relation's tls). */
 	req->scheme = get_u8(&r) != 0 ? &H2O_URL_SCHEME_HTTPS : &H2O_URL_SCHEME_HTTP;
+	/* The host the client named: the CSRF rule's own origin (serve/auth.c). */
+	req->authority = get_str(&r, &req->pool);
 	req->method = get_str(&r, &req->pool);
 	req->path = get_str(&r, &req->pool);
 	query_at = get_u64(&r);
