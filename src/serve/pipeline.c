@@ -895,7 +895,6 @@ serve(Request *rq)
 	bool		answered = rq->split &&
 		cors_preflight(rq->req, routes_peek(), &rq->segs, rq->body, rq->bodylen);
 
-
 	/*
 	 * Hook point "authenticate": a request's credentials (serve/auth.c) are
 	 * checked here, before any route answers, even from memory; what they
