@@ -910,7 +910,6 @@ serve(Request *rq)
 	bool		answered = rq->split &&
 		cors_preflight(rq->req, routes_peek(), &rq->segs, rq->body, rq->bodylen);
 
-
 	/*
 	 * Authentication (serve/auth.c) is per route, by its auth column: in
 	 * run_matching_routes(), before a route with auth runs its handler (the

@@ -13,7 +13,7 @@ use Time::HiRes qw(time sleep);
 use WebgresTest;
 
 my $node = WebgresTest->new_node('cors', workers => 1,
-	conf => "webgres.executors = 1\nwebgres.sse_heartbeat = 300\n"
+	conf => "webgres.executors = 1\nwebgres.sse_heartbeat = 300\nwebgres.http2 = on\n"
 	  . "webgres.cors_allowed_origins = 'http://global.test'\n");
 my $port = $node->{webgres_port};
 my $app = 'http://app.test:8000';
@@ -236,6 +236,18 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM items'), '1', 'refused pre
 	like($buf, qr{^HTTP/1\.1 200}, 'event stream: opened');
 	like($buf, qr{\r\nContent-Type: text/event-stream}i, '... as an event stream');
 	like($buf, qr{\r\naccess-control-allow-origin: \Q$app\E\r\n}i, '... with the allow headers in its head');
+}
+
+# ---- over HTTP/2 (h2c), where header names travel in lower case ----
+{
+	my $pre = `curl -s -i --max-time 10 --http2-prior-knowledge -X OPTIONS -H 'Origin: $app' -H 'Access-Control-Request-Method: PUT' -H 'Access-Control-Request-Headers: content-type' http://127.0.0.1:$port/api/items`;
+	like($pre, qr{^HTTP/2 204}, 'HTTP/2 preflight: 204');
+	like($pre, qr{^access-control-allow-origin: \Q$app\E\r$}m, '... the origin allowed');
+	like($pre, qr{^access-control-allow-methods: PUT\r$}m, '... the method');
+	my $get = `curl -s -i --max-time 10 --http2-prior-knowledge -H 'Origin: $app' http://127.0.0.1:$port/api/items`;
+	like($get, qr{^HTTP/2 200}, 'HTTP/2 GET: 200');
+	like($get, qr{^access-control-allow-origin: \Q$app\E\r$}m, '... with the allow headers');
+	like($get, qr{^vary: Origin\r$}m, '... and Vary: Origin');
 }
 
 # ---- a preflight runs nothing, not even on an executor ----
