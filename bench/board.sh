@@ -20,7 +20,8 @@ WRITERS=${WRITERS:-4}
 RATES=${RATES:-20,100,300}
 DURATION=${DURATION:-15}
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
-out=$ROOT/bench/results/$stamp-board
+# A directory given as the first argument (bench/run.sh gives one) takes the results.
+out=${1:-$ROOT/bench/results/$stamp-board}
 mkdir -p "$out"
 top=$(mktemp -d "${TMPDIR:-/tmp}/webgres-board.XXXXXX")
 chmod 755 "$top"	# the cluster runs as the unprivileged postgres user

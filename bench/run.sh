@@ -820,6 +820,22 @@ if [ "$WEBGRES" = 1 ] && { { [ "$QUICK" = 0 ] && [ -z "${ONLY:-}" ]; } || [[ sta
 		|| log "static tier failed (see $RAW/static.log)"
 fi
 
+# --- tier: scale-out (reads through HAProxy over 1-3 nodes; bench/scaleout.sh) ---
+# Its own three clusters and HAProxy; in full runs, or when ONLY names it.
+if [ "$WEBGRES" = 1 ] && { { [ "$QUICK" = 0 ] && [ -z "${ONLY:-}" ]; } || [[ scaleout =~ ^(${ONLY:-})$ ]]; }; then
+	log "scale-out tier"
+	REPS=$REPS DURATION=$DURATION "$BENCH/scaleout.sh" "$RAW/scaleout" > "$RAW/scaleout.log" 2>&1 \
+		|| log "scale-out tier failed (see $RAW/scaleout.log)"
+fi
+
+# --- tier: board (the application under hundreds of event streams; bench/board.sh) ---
+# Its own cluster set up as make demo does; in full runs, or when ONLY names it.
+if [ "$WEBGRES" = 1 ] && { { [ "$QUICK" = 0 ] && [ -z "${ONLY:-}" ]; } || [[ board =~ ^(${ONLY:-})$ ]]; }; then
+	log "board tier"
+	DURATION=$DURATION "$BENCH/board.sh" "$RAW/board" > "$RAW/board.log" 2>&1 \
+		|| log "board tier failed (see $RAW/board.log)"
+fi
+
 # --- sse: event-stream subscribers (bench/sse/run.sh, a cluster of its own) ---
 if [ "$WEBGRES" = 1 ] && [ "${SSE:-1}" = 1 ] && { [ -z "${ONLY:-}" ] || [[ sse =~ ^($ONLY)$ ]]; }; then
 	log "sse tier: event-stream subscribers, NOTIFY-to-delivery latency, worker RSS"

@@ -21,7 +21,8 @@ REPS=${REPS:-3}
 DURATION=${DURATION:-10}
 CONNS=${CONNS:-64}
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
-out=$ROOT/bench/results/$stamp-scaleout
+# A directory given as the first argument (bench/run.sh gives one) takes the results.
+out=${1:-$ROOT/bench/results/$stamp-scaleout}
 raw=$out/raw
 mkdir -p "$raw"
 port=$((20000 + RANDOM % 10000))
