@@ -30,6 +30,7 @@
 #include "message/response.h"
 #include "parse/jwt.h"
 #include "serve/auth.h"
+#include "serve/cors.h"
 #include "serve/jwt_keys.h"
 
 /*
@@ -304,15 +305,19 @@ origin_equals(const char *a, size_t alen, const char *b, size_t blen)
 	return alen == blen && pg_strncasecmp(a, b, alen) == 0;
 }
 
-/* True if origin (scheme://host[:port]) is the server's own or a trusted one. */
+/*
+ * True if origin (scheme://host[:port]) is the server's own, one of
+ * webgres.csrf_trusted_origins, or one route r's CORS settings allow by
+ * name (serve/cors.h; "*" does not count).
+ */
 static bool
-origin_allowed(h2o_req_t *req, const char *origin, size_t len)
+origin_allowed(h2o_req_t *req, const Route *r, const char *origin, size_t len)
 {
 	const char *list = webgres_csrf_trusted_origins;
 	char	   *own = psprintf("%s://%.*s", req->scheme ? req->scheme->name.base : "http",
 							   (int) req->authority.len, req->authority.base);
 
-	if (origin_equals(origin, len, own, strlen(own)))
+	if (origin_equals(origin, len, own, strlen(own)) || cors_origin_allowed(r, origin, len))
 		return true;
 	while (list != NULL && *list != '\0')
 	{
@@ -333,11 +338,11 @@ origin_allowed(h2o_req_t *req, const char *origin, size_t len)
 /*
  * The CSRF rule: a request authenticated by a cookie that may change
  * something must say where it comes from (Origin, else Referer), and that
- * must be this server or a trusted origin.  A browser sends the cookie with
+ * must be this server, a trusted origin or one the route's CORS allows.  A browser sends the cookie with
  * any site's form post unless SameSite stops it; this stops the rest.
  */
 static bool
-csrf_allowed(h2o_req_t *req)
+csrf_allowed(h2o_req_t *req, const Route *r)
 {
 	ssize_t		i;
 	const char *v;
@@ -349,7 +354,7 @@ csrf_allowed(h2o_req_t *req)
 	{
 		v = req->headers.entries[i].value.base;
 		n = req->headers.entries[i].value.len;
-		return !h2o_memis(v, n, H2O_STRLIT("null")) && origin_allowed(req, v, n);
+		return !h2o_memis(v, n, H2O_STRLIT("null")) && origin_allowed(req, r, v, n);
 	}
 	if ((i = h2o_find_header(&req->headers, H2O_TOKEN_REFERER, -1)) != -1)
 	{
@@ -362,7 +367,7 @@ csrf_allowed(h2o_req_t *req)
 		if ((scheme_end = memmem(v, n, "://", 3)) == NULL)
 			return false;
 		path = memchr(scheme_end + 3, '/', v + n - scheme_end - 3);
-		return origin_allowed(req, v, path ? (size_t) (path - v) : n);
+		return origin_allowed(req, r, v, path ? (size_t) (path - v) : n);
 	}
 	return false;
 }
@@ -502,7 +507,7 @@ auth_route(h2o_req_t *req, const Route *r, AuthState *st, RequestData *rd,
 		return refuse(req, 401, false, body, bodylen);
 	if ((role = role_name(st)) == NULL)
 		return refuse(req, 401, false, body, bodylen);
-	if (st->from_cookie && !csrf_allowed(req))
+	if (st->from_cookie && !csrf_allowed(req, r))
 	{
 		log_refusal(r, "a cookie-authenticated request came from another origin");
 		return refuse(req, 403, false, body, bodylen);

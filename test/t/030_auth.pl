@@ -239,6 +239,16 @@ is(get('/who', undef, %post, headers => { %$cookie, Referer => "$own/page?x=1" }
 	'CSRF: a Referer from the server\'s own origin is accepted');
 is(get('/who', undef, %post, headers => { %$cookie, Origin => 'https://other.test' })->{status}, 200,
 	'CSRF: a trusted origin is accepted');
+$node->safe_psql('postgres', q{UPDATE webgres.routes SET cors_allowed_origins = '{https://cors.test}' WHERE path = '/who'});
+$deadline = time + 30;
+while (time < $deadline && get('/who', undef, %post, headers => { %$cookie, Origin => 'https://cors.test' })->{status} != 200)
+{
+	select(undef, undef, undef, 0.05);
+}
+is(get('/who', undef, %post, headers => { %$cookie, Origin => 'https://cors.test' })->{status}, 200,
+	'CSRF: an origin the route\'s CORS settings allow is accepted');
+is(get('/who', undef, %post, headers => { %$cookie, Origin => 'https://evil.test' })->{status}, 403,
+	'CSRF: and still no other');
 is(get('/who', $alice, %post, headers => { Origin => 'https://evil.test' })->{status}, 200,
 	'CSRF: a token in the Authorization header needs no Origin check');
 is(get('/who', undef, headers => { %$cookie, Origin => 'https://evil.test' })->{status}, 200,
