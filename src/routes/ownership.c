@@ -121,6 +121,28 @@ compile_stored(const char *path, PathPattern *pattern)
 }
 
 /*
+ * Runs query, which selects the rows of table whose owner is not $1, with a
+ * fresh snapshot (committed saves the transaction's own may not see); the
+ * rows are in SPI_tuptable.  Inside an SPI connection.
+ */
+static void
+select_others(const char *query, Oid owner, const char *table)
+{
+	Oid			argtypes[1] = {OIDOID};
+	Datum		args[1];
+	SPIPlanPtr	plan = SPI_prepare(query, 1, argtypes);
+	int			rc;
+
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+	args[0] = ObjectIdGetDatum(owner);
+	rc = SPI_execute_snapshot(plan, args, NULL, GetLatestSnapshot(), InvalidSnapshot,
+							  true, false, 0);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "could not read %s: %s", table, SPI_result_code_string(rc));
+}
+
+/*
  * Refuses a route that a static mount of another owner covers: routes win
  * over mounts (pipeline.c), so such a route would take paths from the
  * mount's owner.  Runs inside ownership_check_path's SPI connection; reads
@@ -132,26 +154,15 @@ check_against_mounts(const char *path, const PathPattern *pattern, Oid owner, Oi
 {
 	Oid			save_userid;
 	int			save_sec_context;
-	SPIPlanPtr	plan;
-	Oid			argtypes[1] = {OIDOID};
-	Datum		args[1];
-	int			rc;
 
 	/* Before version 1.4 there are no mounts. */
 	if (!OidIsValid(get_relname_relid("static_mounts", get_namespace_oid("webgres", false))))
 		return;
-	plan = SPI_prepare("SELECT prefix, owner::oid FROM webgres.static_mounts "
-					   "WHERE owner::oid <> $1", 1, argtypes);
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
-	args[0] = ObjectIdGetDatum(owner);
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
 	SetUserIdAndSecContext(table_owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
-	rc = SPI_execute_snapshot(plan, args, NULL, GetLatestSnapshot(), InvalidSnapshot,
-							  true, false, 0);
+	select_others("SELECT prefix, owner::oid FROM webgres.static_mounts WHERE owner::oid <> $1",
+				  owner, "webgres.static_mounts");
 	SetUserIdAndSecContext(save_userid, save_sec_context);
-	if (rc != SPI_OK_SELECT)
-		elog(ERROR, "could not read webgres.static_mounts: %s", SPI_result_code_string(rc));
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
 		HeapTuple	tup = SPI_tuptable->vals[i];
@@ -184,9 +195,6 @@ ownership_check_path(Relation rel, const char *path, const PathPattern *pattern,
 {
 	Oid			save_userid;
 	int			save_sec_context;
-	SPIPlanPtr	plan;
-	Oid			argtypes[1] = {OIDOID};
-	Datum		args[1];
 	int			rc;
 
 	if (superuser())
@@ -210,15 +218,8 @@ ownership_check_path(Relation rel, const char *path, const PathPattern *pattern,
 
 	if ((rc = SPI_connect()) != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed: %s", SPI_result_code_string(rc));
-	plan = SPI_prepare("SELECT id, method, path, owner::oid FROM webgres.routes "
-					   "WHERE owner::oid <> $1", 1, argtypes);
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
-	args[0] = ObjectIdGetDatum(owner);
-	rc = SPI_execute_snapshot(plan, args, NULL, GetLatestSnapshot(), InvalidSnapshot,
-							  true, false, 0);
-	if (rc != SPI_OK_SELECT)
-		elog(ERROR, "could not read webgres.routes: %s", SPI_result_code_string(rc));
+	select_others("SELECT id, method, path, owner::oid FROM webgres.routes WHERE owner::oid <> $1",
+				  owner, "webgres.routes");
 	SetUserIdAndSecContext(save_userid, save_sec_context);
 
 	for (uint64 i = 0; i < SPI_processed; i++)
