@@ -139,6 +139,16 @@ is(scalar(grep { $_->{body} eq 'k' } @$list), 20, 'a constant executor route: 20
 is($from_memory->() - $mem0, 0, '... none from the worker\'s memory');
 cmp_ok($ran_on_executor->($k_exec), '>=', 1, '... on executors');
 
+# webgres.inline_budget = 0 sends every auto request to an executor,
+# constant or not (docs/settings.md).
+ok(WebgresTest::reload_and_wait($node, "webgres.inline_budget = 0\n"), 'the worker took inline_budget = 0');
+$mem0 = $from_memory->();
+($list) = WebgresTest::raw($port, join('', map { "GET /k/auto HTTP/1.1\r\nHost: x\r\n\r\n" } 1 .. 20), n => 20);
+is(scalar(grep { $_->{body} eq 'k' } @$list), 20, 'inline_budget 0: the constant auto route answers');
+is($from_memory->() - $mem0, 0, '... never from the worker\'s memory');
+cmp_ok($ran_on_executor->($k_auto), '>=', 1, '... on executors');
+ok(WebgresTest::reload_and_wait($node, "webgres.inline_budget = '200ms'\n"), 'the worker took inline_budget = 200ms again');
+
 # ---- a headers column of type json ----
 route('/json-headers', q{SELECT '{"X-Json": "yes", "X-List": ["a", "b"], "X-Num": 3}'::json AS headers, 'j' AS body}, 'auto');
 $res = WebgresTest::wait_for_status($port, '/json-headers', 200);
