@@ -2,7 +2,8 @@
 # prefix to a directory, served by libh2o's file handler: bodies byte for
 # byte, MIME types, ETag and Last-Modified with 304, Range with 206 and
 # 416, HEAD, index files and the redirect to prefix/, precompressed .gz
-# siblings, the single-page-application fallback, compression, HTTP/2.
+# siblings, the single-page-application fallback, compression, HTTP/2 in
+# cleartext and over TLS.
 # Routes and mounts share one path space: a route that matches a path
 # answers it; ownership keeps other roles' routes out of a mount and a
 # mount off their routes; only superusers change mounts; a change reaches
@@ -16,6 +17,7 @@ use Test::More;
 use Time::HiRes qw(time sleep);
 use WebgresTest;
 use H2Test qw(frame request_block read_stream);
+use TlsTest;
 
 my $dir = PostgreSQL::Test::Utils::tempdir();
 my $root = "$dir/site";
@@ -36,7 +38,15 @@ write_file("$root/pre.js.gz", "not really gzip, but the sibling's bytes");
 write_file("$dir/spa/index.html", "<div id=app></div>\n");
 write_file("$dir/spa/app.js", "start();\n");
 
-my $node = WebgresTest->new_node('static', workers => 1, conf => "webgres.http2 = on\n");
+my $certs = TlsTest::make_ca($dir);
+my ($cert, $key) = TlsTest::make_leaf($certs, 'server');
+my $tls_port = PostgreSQL::Test::Cluster::get_free_port();
+my $node = WebgresTest->new_node('static', workers => 1, conf => <<"EOC");
+webgres.http2 = on
+webgres.tls_listen = '127.0.0.1:$tls_port'
+webgres.tls_cert_file = '$dir/server.chain.pem'
+webgres.tls_key_file = '$dir/server.key'
+EOC
 my $port = $node->{webgres_port};
 $node->safe_psql('postgres', qq{
 	INSERT INTO webgres.static_mounts (prefix, directory, precompressed)
@@ -146,6 +156,19 @@ ok(!exists get('/app/big.bin', 'Accept-Encoding' => 'gzip')->{headers}{'content-
 	is($status, 200, 'HTTP/2: 200');
 	is($body, $text, 'HTTP/2: the file');
 	close $s;
+}
+
+# ---- HTTP/2 over TLS, compressed, through curl ----
+{
+	my ($rc, $out, $err) = TlsTest::curl('--http2', '--cacert', $certs->{ca}, '--compressed',
+		'-w', '\n%{http_version} %{size_download}', "https://localhost:$tls_port/app/style.css");
+	my ($body, $version, $size) = $out =~ /\A(.*)\n(\S+) (\d+)\z/s;
+	is($version, '2', 'over TLS: HTTP/2 by ALPN') or diag($err);
+	is($body, "body { color: black; }\n" x 300, '... the file, decompressed by curl');
+	cmp_ok($size, '<', length($body) / 4, '... sent gzipped');
+	($rc, $out, $err) = TlsTest::curl('--http2', '--cacert', $certs->{ca}, '-o', '/dev/null',
+		'-w', '%{http_code} %{size_download}', "https://localhost:$tls_port/app/big.bin");
+	is($out, '200 ' . length($big), 'over TLS: the 1 MB file, all of it');
 }
 
 # ---- who may map what ----

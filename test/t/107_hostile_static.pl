@@ -4,11 +4,16 @@
 # slashes and backslashes; raw backslashes; NUL, raw and encoded; empty
 # segments; malformed escapes; dotfiles (unless the mount allows them);
 # symbolic links pointing out, absolute, relative and through a directory,
-# while a link that stays inside is served; the same over HTTP/2.
+# while a link that stays inside is served; the same over HTTP/2.  And the
+# connection's protections hold for files as for routes: a head trickled
+# to a file's path gets 408, and a client that stops reading a large file
+# holds up nobody else.
 use strict;
 use warnings;
+use IO::Select;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use Time::HiRes qw(time);
 use HostileTest;
 use H2Test qw(frame request_block read_stream);
 
@@ -17,6 +22,7 @@ my $root = "$dir/site";
 mkdir $_ or die "$_: $!" for $root, "$root/sub", "$root/.hidden", "$dir/outside", "$dir/dots";
 sub write_file { my ($p, $c) = @_; open my $f, '>:raw', $p or die "$p: $!"; print $f $c; close $f; }
 write_file("$root/a.txt", "inside\n");
+write_file("$root/big.bin", 'b' x (8 * 1024 * 1024));
 write_file("$root/.secret", "DOTFILE SECRET\n");
 write_file("$root/.hidden/x", "HIDDEN DIR SECRET\n");
 write_file("$dir/outside/secret.txt", "TOP SECRET\n");
@@ -27,7 +33,8 @@ symlink('../outside', "$root/dir-out") or die;
 symlink("$root/a.txt", "$root/abs-in") or die;
 symlink('a.txt', "$root/link-in") or die;
 
-my $h = HostileTest->new('hostile_static', conf => "webgres.http2 = on\n");
+my $h = HostileTest->new('hostile_static',
+	conf => "webgres.http2 = on\nwebgres.header_timeout = '1s'\n");
 my $port = $h->port;
 $h->node->safe_psql('postgres', qq{
 	INSERT INTO webgres.static_mounts (prefix, directory) VALUES ('/app', '$root');
@@ -101,6 +108,30 @@ push @leaks, 'raw NUL' if $r && $r->{body} =~ /SECRET/;
 	is($status, 404, 'HTTP/2: a link out: 404');
 	push @leaks, 'h2 link' if $body =~ /SECRET/;
 	close $s;
+}
+
+# A head trickled a line every 0.1 s to a file's path: 408 once
+# webgres.header_timeout has passed, as for any path.
+{
+	local $SIG{PIPE} = 'IGNORE';
+	my $s = WebgresTest::connect_to($port);
+	my $sel = IO::Select->new($s);
+	my $start = time;
+	print $s "GET /app/a.txt HTTP/1.1\r\n";
+	print $s "X: y\r\n" while time - $start < 30 && !$sel->can_read(0.1);
+	my ($res) = WebgresTest::read_responses($s, 1, 30);
+	is($res->[0] && $res->[0]{status}, 408, "a head trickled to a file's path: 408");
+	close $s;
+}
+
+# A client that asks for 8 MB and reads nothing: another is served at once.
+{
+	my $stalled = WebgresTest::connect_to($port);
+	setsockopt($stalled, Socket::SOL_SOCKET(), Socket::SO_RCVBUF(), 4096);
+	print $stalled "GET /app/big.bin HTTP/1.1\r\nHost: x\r\n\r\n";
+	my $r = eval { WebgresTest::http_get($port, '/app/a.txt', timeout => 10) };
+	is($r && $r->{body}, "inside\n", 'a client stalled on a large file holds up nobody');
+	close $stalled;
 }
 
 is_deeply(\@leaks, [], 'nothing from outside the directory, or hidden in it, was ever sent');
