@@ -49,6 +49,7 @@
 #include "exec/handoff_frame.h"
 #include "message/response.h"
 #include "serve/access_log.h"
+#include "serve/cors.h"
 #include "routes/route_limits.h"
 #include "routes/route_stats.h"
 #include "common/h2o_mirror.h"
@@ -195,6 +196,8 @@ answer_simple(h2o_req_t *req, int status, const char *message, bool retry_after,
 	if (retry_after)
 		h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_RETRY_AFTER, NULL,
 					   H2O_STRLIT(RETRY_AFTER_SECONDS));
+	/* The route's CORS headers, so that a page can read the error. */
+	cors_respond_route_id(req, route_id);
 	send_response(req, body, bodylen);
 	route_stats_count(route_id, status, bodylen, started);
 }

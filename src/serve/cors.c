@@ -134,6 +134,14 @@ cors_respond(h2o_req_t *req, const Route *route)
 	}
 }
 
+/* The allow headers on an answer of the route with this id (cors.h). */
+void
+cors_respond_route_id(h2o_req_t *req, int64 route_id)
+{
+	if (route_id != 0)
+		cors_respond(req, cors_policy_route(route_id));
+}
+
 /* Whether route r takes requests of method (HEAD: GET routes too). */
 static bool
 takes_method(const Route *r, h2o_iovec_t method)

@@ -46,6 +46,14 @@ extern bool cors_preflight(struct st_h2o_req_t *req, const RouteTable *table,
 extern void cors_respond(struct st_h2o_req_t *req, const Route *route);
 
 /*
+ * cors_respond() for the route with this id in the table as last loaded,
+ * outside the pipeline: a worker's own answer to a request it handed off
+ * (503 for a full queue, an executor that failed).  Nothing if the table
+ * is stale or has no such route.
+ */
+extern void cors_respond_route_id(struct st_h2o_req_t *req, int64 route_id);
+
+/*
  * The route whose CORS settings cover an answer no handler gave for a path
  * (405): the first route that matches segs, whatever its method.
  */

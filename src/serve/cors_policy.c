@@ -53,6 +53,10 @@ static const CorsList *setting_exposed = &empty_list;
 /* The routes' own columns, kept until the route table is replaced. */
 static MemoryContext policy_cxt = NULL;
 
+/* The loaded table's routes by id (in policy_cxt), for cors_policy_route(). */
+static Route **routes_by_id = NULL;
+static int	nroutes_by_id = 0;
+
 /* Whether c may stand in an origin's host or port, and so match a *. */
 static bool
 host_char(char c)
@@ -332,11 +336,12 @@ cors_check_credentials_setting(bool *newval, void **extra, GucSource source)
 }
 
 /*
- * The list in a text[] column value, checked; raises the error for a bad
- * entry (column names the column).  In cxt.
+ * The list in a text[] column value, checked; reports a bad entry at elevel
+ * (column names the column), and returns NULL if that does not raise.  In
+ * cxt.
  */
 static CorsList *
-list_from_array(Datum value, ListKind kind, const char *column, MemoryContext cxt)
+list_from_array(Datum value, ListKind kind, const char *column, MemoryContext cxt, int elevel)
 {
 	ArrayType  *arr = DatumGetArrayTypeP(value);
 	Datum	   *elems;
@@ -351,26 +356,33 @@ list_from_array(Datum value, ListKind kind, const char *column, MemoryContext cx
 	for (int i = 0; i < n; i++)
 	{
 		if (nulls[i])
-			ereport(ERROR,
+		{
+			ereport(elevel,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 					 errmsg("%s must not contain NULL", column)));
+			return NULL;
+		}
 		items[i] = TextDatumGetCString(elems[i]);
 		lens[i] = strlen(items[i]);
 		if (!item_ok(kind, items[i], lens[i]))
-			ereport(ERROR,
+		{
+			ereport(elevel,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("%s", item_error(kind, column, items[i], lens[i])),
 					 errhint("%s", item_hint(kind))));
+			return NULL;
+		}
 	}
 	return list_build(kind, items, lens, n, false, cxt);
 }
 
 /*
  * The policy in columns values/nulls (column_names order), or NULL if all
- * are NULL.  In cxt.
+ * are NULL.  In cxt.  A bad list entry is reported at elevel; if that does
+ * not raise, the policy allows no origin.
  */
 static CorsPolicy *
-policy_from_columns(Datum *values, bool *nulls, MemoryContext cxt)
+policy_from_columns(Datum *values, bool *nulls, MemoryContext cxt, int elevel)
 {
 	CorsPolicy *p = MemoryContextAllocZero(cxt, sizeof(CorsPolicy));
 	const CorsList **lists[NLISTCOLUMNS] = {&p->origins, &p->methods, &p->headers, &p->exposed};
@@ -379,7 +391,14 @@ policy_from_columns(Datum *values, bool *nulls, MemoryContext cxt)
 	for (int i = 0; i < NLISTCOLUMNS; i++)
 		if (!nulls[i])
 		{
-			*lists[i] = list_from_array(values[i], column_kinds[i], column_names[i], cxt);
+			*lists[i] = list_from_array(values[i], column_kinds[i], column_names[i], cxt, elevel);
+			if (*lists[i] == NULL)
+			{
+				/* Saved around the trigger: CORS off rather than half on. */
+				p->origins = &empty_list;
+				p->credentials = p->max_age = -1;
+				return p;
+			}
 			any = true;
 		}
 	p->credentials = nulls[4] ? -1 : DatumGetBool(values[4]);
@@ -413,7 +432,7 @@ cors_check_route(HeapTuple tuple, TupleDesc desc)
 			return;				/* not updated to 1.4: no CORS columns */
 		values[i] = SPI_getbinval(tuple, desc, att, &nulls[i]);
 	}
-	p = policy_from_columns(values, nulls, CurrentMemoryContext);
+	p = policy_from_columns(values, nulls, CurrentMemoryContext, ERROR);
 	origins = (p && p->origins) ? p->origins : setting_origins;
 	credentials = (p && p->credentials >= 0) ? p->credentials : webgres_cors_allow_credentials;
 	if (!origins->any || !credentials)
@@ -454,20 +473,28 @@ route_id_cmp(const void *a, const void *b)
 }
 
 /*
- * The route table was loaded: reads the cors_* columns of the routes that
- * set any and hangs them on the routes, so that requests answered without
- * a transaction have them too.
+ * The route table was loaded: indexes its routes by id, reads the cors_*
+ * columns of the routes that set any and hangs them on the routes, so that
+ * requests answered without a transaction have them too.  A row whose
+ * columns are bad (saved around the trigger) is warned about and gets no
+ * CORS; the rest of the table loads.
  */
 static void
 load_policies(RouteTable *table)
 {
 	Oid			nsp = get_namespace_oid("webgres", true);
 	Oid			relid = OidIsValid(nsp) ? get_relname_relid("routes", nsp) : InvalidOid;
-	Route	  **by_id;
 	int			rc;
 
-	if (!OidIsValid(relid) || get_attnum(relid, column_names[0]) == InvalidAttrNumber ||
-		table->nroutes == 0)
+	if (table->nroutes == 0)
+		return;
+	routes_by_id = MemoryContextAlloc(policy_cxt, sizeof(Route *) * table->nroutes);
+	for (int i = 0; i < table->nroutes; i++)
+		routes_by_id[i] = &table->routes[i];
+	qsort(routes_by_id, table->nroutes, sizeof(Route *), route_id_cmp);
+	nroutes_by_id = table->nroutes;
+
+	if (!OidIsValid(relid) || get_attnum(relid, column_names[0]) == InvalidAttrNumber)
 		return;
 	if ((rc = SPI_connect()) != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed: %s", SPI_result_code_string(rc));
@@ -478,11 +505,6 @@ load_policies(RouteTable *table)
 					 true, 0);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "could not read the CORS columns of webgres.routes: %s", SPI_result_code_string(rc));
-
-	by_id = palloc(sizeof(Route *) * table->nroutes);
-	for (int i = 0; i < table->nroutes; i++)
-		by_id[i] = &table->routes[i];
-	qsort(by_id, table->nroutes, sizeof(Route *), route_id_cmp);
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
 		Datum		values[lengthof(column_names) + 1];
@@ -490,19 +512,32 @@ load_policies(RouteTable *table)
 		Route	  **found;
 
 		heap_deform_tuple(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, values, nulls);
-		found = bsearch(&values[0], by_id, table->nroutes, sizeof(Route *), id_cmp);
+		found = bsearch(&values[0], routes_by_id, nroutes_by_id, sizeof(Route *), id_cmp);
 		/* A route the table left out (a bad row) has nothing to hang it on. */
 		if (found != NULL)
-			(*found)->cors = policy_from_columns(values + 1, nulls + 1, policy_cxt);
+			(*found)->cors = policy_from_columns(values + 1, nulls + 1, policy_cxt, WARNING);
 	}
-	pfree(by_id);
 	SPI_finish();
+}
+
+/* The route with this id in the table as last loaded; NULL if none (cors_policy.h). */
+Route *
+cors_policy_route(int64 id)
+{
+	Route	  **found;
+
+	if (routes_by_id == NULL || routes_peek() == NULL)
+		return NULL;
+	found = bsearch(&id, routes_by_id, nroutes_by_id, sizeof(Route *), id_cmp);
+	return found != NULL ? *found : NULL;
 }
 
 /* The route table is being replaced: its routes' policies go with it. */
 static void
 forget_policies(void)
 {
+	routes_by_id = NULL;
+	nroutes_by_id = 0;
 	MemoryContextReset(policy_cxt);
 }
 

@@ -14,6 +14,7 @@ use WebgresTest;
 
 my $node = WebgresTest->new_node('cors', workers => 1,
 	conf => "webgres.executors = 1\nwebgres.sse_heartbeat = 300\nwebgres.http2 = on\n"
+	  . "webgres.max_queue = 0\n"
 	  . "webgres.cors_allowed_origins = 'http://global.test'\n");
 my $port = $node->{webgres_port};
 my $app = 'http://app.test:8000';
@@ -60,6 +61,8 @@ route('GET', '/stream', q{SELECT i FROM generate_series(1, 3) i},
 	mode => "'stream'", cors_allowed_origins => "'{$app}'");
 route('GET', '/events', q{SELECT ARRAY['cors_ch'] AS channels},
 	cors_allowed_origins => "'{$app}'");
+my $slow_id = route('GET', '/slow', q{SELECT pg_sleep(3)::text || 'slept' AS body},
+	mode => "'executor'", max_concurrency => 1, cors_allowed_origins => "'{$app}'");
 WebgresTest::wait_for_status($port, '/boom', 400);
 
 # Browser-like request heads (Chrome's order, less what does not matter).
@@ -250,6 +253,30 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM items'), '1', 'refused pre
 	like($get, qr{^vary: Origin\r$}m, '... and Vary: Origin');
 }
 
+# ---- the worker's own answer to a request it handed off: a full queue's 503 ----
+{
+	my $busy = WebgresTest::connect_to($port);
+	print $busy head('GET', '/slow', 'Origin' => $app) . "\r\n";
+	my $deadline = time + 30;
+	my $running = '';
+	while (time < $deadline)
+	{
+		$running = $node->safe_psql('postgres',
+			"SELECT running FROM webgres.route_execution() WHERE route_id = $slow_id");
+		last if $running eq '1';
+		sleep 0.05;
+	}
+	is($running, '1', 'a slow executor route runs its one request');
+	my ($full) = exchange(head('GET', '/slow', 'Origin' => $app) . "\r\n");
+	is($full->{status}, 503, 'the next, with webgres.max_queue = 0: 503 from the worker');
+	is(acheaders($full)->{'access-control-allow-origin'}, $app, '... with the allow headers');
+	ok(varies_on_origin($full), '... and Vary: Origin');
+	my ($res) = WebgresTest::read_responses($busy, 1);
+	close $busy;
+	is($res->[0]{body}, 'slept', 'the running one is answered');
+	is(acheaders($res->[0])->{'access-control-allow-origin'}, $app, '... with the allow headers');
+}
+
 # ---- a preflight runs nothing, not even on an executor ----
 {
 	my ($pre) = exchange(preflight('/exec', $app, 'DELETE', 'content-type'));
@@ -300,6 +327,26 @@ like($err, qr/cannot be on while webgres\.cors_allowed_origins allows any origin
 	q{INSERT INTO webgres.routes (method, path, handler, cors_allow_credentials) VALUES ('GET', '/cred', 'SELECT 1 AS body', true)});
 like($err, qr/a route cannot allow credentials from any origin.*webgres\.cors_allowed_origins holds "\*"/s,
 	'a route asking for credentials while the setting allows any origin: refused at save time');
+
+# ---- a row saved around the trigger with a bad entry: warned, no CORS, the rest serves ----
+$node->safe_psql('postgres', q{
+	SET session_replication_role = replica;
+	INSERT INTO webgres.routes (method, path, handler, owner, search_path, cors_allowed_origins)
+	VALUES ('GET', '/bad', 'SELECT ''bad'' AS body', current_user::regrole, 'public', '{not-an-origin}');
+	-- (the statement trigger that tells the workers did not fire either)
+	RESET session_replication_role;
+	UPDATE webgres.routes SET priority = priority WHERE path = '/pub';
+});
+{
+	my $r = WebgresTest::wait_for_status($port, '/bad', 200);
+	is($r->{body}, "bad", 'a route whose CORS columns are bad is served');
+	my ($bad, $good) = exchange(head('GET', '/bad', 'Origin' => $app) . "\r\n",
+		head('GET', '/pub', 'Origin' => $app) . "\r\n");
+	is_deeply(acheaders($bad), {}, '... without CORS');
+	is(acheaders($good)->{'access-control-allow-origin'}, '*', 'the other routes keep theirs');
+	ok($node->log_contains('cors_allowed_origins entry "not-an-origin" is not an origin'),
+		'the bad entry is logged');
+}
 
 # ---- a preflight as a fresh worker's first request: its table not loaded yet ----
 $node->restart;
