@@ -11,12 +11,16 @@ use WebgresTest;
 my $python = $ENV{WEBGRES_PYTHON} or BAIL_OUT('WEBGRES_PYTHON is not set (scripts/test.sh sets it)');
 (my $bin = $python) =~ s{/python3?$}{};
 
-my $node = WebgresTest->new_node('openapi', workers => 1);
+my $secret = 'an openapi test secret of at least 32 bytes';
+my $node = WebgresTest->new_node('openapi', workers => 1,
+	conf => "webgres.jwt_secret = '$secret'\n");
 my $port = $node->{webgres_port};
 
 $node->safe_psql('postgres', q{
 	CREATE ROLE api;
 	CREATE ROLE other;
+	CREATE ROLE api_user;
+	GRANT api_user TO api;
 	GRANT USAGE, CREATE ON SCHEMA public TO api;
 	CREATE TABLE public.notes (id serial PRIMARY KEY, body text);
 	ALTER TABLE public.notes OWNER TO api;
@@ -37,6 +41,9 @@ $node->safe_psql('postgres', q{
 	 ('GET', '/openapi.json', $$SELECT webgres.openapi(ARRAY['http://127.0.0.1:' || (request.headers->>'x-port')]) AS body FROM request$$, NULL);
 	INSERT INTO webgres.routes (method, path, handler, mode) VALUES
 	 ('GET', '/export', $$SELECT id, body FROM public.notes ORDER BY id$$, 'stream');
+	INSERT INTO webgres.routes (method, path, handler, auth, description) VALUES
+	 ('GET', '/me', $$SELECT current_user::text AS body FROM request$$, 'required', 'Who the token says you are.'),
+	 ('GET', '/maybe', $$SELECT current_user::text AS body FROM request$$, 'optional', NULL);
 	RESET ROLE;
 	SET ROLE other;
 	INSERT INTO webgres.routes (method, path, handler) VALUES ('GET', '/secret', $$SELECT 'x' AS body$$);
@@ -60,7 +67,7 @@ sub jq
 	return $out;
 }
 is(jq(q{d["openapi"]}), '"3.1.0"', 'OpenAPI 3.1');
-is(jq(q{sorted(d["paths"])}), '["/events", "/export", "/files/{rest}", "/hello/{who}", "/notes", "/openapi.json", "/page"]',
+is(jq(q{sorted(d["paths"])}), '["/events", "/export", "/files/{rest}", "/hello/{who}", "/maybe", "/me", "/notes", "/openapi.json", "/page"]',
 	'the owner\'s routes, :param as {param}; another role\'s route is not there');
 is(jq(q{d["paths"]["/hello/{who}"]["get"]["parameters"]}),
 	'[{"in": "path", "name": "who", "required": true, "schema": {"type": "string"}}]', 'path parameters');
@@ -70,12 +77,18 @@ is(jq(q{sorted(d["paths"]["/export"]["get"]["responses"]["200"]["content"])}),
 	'["application/json", "application/x-ndjson", "text/csv"]', 'a stream\'s formats');
 is(jq(q{list(d["paths"]["/events"]["get"]["responses"]["200"]["content"])}), '["text/event-stream"]', 'an event stream');
 is(jq(q{list(d["paths"]["/page"]["get"]["responses"]["200"]["content"])}), '["text/html"]', 'a content type the handler names');
+is(jq(q{[d["paths"]["/me"]["get"]["security"], d["paths"]["/maybe"]["get"]["security"], d["paths"]["/page"]["get"].get("security")]}),
+	'[[{"bearerAuth": []}], [{}, {"bearerAuth": []}], null]', 'routes with auth require or accept a bearer token; others neither');
+is(jq(q{d["components"]["securitySchemes"]}), '{"bearerAuth": {"bearerFormat": "JWT", "scheme": "bearer", "type": "http"}}',
+	'the bearer scheme');
+is(jq(q{sorted(d["paths"]["/me"]["get"]["responses"])}), '["200", "401", "default"]', 'a route with auth may answer 401');
 is(jq(q{d["servers"]}), qq{[{"url": "http://127.0.0.1:$port"}]}, 'servers as given');
 
 my $v = `$python -c 'import json,sys; from openapi_spec_validator import validate; validate(json.load(open(sys.argv[1]))); print("valid")' '$dir/openapi.json' 2>&1`;
 is($v, "valid\n", 'openapi-spec-validator finds the document valid');
 
 # Generated client, against the server.
+my $token = $node->safe_psql('postgres', q{SELECT webgres.jwt_sign('{"role": "api_user"}', interval '1 hour')});
 open($fh, '>', "$dir/config.yml") or die;
 print $fh "project_name_override: webgres_client\npackage_name_override: webgres_client\npost_hooks: []\n";
 close $fh;
@@ -83,16 +96,20 @@ my $gen = `cd '$dir' && '$bin/openapi-python-client' generate --path openapi.jso
 is($?, 0, 'openapi-python-client generates a client') or diag($gen);
 my $out = `cd '$dir/client/..' && PYTHONPATH='$dir' $python - 2>&1 <<'PY'
 import json
-from client import Client
-from client.api.default import get_hello_who_1, post_notes_2
+from client import AuthenticatedClient, Client
+from client.api.default import get_hello_who_1, post_notes_2, get_me_8
 from client.models.post_notes_2_json_body import PostNotes2JsonBody
 c = Client(base_url="http://127.0.0.1:$port")
 r = get_hello_who_1.sync_detailed("ann", client=c)
 print(r.status_code, r.content.decode())
 r = post_notes_2.sync_detailed(client=c, body=PostNotes2JsonBody.from_dict({"text": "from the client"}))
 print(r.status_code, json.loads(r.content)["id"])
+r = get_me_8.sync_detailed(client=c)
+print(r.status_code)
+r = get_me_8.sync_detailed(client=AuthenticatedClient(base_url="http://127.0.0.1:$port", token="$token"))
+print(r.status_code, r.content.decode())
 PY`;
-is($out, "200 hi ann\n201 1\n", 'the generated client calls the routes') or diag($out);
+is($out, "200 hi ann\n201 1\n401\n200 api_user\n", 'the generated client calls the routes, with the token where one is needed') or diag($out);
 is($node->safe_psql('postgres', 'SELECT body FROM notes'), 'from the client', 'and its POST arrived');
 
 $node->stop;
