@@ -118,6 +118,27 @@ $node->safe_psql('postgres', q{SELECT pg_notify('tlsch', 'over tls')});
 like(@f ? $f[-1]{payload} : '', qr/data: over tls/, '... and delivers a notification as an event');
 close $ev;
 
+# ---- static files and compression over HTTP/2 with TLS ----
+mkdir("$dir/site") or die "mkdir: $!";
+TlsTest::write_file("$dir/site/app.js", "console.log('tls');\n" x 400);
+$node->safe_psql('postgres', "INSERT INTO webgres.static_mounts (prefix, directory) VALUES ('/static', '$dir/site')");
+$node->append_conf('postgresql.conf', "webgres.compress = on\n");
+$node->reload;
+my $plain = "console.log('tls');\n" x 400;
+my ($hdrs, $gz) = ('', '');
+$deadline = time + 30;
+while (time < $deadline)
+{
+	($rc, $gz, $err) = TlsTest::curl('--cacert', $ca, '--http2', '--compressed', '-D', '-',
+		"https://127.0.0.1:$tport/static/app.js");
+	last if $gz =~ /content-encoding: gzip/i;
+	sleep 0.1;
+}
+like($gz, qr{^HTTP/2 200}, 'a static file over HTTP/2 with TLS');
+like($gz, qr/^content-encoding: gzip/mi, '... compressed when asked');
+($hdrs, $out) = split /\r\n\r\n/, $gz, 2;
+is($out, $plain, '... and what curl decompresses is the file');
+
 # ---- HTTP/2 screening over TLS ----
 # The rapid-reset pattern: a stream opened and reset, again and again.
 my $rr = TlsTest::connect($tport, ca => $ca, alpn => ['h2']);
