@@ -215,6 +215,7 @@ note_request(h2o_req_t *req, const PipelineRun *run, PipelineOutcome outcome)
 		note->route_id = run->answered_by;
 		note->place = run->answered_by != 0 ? ACCESS_PLACE_LOOP : ACCESS_PLACE_NONE;
 		note->answered = GetCurrentTimestamp();
+		note->role = run->role;
 	}
 }
 

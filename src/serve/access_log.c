@@ -256,6 +256,9 @@ set_fields(h2o_req_t *req, const AccessNote *n)
 
 	snprintf(num, sizeof(num), "%.3f", duration_ms(req));
 	set_env(req, "webgres.duration_ms", num);
+	/* h2o's %u prints REMOTE_USER. */
+	if (n->role != NULL)
+		set_env(req, "REMOTE_USER", n->role);
 	if (n->route_id == 0)
 		return;
 	snprintf(num, sizeof(num), INT64_FORMAT, n->route_id);

@@ -730,6 +730,16 @@ answer_no_route(Request *rq, const RouteTable *routes, bool wrong_method, PathCa
 		response_simple(rq->req, 404, "Not Found", rq->body, rq->bodylen);
 }
 
+/* Tells the access log (%u) the role authentication chose for the handler. */
+static void
+note_role(Request *rq)
+{
+	const char *name = OidIsValid(rq->rd.run_as) ? GetUserNameFromId(rq->rd.run_as, true) : NULL;
+
+	if (name != NULL)
+		rq->run->role = h2o_strdup(&rq->req->pool, name, strlen(name)).base;
+}
+
 /*
  * Runs the routes the request matches in the current table, in matching
  * order, until one answers; or notes that the request goes to an executor,
@@ -781,6 +791,8 @@ run_matching_routes(Request *rq, const RouteTable *routes)
 			answered = true;
 			break;
 		}
+		else
+			note_role(rq);
 		request_set_captures(&rq->rd, caps, ncaps);
 		answered = run_route(rq, r);
 	}
@@ -964,6 +976,7 @@ pipeline_run(h2o_req_t *req, PipelineRun *run, char **body, size_t *bodylen)
 
 	run->failed = false;
 	run->answered_by = 0;
+	run->role = NULL;
 	run->rerun = false;
 	run->route_id = 0;
 	run->max_concurrency = 0;

@@ -96,6 +96,8 @@ typedef struct PipelineRun
 								 * that had begun was cut) */
 	int64		answered_by;	/* out: the route that answered or failed; 0: none */
 	TimestampTz started;		/* out: when routing began (for latency) */
+	const char *role;			/* out: the role a route with auth ran its
+								 * handler as, in req's pool; NULL: none */
 	bool		rerun;			/* out, PIPELINE_HAND_OFF: although it started
 								 * on the loop */
 	int64		route_id;		/* out, PIPELINE_HAND_OFF: the route that sent

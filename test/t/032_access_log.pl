@@ -16,7 +16,8 @@ use TlsTest;
 
 my $node = WebgresTest->new_node('access_log', workers => 1,
 	conf => "webgres.executors = 1\nlog_min_messages = debug1\n"
-	  . "webgres.sse_heartbeat = 300\n");
+	  . "webgres.sse_heartbeat = 300\n"
+	  . "webgres.jwt_secret = 'an access log test secret, 32 bytes or more'\n");
 my $port = $node->{webgres_port};
 my $logfile = $node->data_dir . '/access.log';
 
@@ -29,6 +30,12 @@ $id{stream} = $node->safe_psql('postgres', q{INSERT INTO webgres.routes (method,
 $id{sse} = WebgresTest::add_route($node, 'GET', '/events', q{SELECT ARRAY['obs'] AS channels, NULL::text AS data FROM request});
 $id{sleepy} = $node->safe_psql('postgres', q{INSERT INTO webgres.routes (method, path, handler, mode)
 	VALUES ('GET', '/sleepy', $$SELECT pg_sleep(0.4)::text || 'slept' AS body FROM request$$, 'executor') RETURNING id});
+$node->safe_psql('postgres', q{
+	CREATE ROLE logged_in;
+	INSERT INTO webgres.routes (method, path, handler, auth)
+	VALUES ('GET', '/whoami', $$SELECT current_user::text AS body FROM request$$, 'required');
+});
+my $token = $node->safe_psql('postgres', q{SELECT webgres.jwt_sign('{"role": "logged_in"}', interval '1 hour')});
 WebgresTest::wait_for_status($port, '/hello/x', 200);
 
 ok(!-e $logfile, 'off by default: no access log');
@@ -76,6 +83,9 @@ like($line, qr{^127\.0\.0\.1 - - \[\d\d/\w{3}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4}\] "
 	'combined log format by default');
 WebgresTest::http_get($port, '/no/such/route');
 like(wait_line($logfile, qr{/no/such/route}), qr{" 404 \d+ "-" "-"$}, 'unrouted requests are logged too');
+is(WebgresTest::http_get($port, '/whoami', headers => { 'Authorization' => "Bearer $token" })->{body},
+	'logged_in', 'a request with a token');
+like(wait_line($logfile, qr{/whoami}), qr{^127\.0\.0\.1 - logged_in \[}, '%u is the role its token chose');
 
 # webgres' fields.
 set_conf('webgres.access_log_format' =>
