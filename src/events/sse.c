@@ -376,6 +376,7 @@ on_expiry_sweep(h2o_timeout_entry_t *entry)
 		h2o_timeout_link(loop_ctx->loop, &expiry_timeout, &expiry_sweep);
 }
 
+/* Ends the stream cleanly once the token it was opened with expires. */
 void
 sse_set_expiry(SseStream *s, int64 expires_at)
 {

@@ -53,6 +53,7 @@ keyvalue_cmp(const void *a, const void *b)
 	return pa->order - pb->order;
 }
 
+/* Builds a jsonb object from the parsed key/value pairs. */
 Jsonb *
 keyvalues_to_jsonb(KeyValue *kv, int n,
 				   const char *(*join_with) (const char *key, size_t keylen))

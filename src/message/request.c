@@ -210,6 +210,7 @@ request_set_captures(RequestData *rd, PathCapture *caps, int ncaps)
 	rd->fetched &= ~(1u << REQ_PARAMS);
 }
 
+/* Sets the role the next handler runs as and its claims (NULL: none). */
 void
 request_set_identity(RequestData *rd, Oid run_as, const char *claims)
 {
@@ -220,6 +221,7 @@ request_set_identity(RequestData *rd, Oid run_as, const char *claims)
 	rd->claims = claims;
 }
 
+/* Adds a setting (such as request.jwt.claims) the request's handlers run with. */
 void
 request_add_setting(RequestData *rd, const char *name, const char *value)
 {
@@ -230,6 +232,7 @@ request_add_setting(RequestData *rd, const char *name, const char *value)
 	rd->nsettings++;
 }
 
+/* Puts the request's settings in effect at the current GUC nest level. */
 void
 request_apply_settings(const RequestData *rd)
 {

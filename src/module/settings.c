@@ -401,6 +401,7 @@ check_claim_path(char **newval, void **extra, GucSource source)
 
 static void define_auth_settings(void);
 
+/* Defines every webgres setting; from _PG_init. */
 void
 define_settings(void)
 {

@@ -41,6 +41,7 @@ b64url_value(unsigned char ch)
 	return -1;
 }
 
+/* Decodes unpadded base64url into a palloc'd buffer; false for anything malformed. */
 bool
 jwt_base64url_decode(const char *in, size_t len, unsigned char **out, size_t *outlen)
 {
@@ -76,6 +77,7 @@ jwt_base64url_decode(const char *in, size_t len, unsigned char **out, size_t *ou
 	return true;
 }
 
+/* Encodes bytes as unpadded base64url, NUL-terminated. */
 char *
 jwt_base64url_encode(const unsigned char *in, size_t len)
 {
@@ -493,6 +495,7 @@ parse_value(JsonCursor *c, JwtJson *out, int depth)
 	}
 }
 
+/* Parses one JSON text strictly; NULL, with *error, if it is malformed. */
 JwtJson *
 jwt_json_parse(const char *text, size_t len, const char **error)
 {
@@ -630,6 +633,7 @@ decode_json_part(const char *part, size_t len, char **text, const char **error)
 	return v;
 }
 
+/* Takes a compact JWT apart into header, claims and signature; nothing is verified. */
 bool
 jwt_parse(const char *token, size_t len, JwtToken *out, const char **error)
 {
@@ -665,6 +669,7 @@ jwt_parse(const char *token, size_t len, JwtToken *out, const char **error)
 	return true;
 }
 
+/* Checks exp, nbf and iat against now, each with leeway seconds of skew. */
 bool
 jwt_check_times(const JwtToken *token, double now, int leeway, const char **error)
 {
@@ -694,6 +699,7 @@ is_string(const JwtJson *v, const char *s)
 		memcmp(v->str, s, v->len) == 0;
 }
 
+/* True if the aud claim names audience (always, when none is expected). */
 bool
 jwt_has_audience(const JwtToken *token, const char *audience)
 {
@@ -712,6 +718,7 @@ jwt_has_audience(const JwtToken *token, const char *audience)
 	return is_string(aud, audience);
 }
 
+/* True if the iss claim equals issuer (always, when none is expected). */
 bool
 jwt_has_issuer(const JwtToken *token, const char *issuer)
 {
@@ -806,6 +813,7 @@ walk_path(const JwtJson *v, const char *path, const JwtJson **found, const char 
 	}
 }
 
+/* The value at a PostgREST-style claim path in a claims object, or NULL. */
 const JwtJson *
 jwt_claim_at(const JwtJson *claims, const char *path)
 {
@@ -815,6 +823,7 @@ jwt_claim_at(const JwtJson *claims, const char *path)
 	return walk_path(claims, path, &found, &error) ? found : NULL;
 }
 
+/* True if path is a well-formed claim path; else *error says why. */
 bool
 jwt_path_valid(const char *path, const char **error)
 {

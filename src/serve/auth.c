@@ -66,12 +66,14 @@ is_safe_method(h2o_req_t *req)
 		h2o_memis(req->method.base, req->method.len, H2O_STRLIT("OPTIONS"));
 }
 
+/* Starts a request: no token looked at yet. */
 void
 auth_begin(AuthState *st)
 {
 	memset(st, 0, sizeof(*st));
 }
 
+/* Forgets keys and verified tokens after a reload. */
 void
 auth_reload(void)
 {
@@ -492,6 +494,7 @@ role_name(const AuthState *st)
 	return NULL;
 }
 
+/* Authenticates a request for a route with auth; false after answering 401 or 403. */
 bool
 auth_route(h2o_req_t *req, const Route *r, AuthState *st, RequestData *rd,
 		   char **body, size_t *bodylen)

@@ -101,6 +101,7 @@ free_keys(void)
 		MemoryContextReset(keys_cxt);
 }
 
+/* Forgets the keys read from the file: they are read again when needed. */
 void
 jwt_keys_reload(void)
 {
@@ -477,6 +478,7 @@ verify_hmac(const JwtToken *t, const JwsAlgorithm *alg, const char **error)
 	return true;
 }
 
+/* True if the token's signature is good for its alg with a configured key. */
 bool
 jwt_keys_verify(const JwtToken *token, const char **error)
 {
@@ -510,6 +512,7 @@ jwt_keys_verify(const JwtToken *token, const char **error)
 	return false;
 }
 
+/* Signs a claims object's text as HS256 with webgres.jwt_secret. */
 char *
 jwt_keys_sign(const char *claims_json)
 {
