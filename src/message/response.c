@@ -154,7 +154,7 @@ response_add_headers(h2o_req_t *req, Jsonb *headers)
 	add_headers_from_jsonb(req, headers);
 }
 
-/* The status column's value, checked to be from 100 to 599. */
+/* The status column's value, checked to be from 200 to 599. */
 static inline int
 status_from_column(Form_pg_attribute att, Datum value)
 {
@@ -179,8 +179,10 @@ status_from_column(Form_pg_attribute att, Datum value)
 	if (s < HTTP_STATUS_MIN || s > HTTP_STATUS_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
-				 errmsg("handler returned status %lld; a status must be from 100 to 599",
-						(long long) s)));
+				 errmsg("handler returned status %lld; a status must be from 200 to 599",
+						(long long) s),
+				 s >= 100 && s < HTTP_STATUS_MIN ?
+				 errhint("A 1xx status is an interim response, which a handler cannot send.") : 0));
 	return (int) s;
 }
 

@@ -11,8 +11,12 @@
 
 struct st_h2o_req_t;
 
-/* The statuses a response may have (RFC 9110 15: 1xx to 5xx). */
-#define HTTP_STATUS_MIN 100
+/*
+ * The statuses a handler's response may have: final ones, 2xx to 5xx.  A
+ * 1xx is an interim response (RFC 9110 15.2) that a final one must follow;
+ * h2o would send it as if it were final, and the client would wait on.
+ */
+#define HTTP_STATUS_MIN 200
 #define HTTP_STATUS_MAX 599
 
 /*

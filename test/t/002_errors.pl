@@ -35,6 +35,7 @@ my %routes = (
 	'/cast'     => q{SELECT (request.params->>'x')::int::text AS body FROM request},
 	'/slow'     => q{SELECT pg_sleep(0)::text || count(*) AS body FROM gate},
 	'/status0'  => q{SELECT 0 AS status},
+	'/status103' => q{SELECT 103 AS status, 'early' AS body},
 	'/crlf'     => q{SELECT jsonb_build_object('X-Evil', E'a\r\nSet-Cookie: owned=1') AS headers, 'x' AS body},
 	'/badname'  => q{SELECT jsonb_build_object('Bad Name', 'v') AS headers, 'x' AS body},
 	'/cl'       => q{SELECT jsonb_build_object('Content-Length', '1') AS headers, 'x' AS body},
@@ -85,6 +86,12 @@ like(slurp_file($node->logfile, $log_offset),
 is(WebgresTest::http_get($port, '/badname')->{status}, 500, 'invalid header name: 500');
 is(WebgresTest::http_get($port, '/cl')->{status}, 500, 'handler cannot set Content-Length');
 is(WebgresTest::http_get($port, '/status0')->{status}, 500, 'status out of range: 500');
+# A 1xx is interim: sent as the answer, the client would wait for another.
+$log_offset = -s $node->logfile;
+$res = WebgresTest::http_get($port, '/status103');
+is($res->{status}, 500, 'a handler cannot answer with a 1xx status: 500');
+like(slurp_file($node->logfile, $log_offset), qr{status 103; a status must be from 200 to 599},
+	'the log says why');
 
 # The handler timeout cancels the handler and answers 504; the worker goes on.
 # /slow waits for a lock on gate that a session holds until the answer
