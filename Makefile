@@ -71,7 +71,7 @@ $(OBJS): $(BUILD_MODE)
 -include $(OBJS:.o=.d)
 endif
 
-.PHONY: deps test run bench fuzz cluster demo
+.PHONY: deps test test-stress run bench fuzz cluster demo
 
 deps:
 	@scripts/deps.sh
@@ -80,6 +80,10 @@ test: deps
 	$(MAKE) all
 	$(MAKE) install
 	scripts/test.sh
+
+# make test, ten times in a row, beside a CPU-bound load (scripts/stress-test.sh).
+test-stress: deps
+	scripts/stress-test.sh
 
 run: deps
 	$(MAKE) all

@@ -53,8 +53,8 @@ WebgresTest::wait_for_status($port, '/stamp', 200);
 # Sends one GET per path, each on its own connection, while the only worker
 # is busy with /hold, so that it takes them all in its next pass.  /hold
 # waits for a lock on gate that a session holds until every other request
-# has been sent: no timing is involved.  Returns the responses in the order
-# of @paths.
+# has reached the server's socket buffers: no timing is involved.  Returns
+# the responses in the order of @paths.
 sub together
 {
 	my @paths = @_;
@@ -72,6 +72,10 @@ sub together
 		print $s "GET $p HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
 		push @socks, $s;
 	}
+	# Every request is in the server's socket buffers before the worker
+	# can read again, or a late one is read in a pass of its own.
+	WebgresTest::poll_until(sub { WebgresTest::unread_connections($port) >= @paths })
+	  or die "the requests did not all reach the server";
 	$gate->query_safe('COMMIT');
 	$gate->quit;
 	my ($held) = WebgresTest::read_responses($hold, 1, 10);

@@ -70,6 +70,31 @@ sub connect_to
 	return $s;
 }
 
+# The number of the server's TCP connections on $port whose received bytes
+# wait in the kernel, not yet read by the server (accepted or not).  A
+# client's write on loopback can reach the server's socket later than the
+# write returns (the kernel may hand it to ksoftirqd on a busy machine):
+# a test that needs requests read together waits for this count.
+sub unread_connections
+{
+	my ($port) = @_;
+	my $hex = sprintf '%04X', $port;
+	my $n = 0;
+	for my $table ('/proc/net/tcp', '/proc/net/tcp6')
+	{
+		open my $fh, '<', $table or next;
+		<$fh>;
+		while (my $line = <$fh>)
+		{
+			my @f = split ' ', $line;
+			# local address, remote, state (01: established), tx:rx queues
+			my ($rx) = $f[4] =~ /:([0-9A-F]+)$/;
+			$n++ if $f[1] =~ /:$hex$/ && $f[3] eq '01' && hex($rx) > 0;
+		}
+	}
+	return $n;
+}
+
 # Reads from the socket until $n complete responses are parsed, the peer
 # closes, or the timeout passes.  Returns (list of responses, closed flag,
 # the bytes left over).  With $until_close, reading goes on after the last
