@@ -307,6 +307,20 @@ parse_string(JsonCursor *c, char **str, size_t *len)
 	return true;
 }
 
+/* Skips one or more digits (a fraction's, an exponent's); false if there are none. */
+static bool
+skip_digits(JsonCursor *c)
+{
+	if (c->p >= c->end || *c->p < '0' || *c->p > '9')
+	{
+		c->error = "invalid number";
+		return false;
+	}
+	while (c->p < c->end && *c->p >= '0' && *c->p <= '9')
+		c->p++;
+	return true;
+}
+
 /* Reads a JSON number as RFC 8259 writes it. */
 static bool
 parse_number(JsonCursor *c, JwtJson *out)
@@ -329,26 +343,16 @@ parse_number(JsonCursor *c, JwtJson *out)
 	if (c->p < c->end && *c->p == '.')
 	{
 		c->p++;
-		if (c->p >= c->end || *c->p < '0' || *c->p > '9')
-		{
-			c->error = "invalid number";
+		if (!skip_digits(c))
 			return false;
-		}
-		while (c->p < c->end && *c->p >= '0' && *c->p <= '9')
-			c->p++;
 	}
 	if (c->p < c->end && (*c->p == 'e' || *c->p == 'E'))
 	{
 		c->p++;
 		if (c->p < c->end && (*c->p == '+' || *c->p == '-'))
 			c->p++;
-		if (c->p >= c->end || *c->p < '0' || *c->p > '9')
-		{
-			c->error = "invalid number";
+		if (!skip_digits(c))
 			return false;
-		}
-		while (c->p < c->end && *c->p >= '0' && *c->p <= '9')
-			c->p++;
 	}
 	copy = pnstrdup(start, c->p - start);
 	out->kind = JWT_JSON_NUMBER;
@@ -553,9 +557,9 @@ check_claim_types(JwtToken *t, const char **error)
 {
 	const JwtJson *v;
 
-	if (!numeric_date(t->claims, "exp", &t->has_exp, &t->exp, error) ||
-		!numeric_date(t->claims, "nbf", &t->has_nbf, &t->nbf, error) ||
-		!numeric_date(t->claims, "iat", &t->has_iat, &t->iat, error))
+	if (!numeric_date(t->claims, "exp", &t->times.has_exp, &t->times.exp, error) ||
+		!numeric_date(t->claims, "nbf", &t->times.has_nbf, &t->times.nbf, error) ||
+		!numeric_date(t->claims, "iat", &t->times.has_iat, &t->times.iat, error))
 		return false;
 	if ((v = member(t->claims, "iss", 3)) != NULL && v->kind != JWT_JSON_STRING)
 	{
@@ -671,7 +675,7 @@ jwt_parse(const char *token, size_t len, JwtToken *out, const char **error)
 
 /* Checks exp, nbf and iat against now, each with leeway seconds of skew. */
 bool
-jwt_check_times(const JwtToken *token, double now, int leeway, const char **error)
+jwt_check_times(const JwtTimes *token, double now, int leeway, const char **error)
 {
 	if (token->has_exp && now - leeway >= token->exp)
 	{

@@ -43,6 +43,17 @@ typedef struct JwtJson
 	size_t	   *keylens;
 } JwtJson;
 
+/* A token's registered times (RFC 7519 4.1.4-6), in seconds since 1970. */
+typedef struct JwtTimes
+{
+	bool		has_exp;
+	bool		has_nbf;
+	bool		has_iat;
+	double		exp;
+	double		nbf;
+	double		iat;
+} JwtTimes;
+
 /* A token taken apart; its signature is not yet checked. */
 typedef struct JwtToken
 {
@@ -55,12 +66,7 @@ typedef struct JwtToken
 	JwtJson    *claims;
 	const char *alg;			/* header "alg" */
 	const char *kid;			/* header "kid", or NULL */
-	bool		has_exp;
-	bool		has_nbf;
-	bool		has_iat;
-	double		exp;
-	double		nbf;
-	double		iat;
+	JwtTimes	times;
 } JwtToken;
 
 /*
@@ -74,7 +80,7 @@ extern bool jwt_parse(const char *token, size_t len, JwtToken *out, const char *
  * leeway seconds of clock skew.  False, with *error, if the token is not
  * valid at now.
  */
-extern bool jwt_check_times(const JwtToken *token, double now, int leeway,
+extern bool jwt_check_times(const JwtTimes *times, double now, int leeway,
 							const char **error);
 
 /*

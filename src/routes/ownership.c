@@ -121,25 +121,32 @@ compile_stored(const char *path, PathPattern *pattern)
 }
 
 /*
- * Runs query, which selects the rows of table whose owner is not $1, with a
- * fresh snapshot (committed saves the transaction's own may not see); the
- * rows are in SPI_tuptable.  Inside an SPI connection.
+ * Runs query, which selects the rows of table whose owner is not $1, as
+ * table_owner and with a fresh snapshot (committed saves the transaction's
+ * own may not see); the rows are in SPI_tuptable.  Inside an SPI
+ * connection.
  */
 static void
-select_others(const char *query, Oid owner, const char *table)
+select_others(const char *query, Oid owner, const char *table, Oid table_owner)
 {
 	Oid			argtypes[1] = {OIDOID};
 	Datum		args[1];
-	SPIPlanPtr	plan = SPI_prepare(query, 1, argtypes);
+	SPIPlanPtr	plan;
+	Oid			save_userid;
+	int			save_sec_context;
 	int			rc;
 
-	if (plan == NULL)
+	/* As the table's owner, whom row-level security does not restrict. */
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(table_owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
+	if ((plan = SPI_prepare(query, 1, argtypes)) == NULL)
 		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
 	args[0] = ObjectIdGetDatum(owner);
 	rc = SPI_execute_snapshot(plan, args, NULL, GetLatestSnapshot(), InvalidSnapshot,
 							  true, false, 0);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "could not read %s: %s", table, SPI_result_code_string(rc));
+	SetUserIdAndSecContext(save_userid, save_sec_context);
 }
 
 /*
@@ -152,17 +159,11 @@ select_others(const char *query, Oid owner, const char *table)
 static void
 check_against_mounts(const char *path, const PathPattern *pattern, Oid owner, Oid table_owner)
 {
-	Oid			save_userid;
-	int			save_sec_context;
-
 	/* Before version 1.4 there are no mounts. */
 	if (!OidIsValid(get_relname_relid("static_mounts", get_namespace_oid("webgres", false))))
 		return;
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(table_owner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
 	select_others("SELECT prefix, owner::oid FROM webgres.static_mounts WHERE owner::oid <> $1",
-				  owner, "webgres.static_mounts");
-	SetUserIdAndSecContext(save_userid, save_sec_context);
+				  owner, "webgres.static_mounts", table_owner);
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
 		HeapTuple	tup = SPI_tuptable->vals[i];
@@ -193,8 +194,6 @@ void
 ownership_check_path(Relation rel, const char *path, const PathPattern *pattern,
 					 Oid owner)
 {
-	Oid			save_userid;
-	int			save_sec_context;
 	int			rc;
 
 	if (superuser())
@@ -212,15 +211,10 @@ ownership_check_path(Relation rel, const char *path, const PathPattern *pattern,
 	 */
 	LockDatabaseObject(RelationRelationId, RelationGetRelid(rel), 0, ExclusiveLock);
 
-	/* As the table's owner, whom row-level security does not restrict. */
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(rel->rd_rel->relowner, save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
-
 	if ((rc = SPI_connect()) != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed: %s", SPI_result_code_string(rc));
 	select_others("SELECT id, method, path, owner::oid FROM webgres.routes WHERE owner::oid <> $1",
-				  owner, "webgres.routes");
-	SetUserIdAndSecContext(save_userid, save_sec_context);
+				  owner, "webgres.routes", rel->rd_rel->relowner);
 
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{

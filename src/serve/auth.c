@@ -46,12 +46,7 @@ typedef struct CachedToken
 	unsigned char digest[TOKEN_DIGEST_LEN];
 	char	   *claims;
 	char	   *role;			/* NULL: the token claims no role */
-	bool		has_exp;
-	bool		has_nbf;
-	bool		has_iat;
-	double		exp;
-	double		nbf;
-	double		iat;
+	JwtTimes	times;
 } CachedToken;
 
 static HTAB *token_cache = NULL;
@@ -104,39 +99,87 @@ create_cache(void)
 							  &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 }
 
+/* A place in a request's Cookie headers, for next_cookie(). */
+typedef struct CookieCursor
+{
+	h2o_req_t  *req;
+	ssize_t		header;			/* the Cookie header being read; -1: none yet */
+	const char *p;				/* what is left of it */
+	const char *end;
+} CookieCursor;
+
+/* Starts reading req's cookies. */
+static void
+cookies_begin(CookieCursor *c, h2o_req_t *req)
+{
+	c->req = req;
+	c->header = -1;
+	c->p = c->end = NULL;
+}
+
+/*
+ * The next name=value pair of the request's Cookie headers (RFC 6265 5.4:
+ * pairs split by ";", blanks around them dropped); false after the last.
+ * Pairs without a name or "=" are passed over.
+ */
+static bool
+next_cookie(CookieCursor *c, const char **name, size_t *namelen,
+			const char **value, size_t *valuelen)
+{
+	for (;;)
+	{
+		const char *semi;
+		const char *stop;
+		const char *eq;
+
+		if (c->p >= c->end)
+		{
+			c->header = h2o_find_header(&c->req->headers, H2O_TOKEN_COOKIE, c->header);
+			if (c->header == -1)
+				return false;
+			c->p = c->req->headers.entries[c->header].value.base;
+			c->end = c->p + c->req->headers.entries[c->header].value.len;
+			continue;
+		}
+		semi = memchr(c->p, ';', c->end - c->p);
+		stop = semi ? semi : c->end;
+		while (c->p < stop && (*c->p == ' ' || *c->p == '\t'))
+			c->p++;
+		eq = memchr(c->p, '=', stop - c->p);
+		if (eq != NULL && eq > c->p)
+		{
+			*name = c->p;
+			*namelen = eq - c->p;
+			*value = eq + 1;
+			*valuelen = stop - *value;
+			while (*valuelen > 0 && ((*value)[*valuelen - 1] == ' ' ||
+									 (*value)[*valuelen - 1] == '\t'))
+				(*valuelen)--;
+			c->p = stop + 1;
+			return true;
+		}
+		c->p = stop + 1;
+	}
+}
+
 /* Finds the value of cookie name in the request's Cookie headers. */
 static bool
 find_cookie(h2o_req_t *req, const char *name, const char **value, size_t *len)
 {
 	size_t		namelen = strlen(name);
-	ssize_t		i = -1;
+	CookieCursor c;
+	const char *n;
+	size_t		nlen;
 
-	while ((i = h2o_find_header(&req->headers, H2O_TOKEN_COOKIE, i)) != -1)
+	cookies_begin(&c, req);
+	while (next_cookie(&c, &n, &nlen, value, len))
 	{
-		const char *p = req->headers.entries[i].value.base;
-		const char *end = p + req->headers.entries[i].value.len;
-
-		while (p < end)
-		{
-			const char *semi = memchr(p, ';', end - p);
-			const char *stop = semi ? semi : end;
-
-			while (p < stop && (*p == ' ' || *p == '\t'))
-				p++;
-			if ((size_t) (stop - p) > namelen && memcmp(p, name, namelen) == 0 &&
-				p[namelen] == '=')
-			{
-				*value = p + namelen + 1;
-				*len = stop - *value;
-				while (*len > 0 && ((*value)[*len - 1] == ' ' || (*value)[*len - 1] == '\t'))
-					(*len)--;
-				/* RFC 6265 allows the value in double quotes. */
-				if (*len >= 2 && (*value)[0] == '"' && (*value)[*len - 1] == '"')
-					(*value)++, *len -= 2;
-				return true;
-			}
-			p = stop + 1;
-		}
+		if (nlen != namelen || memcmp(n, name, namelen) != 0)
+			continue;
+		/* RFC 6265 allows the value in double quotes. */
+		if (*len >= 2 && (*value)[0] == '"' && (*value)[*len - 1] == '"')
+			(*value)++, *len -= 2;
+		return true;
 	}
 	return false;
 }
@@ -227,13 +270,28 @@ verify_and_cache(const char *token, size_t len, const unsigned char *digest,
 	entry = hash_search(token_cache, digest, HASH_ENTER, &found);
 	entry->claims = MemoryContextStrdup(token_cxt, t.payload_text);
 	entry->role = role ? MemoryContextStrdup(token_cxt, role->str) : NULL;
-	entry->has_exp = t.has_exp;
-	entry->has_nbf = t.has_nbf;
-	entry->has_iat = t.has_iat;
-	entry->exp = t.exp;
-	entry->nbf = t.nbf;
-	entry->iat = t.iat;
+	entry->times = t.times;
 	return entry;
+}
+
+/*
+ * The SHA-256 of a token, the cache's key.  The digest and its context are
+ * fetched once: OpenSSL 3 would otherwise look the algorithm up, under a
+ * lock, and allocate a context on every request.
+ */
+static bool
+token_digest(const char *token, size_t len, unsigned char *digest)
+{
+	static EVP_MD *sha256 = NULL;
+	static EVP_MD_CTX *ctx = NULL;
+
+	if (sha256 == NULL && (sha256 = EVP_MD_fetch(NULL, "SHA2-256", NULL)) == NULL)
+		return false;
+	if (ctx == NULL && (ctx = EVP_MD_CTX_new()) == NULL)
+		return false;
+	return EVP_DigestInit_ex2(ctx, sha256, NULL) == 1 &&
+		EVP_DigestUpdate(ctx, token, len) == 1 &&
+		EVP_DigestFinal_ex(ctx, digest, NULL) == 1;
 }
 
 /*
@@ -247,7 +305,6 @@ authenticate(h2o_req_t *req, const Route *r, AuthState *st, MemoryContext cxt)
 	size_t		len;
 	unsigned char digest[TOKEN_DIGEST_LEN];
 	CachedToken *entry;
-	JwtToken	times;
 	const char *reason = NULL;
 	bool		found;
 
@@ -263,7 +320,7 @@ authenticate(h2o_req_t *req, const Route *r, AuthState *st, MemoryContext cxt)
 	}
 	if (token_cache == NULL)
 		create_cache();
-	if (EVP_Digest(token, len, digest, NULL, EVP_sha256(), NULL) != 1)
+	if (!token_digest(token, len, digest))
 	{
 		log_refusal(r, "SHA-256 failed");
 		return;
@@ -275,14 +332,7 @@ authenticate(h2o_req_t *req, const Route *r, AuthState *st, MemoryContext cxt)
 		return;
 	}
 	/* Times are checked on every use: a cached token expires all the same. */
-	memset(&times, 0, sizeof(times));
-	times.has_exp = entry->has_exp;
-	times.has_nbf = entry->has_nbf;
-	times.has_iat = entry->has_iat;
-	times.exp = entry->exp;
-	times.nbf = entry->nbf;
-	times.iat = entry->iat;
-	if (!jwt_check_times(&times, (double) time(NULL), webgres_jwt_leeway, &reason))
+	if (!jwt_check_times(&entry->times, (double) time(NULL), webgres_jwt_leeway, &reason))
 	{
 		log_refusal(r, reason);
 		return;
@@ -292,8 +342,8 @@ authenticate(h2o_req_t *req, const Route *r, AuthState *st, MemoryContext cxt)
 	/* The request's memory: an event stream reads them after this transaction. */
 	st->claims = MemoryContextStrdup(cxt, entry->claims);
 	st->role = entry->role ? MemoryContextStrdup(cxt, entry->role) : NULL;
-	st->has_exp = entry->has_exp;
-	st->exp = entry->exp;
+	st->has_exp = entry->times.has_exp;
+	st->exp = entry->times.exp;
 }
 
 /* The scheme and authority of an origin, as in "https://example.com:8443". */
@@ -374,25 +424,78 @@ csrf_allowed(h2o_req_t *req, const Route *r)
 	return false;
 }
 
-/* Appends "name": "value" to a JSON object under construction. */
+/*
+ * Appends s[0..len) as a JSON string, escaped as escape_json() does; runs
+ * of characters that need no escape are copied at once, since a header
+ * (a token in Authorization) is mostly such a run.  lower: ASCII letters in
+ * lower case (header names).
+ */
+static void
+append_json_string(StringInfo buf, const char *s, size_t len, bool lower)
+{
+	size_t		run = 0;
+
+	appendStringInfoChar(buf, '"');
+	for (size_t i = 0; i < len; i++)
+	{
+		unsigned char c = (unsigned char) s[i];
+
+		if (c >= 0x20 && c != '"' && c != '\\' && !(lower && c >= 'A' && c <= 'Z'))
+			continue;
+		appendBinaryStringInfo(buf, s + run, (int) (i - run));
+		run = i + 1;
+		switch (c)
+		{
+			case '"':
+				appendStringInfoString(buf, "\\\"");
+				break;
+			case '\\':
+				appendStringInfoString(buf, "\\\\");
+				break;
+			case '\b':
+				appendStringInfoString(buf, "\\b");
+				break;
+			case '\f':
+				appendStringInfoString(buf, "\\f");
+				break;
+			case '\n':
+				appendStringInfoString(buf, "\\n");
+				break;
+			case '\r':
+				appendStringInfoString(buf, "\\r");
+				break;
+			case '\t':
+				appendStringInfoString(buf, "\\t");
+				break;
+			default:
+				if (c < 0x20)
+					appendStringInfo(buf, "\\u%04x", c);
+				else
+					appendStringInfoChar(buf, (char) (c + ('a' - 'A')));
+		}
+	}
+	appendBinaryStringInfo(buf, s + run, (int) (len - run));
+	appendStringInfoChar(buf, '"');
+}
+
+/*
+ * Appends "name": "value" to a JSON object under construction; lower_name:
+ * the name in lower case (header names, not cookie names, which are case
+ * sensitive).
+ */
 static void
 append_member(StringInfo buf, const char *name, size_t namelen,
-			  const char *value, size_t valuelen)
+			  const char *value, size_t valuelen, bool lower_name)
 {
-	char	   *n = pnstrdup(name, namelen);
-	char	   *v = pnstrdup(value, valuelen);
-
 	/* Text that is not in the server encoding cannot go into a setting. */
-	if (strlen(n) != namelen || strlen(v) != valuelen ||
-		!pg_verifymbstr(n, namelen, true) || !pg_verifymbstr(v, valuelen, true))
+	if (memchr(name, '\0', namelen) != NULL || memchr(value, '\0', valuelen) != NULL ||
+		!pg_verifymbstr(name, (int) namelen, true) || !pg_verifymbstr(value, (int) valuelen, true))
 		return;
 	if (buf->len > 1)
 		appendStringInfoChar(buf, ',');
-	for (char *p = n; *p; p++)
-		*p = pg_ascii_tolower(*p);
-	escape_json(buf, n);
+	append_json_string(buf, name, namelen, lower_name);
 	appendStringInfoChar(buf, ':');
-	escape_json(buf, v);
+	append_json_string(buf, value, valuelen, false);
 }
 
 /* request.cookies: the Cookie headers' pairs as a JSON object. */
@@ -400,28 +503,17 @@ static char *
 cookies_json(h2o_req_t *req)
 {
 	StringInfoData buf;
-	ssize_t		i = -1;
+	CookieCursor c;
+	const char *name;
+	const char *value;
+	size_t		namelen;
+	size_t		valuelen;
 
 	initStringInfo(&buf);
 	appendStringInfoChar(&buf, '{');
-	while ((i = h2o_find_header(&req->headers, H2O_TOKEN_COOKIE, i)) != -1)
-	{
-		const char *p = req->headers.entries[i].value.base;
-		const char *end = p + req->headers.entries[i].value.len;
-
-		while (p < end)
-		{
-			const char *semi = memchr(p, ';', end - p);
-			const char *stop = semi ? semi : end;
-			const char *eq;
-
-			while (p < stop && *p == ' ')
-				p++;
-			if ((eq = memchr(p, '=', stop - p)) != NULL && eq > p)
-				append_member(&buf, p, eq - p, eq + 1, stop - eq - 1);
-			p = stop + 1;
-		}
-	}
+	cookies_begin(&c, req);
+	while (next_cookie(&c, &name, &namelen, &value, &valuelen))
+		append_member(&buf, name, namelen, value, valuelen, false);
 	appendStringInfoChar(&buf, '}');
 	return buf.data;
 }
@@ -456,7 +548,7 @@ set_request_settings(h2o_req_t *req, RequestData *rd, AuthState *st, const char 
 	{
 		h2o_header_t *h = &req->headers.entries[i];
 
-		append_member(&headers, h->name->base, h->name->len, h->value.base, h->value.len);
+		append_member(&headers, h->name->base, h->name->len, h->value.base, h->value.len, true);
 	}
 	appendStringInfoChar(&headers, '}');
 	request_add_setting(rd, "request.headers", headers.data);
@@ -531,6 +623,7 @@ auth_route(h2o_req_t *req, const Route *r, AuthState *st, RequestData *rd,
 				 errhidestmt(true)));
 		return refuse(req, 403, false, body, bodylen);
 	}
+	st->run_as = role;
 	request_set_identity(rd, roleid, st->claims);
 	rd->expires_at = st->has_exp ? (int64) ceil(st->exp) : 0;
 	/* Every transaction the request runs handlers in has them anew. */

@@ -30,6 +30,9 @@ typedef struct AuthState
 	bool		from_cookie;	/* it came in webgres.jwt_cookie */
 	char	   *claims;			/* its claims (JSON), or NULL without one */
 	char	   *role;			/* the role it claims, or NULL */
+	const char *run_as;			/* the role the handler runs as (the
+								 * claimed one or webgres.anon_role), once
+								 * auth_route() accepted the request */
 	bool		has_exp;
 	double		exp;			/* when it expires (seconds since 1970) */
 	bool		settings_done;	/* request.* settings are set */
