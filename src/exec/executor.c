@@ -37,10 +37,10 @@
 
 #include "exec/exec_socket.h"
 #include "exec/handoff_frame.h"
-#include "serve/auth.h"
 #include "serve/pipeline.h"
 #include "routes/route_limits.h"
 #include "routes/route_stats.h"
+#include "handler/plan_clock.h"
 #include "handler/stream.h"
 #include "common/settings.h"
 #include "common/stats.h"
@@ -171,7 +171,20 @@ write_fully(int fd, const char *buf, size_t len, long timeout_ms)
 typedef struct ExecutorStream
 {
 	int			fd;
+	const PipelineRun *run;		/* the request's run: the role chosen */
+	uint64		plan_at;		/* plan_clock_us() when the request began */
 } ExecutorStream;
+
+/* What the worker's logs learn with the head: the role, the planning time so far. */
+static HandoffAnswerMeta
+answer_meta(const PipelineRun *run, uint64 plan_at)
+{
+	HandoffAnswerMeta meta;
+
+	meta.role = run->role;
+	meta.plan_us = (int64) (plan_clock_us() - plan_at);
+	return meta;
+}
 
 /* StreamSink: sends the head, length unknown. */
 static bool
@@ -179,9 +192,10 @@ stream_begin(void *arg, h2o_req_t *req)
 {
 	ExecutorStream *s = arg;
 	StringInfoData buf;
+	HandoffAnswerMeta meta = answer_meta(s->run, s->plan_at);
 
 	initStringInfo(&buf);
-	frame_put_head(&buf, req, FRAME_LENGTH_UNKNOWN);
+	frame_put_head(&buf, req, FRAME_LENGTH_UNKNOWN, &meta);
 	return write_fully(s->fd, buf.data, buf.len, -1);
 }
 
@@ -236,7 +250,7 @@ serve_connection(int fd, MemoryContext cxt)
 	size_t		bodylen = 0;
 	TimestampTz started;
 	StringInfoData out;
-	ExecutorStream stream = {fd};
+	ExecutorStream stream = {fd, &run, plan_clock_us()};
 	StreamSink	sink = {stream_begin, stream_write, &stream};
 
 	if (!exec_socket_peer_is_ours(fd))
@@ -310,7 +324,11 @@ serve_connection(int fd, MemoryContext cxt)
 		if (outcome == PIPELINE_STREAMED)
 			frame_put_end(&out);
 		else
-			frame_put_response(&out, &req, body, bodylen);
+		{
+			HandoffAnswerMeta answer = answer_meta(&run, stream.plan_at);
+
+			frame_put_response(&out, &req, body, bodylen, &answer);
+		}
 		(void) write_fully(fd, out.data, out.len, SOCKET_IO_TIMEOUT_MS);
 	}
 	h2o_mem_clear_pool(&req.pool);
@@ -366,8 +384,7 @@ webgres_executor_main(Datum main_arg)
 		if (ConfigReloadPending)
 		{
 			ConfigReloadPending = false;
-			ProcessConfigFile(PGC_SIGHUP);
-			auth_reload();
+			pipeline_reload();
 		}
 
 		fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);

@@ -91,6 +91,7 @@ typedef struct Handoff
 	TimestampTz deadline;		/* handler_timeout from head_at; 0: none */
 	TimestampTz started;		/* when the pipeline began routing it */
 	HandoffMeta meta;
+	HandoffAnswerMeta answer;	/* from the HEAD frame; role in req's pool */
 	StringInfoData frame;		/* the request, until written */
 	bool		head_seen;
 	bool		streaming;		/* HEAD had no length: BODY frames go out as they come */
@@ -172,14 +173,24 @@ release(Handoff *h)
 	pfree(h);
 }
 
-/* Notes, for the access and slow-request logs, that req's answer is ready. */
+/*
+ * Notes, for the access and slow-request logs, that req's answer is ready;
+ * meta: what the executor's head told of it, or NULL for an answer of the
+ * worker's own.
+ */
 static void
-note_answered(h2o_req_t *req)
+note_answered(h2o_req_t *req, const HandoffAnswerMeta *meta)
 {
 	AccessNote *note = access_log_note(req);
 
-	if (note != NULL)
-		note->answered = GetCurrentTimestamp();
+	if (note == NULL)
+		return;
+	note->answered = GetCurrentTimestamp();
+	if (meta != NULL)
+	{
+		note->role = meta->role;
+		note->plan_us = meta->plan_us;
+	}
 }
 
 /* Answers the request with a plain-text error and counts it for its route. */
@@ -192,7 +203,7 @@ answer_simple(h2o_req_t *req, int status, const char *message, bool retry_after,
 
 	req->res.headers = (h2o_headers_t) {NULL};
 	response_simple(req, status, message, &body, &bodylen);
-	note_answered(req);
+	note_answered(req, NULL);
 	if (retry_after)
 		h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_RETRY_AFTER, NULL,
 					   H2O_STRLIT(RETRY_AFTER_SECONDS));
@@ -282,7 +293,7 @@ take_frame(Handoff *h, char type, const char *payload, uint32 len, bool *done)
 	switch (type)
 	{
 		case FRAME_HEAD:
-			if (h->head_seen || !frame_get_head(payload, len, req))
+			if (h->head_seen || !frame_get_head(payload, len, req, &h->answer))
 				return false;
 			req->res.reason = http_reason(req->res.status);
 			h->head_seen = true;
@@ -295,7 +306,7 @@ take_frame(Handoff *h, char type, const char *payload, uint32 len, bool *done)
 			{
 				/* The head goes out with the first piece. */
 				h->streaming = true;
-				note_answered(req);
+				note_answered(req, &h->answer);
 				stats_count_response(req->res.status);
 				h2o_start_response(req, &h->link->generator);
 			}
@@ -392,6 +403,7 @@ take_input(Handoff *h)
 			bool		streaming = h->streaming;
 			int64		route_id = h->meta.route_id;
 			TimestampTz started = h->started;
+			HandoffAnswerMeta answer = h->answer;
 			uint64		bytes = streaming ? h->streamed :
 				(h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD")) ? 0 : bodylen);
 
@@ -400,7 +412,7 @@ take_input(Handoff *h)
 				h2o_send(req, NULL, 0, H2O_SEND_STATE_FINAL);
 			else
 			{
-				note_answered(req);
+				note_answered(req, &answer);
 				send_response(req, body, bodylen);
 			}
 			route_stats_count(route_id, req->res.status, bytes, started);

@@ -95,7 +95,8 @@ frame_put_request(StringInfo buf, h2o_req_t *req, const HandoffMeta *meta)
 
 /* Appends a HEAD frame for req->res with the given content length. */
 void
-frame_put_head(StringInfo buf, h2o_req_t *req, uint64 content_length)
+frame_put_head(StringInfo buf, h2o_req_t *req, uint64 content_length,
+			   const HandoffAnswerMeta *meta)
 {
 	int			at = begin_frame(buf, FRAME_HEAD);
 
@@ -103,6 +104,9 @@ frame_put_head(StringInfo buf, h2o_req_t *req, uint64 content_length)
 	put_u64(buf, content_length);
 	/* The answering route's compress column, for the worker's compressor. */
 	appendStringInfoChar(buf, (char) req->compress_hint);
+	/* An empty role is none: a role's name is never empty. */
+	put_str(buf, meta->role != NULL ? meta->role : "", meta->role != NULL ? strlen(meta->role) : 0);
+	put_u64(buf, (uint64) Max(meta->plan_us, 0));
 	put_u32(buf, (uint32) req->res.headers.size);
 	for (size_t i = 0; i < req->res.headers.size; i++)
 	{
@@ -135,9 +139,10 @@ frame_put_end(StringInfo buf)
 
 /* Appends HEAD, one BODY (if any) and END frames for req->res. */
 void
-frame_put_response(StringInfo buf, h2o_req_t *req, const char *body, size_t bodylen)
+frame_put_response(StringInfo buf, h2o_req_t *req, const char *body, size_t bodylen,
+				   const HandoffAnswerMeta *meta)
 {
-	frame_put_head(buf, req, (uint64) bodylen);
+	frame_put_head(buf, req, (uint64) bodylen, meta);
 	if (bodylen > 0)
 	{
 		int			at = begin_frame(buf, FRAME_BODY);
@@ -272,15 +277,18 @@ frame_get_request(const char *data, size_t len, h2o_req_t *req, HandoffMeta *met
 
 /* Sets req->res from a HEAD payload, copying into req's pool. */
 bool
-frame_get_head(const char *data, size_t len, h2o_req_t *req)
+frame_get_head(const char *data, size_t len, h2o_req_t *req, HandoffAnswerMeta *meta)
 {
 	Reader		r = {data, len, true};
 	uint32		status = get_u32(&r);
 	uint64		content_length = get_u64(&r);
 	uint8		compress_hint = get_u8(&r);
+	h2o_iovec_t role = get_str(&r, &req->pool);
+	uint64		plan_us = get_u64(&r);
 	uint32		nheaders = get_u32(&r);
 
 	if (!r.ok || status < HTTP_STATUS_MIN || status > HTTP_STATUS_MAX || nheaders > r.left / 8 ||
+		role.len >= NAMEDATALEN || plan_us > PG_INT64_MAX ||
 		(compress_hint != H2O_COMPRESS_HINT_AUTO && compress_hint != H2O_COMPRESS_HINT_DISABLE))
 		return false;
 	for (uint32 i = 0; i < nheaders && r.ok; i++)
@@ -296,6 +304,8 @@ frame_get_head(const char *data, size_t len, h2o_req_t *req)
 		return false;
 	req->res.status = (int) status;
 	req->compress_hint = (char) compress_hint;
+	meta->role = role.len > 0 ? role.base : NULL;
+	meta->plan_us = (int64) plan_us;
 	req->res.content_length = (content_length == FRAME_LENGTH_UNKNOWN) ?
 		SIZE_MAX : (size_t) content_length;
 	return true;

@@ -10,7 +10,9 @@
  *
  * HEAD holds the status, whether the response may be compressed (its
  * route's compress column), the headers and the content length, or
- * FRAME_LENGTH_UNKNOWN for a body whose size is not known in advance; each
+ * FRAME_LENGTH_UNKNOWN for a body whose size is not known in advance, and
+ * for the worker's logs the role the handler ran as and the time spent
+ * planning; each
  * BODY frame holds a piece of the body; END closes the response.  A
  * response produced in one piece is one BODY frame; a streamed one is many,
  * written as they are produced, and the socket's buffers give backpressure.
@@ -44,6 +46,14 @@ typedef struct HandoffMeta
 	bool		rerun;			/* it ran on the loop first and was cancelled */
 } HandoffMeta;
 
+/* What a HEAD frame carries besides the response: for the access and slow-request logs. */
+typedef struct HandoffAnswerMeta
+{
+	const char *role;			/* the role a route with auth ran its handler
+								 * as; NULL: none */
+	int64		plan_us;		/* microseconds spent planning before the head */
+} HandoffAnswerMeta;
+
 /* Appends a REQUEST frame for req to buf. */
 extern void frame_put_request(StringInfo buf, struct st_h2o_req_t *req, const HandoffMeta *meta);
 
@@ -56,7 +66,8 @@ extern bool frame_get_request(const char *data, size_t len, struct st_h2o_req_t 
 							  HandoffMeta *meta);
 
 /* Appends a HEAD frame for req->res with the given content length. */
-extern void frame_put_head(StringInfo buf, struct st_h2o_req_t *req, uint64 content_length);
+extern void frame_put_head(StringInfo buf, struct st_h2o_req_t *req, uint64 content_length,
+						   const HandoffAnswerMeta *meta);
 
 /* Writes the 5-byte header of a BODY frame of len bytes into out. */
 extern void frame_put_body_header(char *out, size_t len);
@@ -66,13 +77,15 @@ extern void frame_put_end(StringInfo buf);
 
 /* Appends HEAD, one BODY (if bodylen > 0) and END frames for req->res. */
 extern void frame_put_response(StringInfo buf, struct st_h2o_req_t *req,
-							   const char *body, size_t bodylen);
+							   const char *body, size_t bodylen,
+							   const HandoffAnswerMeta *meta);
 
 /*
- * Sets req->res status, headers and content length from a HEAD payload,
- * copying into req's pool.  False if the payload is malformed.
+ * Sets req->res status, headers and content length, and *meta, from a HEAD
+ * payload, copying into req's pool.  False if the payload is malformed.
  */
-extern bool frame_get_head(const char *data, size_t len, struct st_h2o_req_t *req);
+extern bool frame_get_head(const char *data, size_t len, struct st_h2o_req_t *req,
+						   HandoffAnswerMeta *meta);
 
 /* Reads a frame header: payload length and type. */
 extern void frame_get_header(const char *data, uint32 *len, char *type);

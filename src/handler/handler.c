@@ -22,6 +22,7 @@
 #include "utils/syscache.h"
 
 #include "handler/handler.h"
+#include "handler/plan_clock.h"
 #include "message/response.h"
 #include "handler/simple_eval.h"
 #include "handler/splice.h"
@@ -361,6 +362,7 @@ handler_init(void)
 	handler_cxt = AllocSetContextCreate(TopMemoryContext, "webgres handlers",
 										ALLOCSET_DEFAULT_SIZES);
 	routes_on_replace(forget_all_states);
+	plan_clock_install();
 }
 
 /* route's state, allocated on first use. */

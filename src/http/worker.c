@@ -41,7 +41,6 @@
 #include "serve/access_log.h"
 #include "http/static_files.h"
 #include "serve/compress.h"
-#include "serve/auth.h"
 #include "serve/pipeline.h"
 #include "routes/route_stats.h"
 #include "common/h2o_mirror.h"
@@ -215,6 +214,7 @@ note_request(h2o_req_t *req, const PipelineRun *run, PipelineOutcome outcome)
 		note->route_id = run->answered_by;
 		note->place = run->answered_by != 0 ? ACCESS_PLACE_LOOP : ACCESS_PLACE_NONE;
 		note->answered = GetCurrentTimestamp();
+		note->plan_us = run->plan_us;
 		note->role = run->role;
 	}
 }
@@ -445,8 +445,7 @@ webgres_worker_main(Datum main_arg)
 		if (ConfigReloadPending)
 		{
 			ConfigReloadPending = false;
-			ProcessConfigFile(PGC_SIGHUP);
-			auth_reload();
+			pipeline_reload();
 			apply_settings();
 			tls_reload();
 		}

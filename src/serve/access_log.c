@@ -274,6 +274,8 @@ set_fields(h2o_req_t *req, const AccessNote *n)
 	set_env(req, "webgres.handler_ms", num);
 	snprintf(num, sizeof(num), "%.3f", ms_between(n->handed_off, n->admitted));
 	set_env(req, "webgres.queue_ms", num);
+	snprintf(num, sizeof(num), "%.3f", (double) n->plan_us / 1000.0);
+	set_env(req, "webgres.plan_ms", num);
 }
 
 /* Writes the request's access log line. */
@@ -307,7 +309,15 @@ log_if_slow(h2o_req_t *req, const AccessNote *n)
 	const char *method = NULL;
 	const char *path = NULL;
 	double		total = duration_ms(req);
+	double		ran_ms = 0;
+	double		plan_ms = 0;
 
+	if (n != NULL)
+	{
+		ran_ms = ms_between(n->admitted != 0 ? n->admitted : n->started, n->answered);
+		/* Planning is timed apart, so it may exceed a rounded run time by a hair. */
+		plan_ms = Min((double) n->plan_us / 1000.0, ran_ms);
+	}
 	if (end == 0)
 		end = GetCurrentTimestamp();
 	if (ready == 0 || total < webgres_log_slow_requests)
@@ -321,13 +331,13 @@ log_if_slow(h2o_req_t *req, const AccessNote *n)
 					req->res.status, total),
 			 n != NULL && n->route_id != 0 ?
 			 errdetail("Route " INT64_FORMAT " (%s %s) on the %s: waited %.3f ms for the loop, "
-					   "%.3f ms queued for an executor, ran %.3f ms, sent in %.3f ms.",
+					   "%.3f ms queued for an executor, planned %.3f ms, executed %.3f ms, "
+					   "sent in %.3f ms.",
 					   n->route_id, method != NULL ? method : "ANY",
 					   path != NULL ? path : "(deleted)",
 					   n->place == ACCESS_PLACE_EXECUTOR ? "executor" : "event loop",
 					   ms_between(ready, n->started), ms_between(n->handed_off, n->admitted),
-					   ms_between(n->admitted != 0 ? n->admitted : n->started, n->answered),
-					   ms_between(n->answered, end)) :
+					   plan_ms, Max(ran_ms - plan_ms, 0.0), ms_between(n->answered, end)) :
 			 errdetail("No route answered it."),
 			 errhidestmt(true), errhidecontext(true)));
 }

@@ -34,9 +34,9 @@ typedef struct AccessNote
 	TimestampTz handed_off;		/* it left the loop for an executor's queue */
 	TimestampTz admitted;		/* it was sent to an executor */
 	TimestampTz answered;		/* its response (or a stream's head) was ready */
+	int64		plan_us;		/* of its handler time, spent planning */
 	const char *role;			/* the role authentication chose, in the
-								 * request's pool; NULL: none, or unknown
-								 * (a request run on an executor) */
+								 * request's pool; NULL: none */
 } AccessNote;
 
 /*

@@ -35,6 +35,7 @@
 #include "message/errors.h"
 #include "events/events.h"
 #include "handler/handler.h"
+#include "handler/plan_clock.h"
 #include "handler/stream.h"
 #include "serve/compress.h"
 #include "serve/cors.h"
@@ -734,7 +735,7 @@ answer_no_route(Request *rq, const RouteTable *routes, bool wrong_method, PathCa
 static void
 note_role(Request *rq)
 {
-	const char *name = OidIsValid(rq->rd.run_as) ? GetUserNameFromId(rq->rd.run_as, true) : NULL;
+	const char *name = rq->auth.run_as;
 
 	if (name != NULL)
 		rq->run->role = h2o_strdup(&rq->req->pool, name, strlen(name)).base;
@@ -968,11 +969,20 @@ pipeline_init(void)
 	budget_timeout = RegisterTimeout(USER_TIMEOUT, budget_check);
 }
 
+/* Reads the configuration file again, and authentication's keys; after SIGHUP. */
+void
+pipeline_reload(void)
+{
+	ProcessConfigFile(PGC_SIGHUP);
+	auth_reload();
+}
+
 /* Routes and answers a request; what became of it is the outcome. */
 PipelineOutcome
 pipeline_run(h2o_req_t *req, PipelineRun *run, char **body, size_t *bodylen)
 {
 	Request		rq;
+	uint64		plan_at = plan_clock_us();
 
 	run->failed = false;
 	run->answered_by = 0;
@@ -983,6 +993,7 @@ pipeline_run(h2o_req_t *req, PipelineRun *run, char **body, size_t *bodylen)
 	run->static_mount = NULL;
 	begin_request(&rq, req, run, body, bodylen);
 	serve(&rq);
+	run->plan_us = (int64) (plan_clock_us() - plan_at);
 	MemoryContextReset(request_cxt);
 	return rq.outcome;
 }

@@ -98,6 +98,7 @@ typedef struct PipelineRun
 	TimestampTz started;		/* out: when routing began (for latency) */
 	const char *role;			/* out: the role a route with auth ran its
 								 * handler as, in req's pool; NULL: none */
+	int64		plan_us;		/* out: microseconds spent planning (handler/plan_clock.h) */
 	bool		rerun;			/* out, PIPELINE_HAND_OFF: although it started
 								 * on the loop */
 	int64		route_id;		/* out, PIPELINE_HAND_OFF: the route that sent
@@ -116,6 +117,9 @@ extern void pipeline_init(void);
  */
 extern PipelineOutcome pipeline_run(struct st_h2o_req_t *req, PipelineRun *run,
 									char **body, size_t *bodylen);
+
+/* After SIGHUP: reads the configuration again, and the keys authentication uses. */
+extern void pipeline_reload(void);
 
 /*
  * Called before the process waits for more requests: commits the read-only

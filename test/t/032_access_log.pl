@@ -34,7 +34,17 @@ $node->safe_psql('postgres', q{
 	CREATE ROLE logged_in;
 	INSERT INTO webgres.routes (method, path, handler, auth)
 	VALUES ('GET', '/whoami', $$SELECT current_user::text AS body FROM request$$, 'required');
+	INSERT INTO webgres.routes (method, path, handler, auth, mode)
+	VALUES ('GET', '/whoami-exec', $$SELECT current_user::text AS body FROM request$$, 'required', 'executor');
 });
+# Planning that takes its time: an immutable function with constant
+# arguments is evaluated by the planner (constant folding).
+$node->safe_psql('postgres', q{
+	CREATE FUNCTION slow_to_plan() RETURNS text IMMUTABLE LANGUAGE plpgsql
+	AS $$ BEGIN PERFORM pg_sleep(0.4); RETURN 'planned'; END $$;
+});
+$id{slowplan} = $node->safe_psql('postgres', q{INSERT INTO webgres.routes (method, path, handler, mode)
+	VALUES ('GET', '/slowplan', $$SELECT slow_to_plan() AS body FROM request$$, 'executor') RETURNING id});
 my $token = $node->safe_psql('postgres', q{SELECT webgres.jwt_sign('{"role": "logged_in"}', interval '1 hour')});
 WebgresTest::wait_for_status($port, '/hello/x', 200);
 
@@ -86,18 +96,22 @@ like(wait_line($logfile, qr{/no/such/route}), qr{" 404 \d+ "-" "-"$}, 'unrouted 
 is(WebgresTest::http_get($port, '/whoami', headers => { 'Authorization' => "Bearer $token" })->{body},
 	'logged_in', 'a request with a token');
 like(wait_line($logfile, qr{/whoami}), qr{^127\.0\.0\.1 - logged_in \[}, '%u is the role its token chose');
+is(WebgresTest::http_get($port, '/whoami-exec', headers => { 'Authorization' => "Bearer $token" })->{body},
+	'logged_in', 'a request with a token, run on an executor');
+like(wait_line($logfile, qr{/whoami-exec}), qr{^127\.0\.0\.1 - logged_in \[},
+	'%u is the role its token chose on an executor too');
 
 # webgres' fields.
 set_conf('webgres.access_log_format' =>
-	  '%s %b %{webgres.route_id}e %{webgres.route_method}e %{webgres.route}e %{webgres.place}e %{webgres.handler_ms}e %{webgres.queue_ms}e %{webgres.duration_ms}e %U');
+	  '%s %b %{webgres.route_id}e %{webgres.route_method}e %{webgres.route}e %{webgres.place}e %{webgres.handler_ms}e %{webgres.queue_ms}e %{webgres.plan_ms}e %{webgres.duration_ms}e %U');
 WebgresTest::http_get($port, '/hello/bob');
-like(wait_line($logfile, qr{ /hello/bob$}), qr{^200 6 $id{hello} GET /hello/:who loop \d+\.\d{3} 0\.000 [\d.]+ /hello/bob$},
+like(wait_line($logfile, qr{ /hello/bob$}), qr{^200 6 $id{hello} GET /hello/:who loop \d+\.\d{3} 0\.000 \d+\.\d{3} [\d.]+ /hello/bob$},
 	'route id, method, pattern, place and handler time of a request run on the loop');
 WebgresTest::http_get($port, '/exec');
-like(wait_line($logfile, qr{ /exec$}), qr{^200 9 $id{exec} GET /exec executor \d+\.\d{3} \d+\.\d{3} [\d.]+ /exec$},
+like(wait_line($logfile, qr{ /exec$}), qr{^200 9 $id{exec} GET /exec executor \d+\.\d{3} \d+\.\d{3} \d+\.\d{3} [\d.]+ /exec$},
 	'... and of one run on an executor');
 WebgresTest::http_get($port, '/nowhere');
-like(wait_line($logfile, qr{ /nowhere$}), qr{^404 \d+ - - - - - - [\d.]+ /nowhere$}, 'no route: its fields are "-"');
+like(wait_line($logfile, qr{ /nowhere$}), qr{^404 \d+ - - - - - - - [\d.]+ /nowhere$}, 'no route: its fields are "-"');
 
 # A streamed export is logged when it ends, with all its bytes.
 $res = WebgresTest::http_get($port, '/rows', headers => { 'Accept' => 'application/x-ndjson' });
@@ -159,10 +173,16 @@ WebgresTest::http_get($port, '/hello/fast');
 WebgresTest::http_get($port, '/sleepy');
 $line = wait_line($node->logfile, qr{webgres slow request: GET /sleepy});
 like($line, qr{LOG:  webgres slow request: GET /sleepy answered 200 in \d+\.\d{3} ms$}, 'a slow request is logged');
-like(slurp_file($node->logfile), qr{DETAIL:  Route $id{sleepy} \(GET /sleepy\) on the executor: waited [\d.]+ ms for the loop, [\d.]+ ms queued for an executor, ran (\d+)\.\d{3} ms, sent in [\d.]+ ms\.},
+like(slurp_file($node->logfile), qr{DETAIL:  Route $id{sleepy} \(GET /sleepy\) on the executor: waited [\d.]+ ms for the loop, [\d.]+ ms queued for an executor, planned [\d.]+ ms, executed (\d+)\.\d{3} ms, sent in [\d.]+ ms\.},
 	'... with its route and time split');
-my ($ran) = slurp_file($node->logfile) =~ /Route $id{sleepy} .* ran (\d+)\.\d{3} ms/;
-cmp_ok($ran, '>=', 400, 'the run took its sleep');
+my ($planned, $ran) = slurp_file($node->logfile) =~ /Route $id{sleepy} .* planned (\d+)\.\d{3} ms, executed (\d+)\.\d{3} ms/;
+cmp_ok($ran, '>=', 400, 'executing took its sleep');
+cmp_ok($planned, '<', 400, '... which is not counted as planning');
+WebgresTest::http_get($port, '/slowplan');
+wait_line($node->logfile, qr{webgres slow request: GET /slowplan});
+($planned, $ran) = slurp_file($node->logfile) =~ /Route $id{slowplan} .* planned (\d+)\.\d{3} ms, executed (\d+)\.\d{3} ms/;
+cmp_ok($planned // 0, '>=', 400, 'a handler slow to plan: the time is planning');
+cmp_ok($ran // 1e9, '<', 400, '... not executing');
 unlike(slurp_file($node->logfile), qr{slow request: GET /hello/fast}, 'a fast one is not');
 
 $node->stop;
