@@ -18,6 +18,7 @@ http_port=${HTTP_PORT:-8081}
 pgport=${PGPORT:-5433}
 data=${WEBGRES_DATA:-/var/tmp/webgres-demo-$pgport}
 cluster=$src/scripts/cluster.sh
+. "$src/scripts/serve-lib.sh"
 
 if [ "${1:-}" = down ]; then
 	"$cluster" stop "$data" fast
@@ -75,18 +76,11 @@ include_if_exists = 'demo-secret.conf'
 CONF
 "$cluster" as-owner sed -i "s/^port = .*/port = $pgport/" "$data/postgresql.conf"
 
-stopped=0
 stop() {
-	[ $stopped -eq 1 ] && return
-	stopped=1
-	echo
 	echo "webgres: stopping the cluster"
 	"$cluster" stop "$data" fast || true
 }
-if [ -z "${DEMO_UP_ONLY:-}" ]; then
-	trap stop EXIT
-	trap 'exit 0' INT TERM
-fi
+[ -z "${DEMO_UP_ONLY:-}" ] && stop_on_exit stop
 
 "$cluster" start "$data"
 # The application is loaded into a new database only: board.sql starts
@@ -120,9 +114,6 @@ MSG
 [ -n "${DEMO_UP_ONLY:-}" ] && exit 0
 
 # Serve until told to stop, or until the postmaster goes away.
-while "$cluster" as-owner pg_ctl -D "$data" status >/dev/null 2>&1; do
-	sleep 1 &
-	wait $! || true
-done
+serve_until_stopped "$data"
 echo "webgres: the cluster stopped" >&2
 exit 1

@@ -18,6 +18,7 @@ data=${WEBGRES_DATA:-/var/tmp/webgres-run-$pgport}
 workers=${WORKERS:-$(( 2 * $(nproc) ))}
 executors=${EXECUTORS:-4}
 cluster=$src/scripts/cluster.sh
+. "$src/scripts/serve-lib.sh"
 
 # Another server on this data directory or these ports: say which and stop,
 # before anything here could stop it or share its HTTP port.
@@ -58,16 +59,11 @@ write_conf 0 0
 # cluster.sh init wrote the port line before the include; keep them agreeing.
 "$cluster" as-owner sed -i "s/^port = .*/port = $pgport/" "$data/postgresql.conf"
 
-stopped=0
 stop() {
-	[ $stopped -eq 1 ] && return
-	stopped=1
-	echo
 	echo "webgres: stopping the cluster"
 	"$cluster" stop "$data" fast || true
 }
-trap stop EXIT
-trap 'exit 0' INT TERM
+stop_on_exit stop
 
 "$cluster" start "$data"
 
@@ -105,9 +101,6 @@ Server log: $data/postgres.log.  Ctrl-C (or SIGTERM) stops it.
 MSG
 
 # Serve until told to stop, or until the postmaster goes away.
-while "$cluster" as-owner pg_ctl -D "$data" status >/dev/null 2>&1; do
-	sleep 1 &
-	wait $! || true
-done
+serve_until_stopped "$data"
 echo "webgres: the cluster stopped" >&2
 exit 1

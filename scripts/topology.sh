@@ -17,6 +17,7 @@ set -euo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
 cluster=$src/scripts/cluster.sh
+. "$src/scripts/serve-lib.sh"
 port=${PORT:-8080}
 writes=$((port + 1))
 pgport=${PGPORT:-5440}
@@ -74,18 +75,11 @@ echo "webgres: creating the primary in $top/primary"
 	"$cluster" init "$top/primary" "$pgport"
 "$cluster" as-owner sh -c "echo 'host replication all 127.0.0.1/32 trust' >> '$top/primary/pg_hba.conf'"
 
-stopped=0
 stop() {
-	[ $stopped -eq 1 ] && return
-	stopped=1
-	echo
 	echo "webgres: stopping HAProxy and the three nodes"
 	down
 }
-if [ -z "${TOPOLOGY_UP_ONLY:-}" ]; then
-	trap stop EXIT
-	trap 'exit 0' INT TERM
-fi
+[ -z "${TOPOLOGY_UP_ONLY:-}" ] && stop_on_exit stop
 
 "$cluster" start "$top/primary"
 "$cluster" psql "$top/primary" <<'SQL'
@@ -152,14 +146,6 @@ MSG
 [ -n "${TOPOLOGY_UP_ONLY:-}" ] && exit 0
 
 # Serve until told to stop, or until every node has gone.
-while :; do
-	alive=0
-	for name in "${names[@]}"; do
-		"$cluster" as-owner pg_ctl -D "$top/$name" status >/dev/null 2>&1 && alive=1
-	done
-	[ $alive -eq 1 ] || break
-	sleep 1 &
-	wait $! || true
-done
+serve_until_stopped "${names[@]/#/$top/}"
 echo "webgres: every node stopped" >&2
 exit 1
