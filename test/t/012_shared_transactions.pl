@@ -50,46 +50,8 @@ WebgresTest::add_route($node, 'GET', $_, $routes{$_}) for sort keys %routes;
 $node->safe_psql('postgres', "UPDATE webgres.routes SET mode = 'inline' WHERE path = '/hold'");
 WebgresTest::wait_for_status($port, '/stamp', 200);
 
-# Sends one GET per path, each on its own connection, while the only worker
-# is busy with /hold, so that it takes them all in its next pass.  /hold
-# waits for a lock on gate that a session holds until every other request
-# has reached the server's socket buffers: no timing is involved.  Returns
-# the responses in the order of @paths.
-sub together
-{
-	my @paths = @_;
-	my $gate = $node->background_psql('postgres');
-	$gate->query_safe('BEGIN; LOCK TABLE gate IN ACCESS EXCLUSIVE MODE');
-	my $hold = WebgresTest::connect_to($port);
-	print $hold "GET /hold HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
-	$node->poll_query_until('postgres',
-		q{SELECT count(*) > 0 FROM pg_locks WHERE NOT granted AND relation = 'gate'::regclass})
-	  or die "/hold never waited for the gate";
-	my @socks;
-	for my $p (@paths)
-	{
-		my $s = WebgresTest::connect_to($port);
-		print $s "GET $p HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
-		push @socks, $s;
-	}
-	# Every request is in the server's socket buffers before the worker
-	# can read again, or a late one is read in a pass of its own.
-	WebgresTest::poll_until(sub { WebgresTest::unread_connections($port) >= @paths })
-	  or die "the requests did not all reach the server";
-	$gate->query_safe('COMMIT');
-	$gate->quit;
-	my ($held) = WebgresTest::read_responses($hold, 1, 10);
-	die "/hold did not answer" unless @$held && $held->[0]{status} == 200;
-	my @res;
-	for my $s (@socks)
-	{
-		my ($r) = WebgresTest::read_responses($s, 1, 10);
-		push @res, $r->[0] // { status => 0, body => '' };
-		close $s;
-	}
-	close $hold;
-	return @res;
-}
+# Requests the only worker takes in one pass of its loop (WebgresTest::in_one_pass).
+sub together { return WebgresTest::in_one_pass($node, $port, @_); }
 
 sub distinct { my %seen = map { $_ => 1 } @_; return scalar keys %seen; }
 

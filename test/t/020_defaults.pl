@@ -26,39 +26,7 @@ WebgresTest::http_get($port, $_) for qw(/xact /xact /hold);
 # Three requests that reach the only worker while it is busy with /hold, so
 # that it takes them in one pass of its loop: the case that shares when
 # sharing is on (t/012_shared_transactions.pl).
-sub together
-{
-	my @paths = @_;
-	# /hold waits for a lock on gate that a session holds until every
-	# other request has been sent: no timing is involved.
-	my $gate = $node->background_psql('postgres');
-	$gate->query_safe('BEGIN; LOCK TABLE gate IN ACCESS EXCLUSIVE MODE');
-	my $hold = WebgresTest::connect_to($port);
-	print $hold "GET /hold HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
-	$node->poll_query_until('postgres',
-		q{SELECT count(*) > 0 FROM pg_locks WHERE NOT granted AND relation = 'gate'::regclass})
-	  or die "/hold never waited for the gate";
-	my @socks;
-	for my $p (@paths)
-	{
-		my $s = WebgresTest::connect_to($port);
-		print $s "GET $p HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
-		push @socks, $s;
-	}
-	$gate->query_safe('COMMIT');
-	$gate->quit;
-	my ($held) = WebgresTest::read_responses($hold, 1, 10);
-	die "/hold did not answer" unless @$held && $held->[0]{status} == 200;
-	my @res;
-	for my $s (@socks)
-	{
-		my ($r) = WebgresTest::read_responses($s, 1, 10);
-		push @res, $r->[0] // { status => 0, body => '' };
-		close $s;
-	}
-	close $hold;
-	return @res;
-}
+sub together { return WebgresTest::in_one_pass($node, $port, @_); }
 
 my @r = together('/xact', '/xact', '/xact');
 is(join(',', map { $_->{status} } @r), '200,200,200', 'requests taken in one pass are answered');

@@ -95,6 +95,48 @@ sub unread_connections
 	return $n;
 }
 
+# Sends one GET per path, each on its own connection, while the only
+# worker is busy with /hold, so that it takes them all in its next pass of
+# the loop; returns the responses in the order of @paths.  The node needs a
+# table gate and a route GET /hold that reads it (and runs on the loop):
+# /hold waits for a lock on gate that a session holds until every other
+# request has reached the server's socket buffers, so no timing is
+# involved.
+sub in_one_pass
+{
+	my ($node, $port, @paths) = @_;
+	my $gate = $node->background_psql('postgres');
+	$gate->query_safe('BEGIN; LOCK TABLE gate IN ACCESS EXCLUSIVE MODE');
+	my $hold = connect_to($port);
+	print $hold "GET /hold HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+	$node->poll_query_until('postgres',
+		q{SELECT count(*) > 0 FROM pg_locks WHERE NOT granted AND relation = 'gate'::regclass})
+	  or die "/hold never waited for the gate";
+	my @socks;
+	for my $p (@paths)
+	{
+		my $s = connect_to($port);
+		print $s "GET $p HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+		push @socks, $s;
+	}
+	# A late request would be read in a pass of its own.
+	poll_until(sub { unread_connections($port) >= @paths })
+	  or die "the requests did not all reach the server";
+	$gate->query_safe('COMMIT');
+	$gate->quit;
+	my ($held) = read_responses($hold, 1, 10);
+	die "/hold did not answer" unless @$held && $held->[0]{status} == 200;
+	my @res;
+	for my $s (@socks)
+	{
+		my ($r) = read_responses($s, 1, 10);
+		push @res, $r->[0] // { status => 0, body => '' };
+		close $s;
+	}
+	close $hold;
+	return @res;
+}
+
 # Reads from the socket until $n complete responses are parsed, the peer
 # closes, or the timeout passes.  Returns (list of responses, closed flag,
 # the bytes left over).  With $until_close, reading goes on after the last
