@@ -1,5 +1,20 @@
 # Shell functions the bench's tier scripts share (sourced, not run).
 
+# tier_script NAME OUTDIR: how a tier script (bench/NAME.sh OUTDIR) starts:
+# log() lines prefixed with NAME, BENCH and CLUSTER set, and OUT the output
+# directory, made and absolute.  Needs ROOT.
+tier_script() {
+	TIER=$1
+	[ -n "${2:-}" ] || { echo "usage: bench/$1.sh OUTDIR" >&2; exit 2; }
+	BENCH=$ROOT/bench
+	CLUSTER=$ROOT/scripts/cluster.sh
+	mkdir -p "$2"
+	OUT=$(cd "$2" && pwd)
+}
+
+# log MESSAGE...: a line on stderr, with the tier's name and the time
+log() { printf '[%s %s] %s\n' "${TIER:-bench}" "$(date -u +%H:%M:%S)" "$*" >&2; }
+
 # free_port: prints a TCP port free on 127.0.0.1 now
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'

@@ -20,11 +20,8 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BENCH=$ROOT/bench
-CLUSTER=$ROOT/scripts/cluster.sh
-OUT=${1:?usage: bench/mixed.sh OUTDIR}
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
+. "$ROOT/bench/lib.sh"
+tier_script mixed "${1:-}"
 SLOW=${SLOW:-0 2 8 32}
 CONNS=${MIXED_CONNS:-64}
 DURATION=${DURATION:-10}
@@ -32,8 +29,6 @@ REPS=${REPS:-3}
 WORKERS=${WORKERS:-$(( 2 * $(nproc) ))}
 EXECUTORS=${EXECUTORS:-4}
 
-log() { printf '[mixed %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
-. "$ROOT/bench/lib.sh"
 throwaway_cluster mixed
 
 log "cluster in $PGDIR: $WORKERS workers, $EXECUTORS executors, webgres on $WG_PORT"

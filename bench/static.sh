@@ -18,18 +18,14 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-CLUSTER=$ROOT/scripts/cluster.sh
-OUT=${1:?usage: bench/static.sh OUTDIR}
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
+. "$ROOT/bench/lib.sh"
+tier_script static "${1:-}"
 WORKERS=${WORKERS:-$(nproc)}
 CONNS=${CONNS:-64}
 DURATION=${DURATION:-5}
 REPS=${REPS:-1}
 
-log() { printf '[static %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 command -v nginx >/dev/null || { log "nginx is not installed (apt-get install nginx-light)"; exit 1; }
-. "$ROOT/bench/lib.sh"
 throwaway_cluster static
 
 # The files, readable by Postgres' user and nginx's workers alike, and

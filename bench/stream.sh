@@ -20,15 +20,11 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-CLUSTER=$ROOT/scripts/cluster.sh
-OUT=${1:?usage: bench/stream.sh OUTDIR}
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
+. "$ROOT/bench/lib.sh"
+tier_script stream "${1:-}"
 ROWS=${ROWS:-1000000}
 REPS=${REPS:-3}
 
-log() { printf '[stream %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
-. "$ROOT/bench/lib.sh"
 throwaway_cluster stream
 
 log "cluster in $PGDIR: 1 worker, 2 executors, webgres on $WG_PORT, $ROWS rows"

@@ -26,19 +26,14 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BENCH=$ROOT/bench
-CLUSTER=$ROOT/scripts/cluster.sh
-OUT=${1:?usage: bench/tls.sh OUTDIR}
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
+. "$ROOT/bench/lib.sh"
+tier_script tls "${1:-}"
 REPS=${REPS:-3}
 DURATION=${DURATION:-10}
 CONNS=${TLS_CONNS:-64}
 WORKERS=${WORKERS:-$(( 2 * $(nproc) ))}
 
-log() { printf '[tls %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 command -v h2load > /dev/null || { log "h2load is missing (Debian: nghttp2-client)"; exit 1; }
-. "$ROOT/bench/lib.sh"
 throwaway_cluster tls
 TLS_PORT=$(free_port)
 
