@@ -28,18 +28,15 @@
  */
 #include "postgres.h"
 
-#include <sys/socket.h>
-
 #include "lib/ilist.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
 #define H2O_USE_LIBUV 0
 #include <h2o.h>
-#include <h2o/http2.h>
-#include <h2o/http2_internal.h>
 
 #include "events/sse.h"
+#include "message/response_abort.h"
 #include "common/settings.h"
 
 /* The comment line sent as a heartbeat. */
@@ -80,6 +77,7 @@ struct SseStream
 	h2o_timeout_entry_t heartbeat;
 	h2o_timeout_entry_t stall;	/* linked while the backlog is over the limit */
 	h2o_timeout_entry_t flush_due;	/* linked while queued bytes wait for the loop */
+	ResponseAbort abort;		/* a client dropped for not reading */
 	int64		expires_at;		/* 0, or when to end (sse_set_expiry) */
 	SseCloseCallback on_close;
 	void	   *arg;
@@ -91,7 +89,6 @@ static int	nstreams = 0;
 static int	nover = 0;			/* streams whose backlog is over the limit */
 static h2o_context_t *loop_ctx;
 static h2o_timeout_t heartbeat_timeout;
-static h2o_timeout_t reset_timeout;	/* 0: the loop's next pass */
 static h2o_timeout_t flush_timeout;	/* 0: the loop's next pass */
 static h2o_timeout_t stall_timeout;	/* SSE_STALL_GRACE_MS */
 
@@ -178,6 +175,7 @@ release(SseStream *s)
 {
 	if (h2o_timeout_is_linked(&s->heartbeat))
 		h2o_timeout_unlink(&s->heartbeat);
+	response_abort_forget(&s->abort);
 	unmark_over(s);
 	if (h2o_timeout_is_linked(&s->flush_due))
 		h2o_timeout_unlink(&s->flush_due);
@@ -227,37 +225,13 @@ flush(SseStream *s)
 }
 
 /*
- * Resets a dropped HTTP/2 stream, from the loop's pass after the drop: h2o
- * closes a stream whose data is still queued at once, which ends the
- * request and calls on_stop, and drop()'s caller may be walking streams.
- */
-static void
-on_reset_due(h2o_timeout_entry_t *entry)
-{
-	SseStream  *s = H2O_STRUCT_FROM_MEMBER(SseStream, heartbeat, entry);
-	h2o_http2_conn_t *conn = (h2o_http2_conn_t *) s->req->conn;
-	h2o_http2_stream_t *stream = H2O_STRUCT_FROM_MEMBER(h2o_http2_stream_t, req, s->req);
-
-	/* A connection already closing ends the request itself. */
-	if (conn->state >= H2O_HTTP2_CONN_STATE_IS_CLOSING)
-		return;
-	h2o_http2_encode_rst_stream_frame(&conn->_write.buf, stream->stream_id,
-									  -H2O_HTTP2_ERROR_CANCEL);
-	h2o_http2_conn_request_write(conn);
-	h2o_http2_stream_reset(conn, stream);
-}
-
-/*
- * Disconnects a client that does not read.  On HTTP/1.1 its connection is
- * shut down under h2o, whose pending write then fails and ends the
- * request, which calls on_stop.  On HTTP/2 its stream alone is reset.
+ * Disconnects a client that does not read (message/response_abort.h): on
+ * HTTP/1.1 its connection, on HTTP/2 its stream alone.  h2o then ends the
+ * request, which calls on_stop.
  */
 static void
 drop(SseStream *s)
 {
-	h2o_socket_t *sock = s->req->conn->callbacks->get_socket ?
-		s->req->conn->callbacks->get_socket(s->req->conn) : NULL;
-
 	ereport(LOG,
 			(errmsg("webgres disconnects an event-stream client that is not reading"),
 			 errdetail("%zu bytes were waiting for it, more than webgres.sse_buffer_limit (%d bytes), for %d ms.",
@@ -267,13 +241,7 @@ drop(SseStream *s)
 	buffer_free(&s->queued);
 	if (h2o_timeout_is_linked(&s->heartbeat))
 		h2o_timeout_unlink(&s->heartbeat);
-	if (s->req->version >= 0x200)
-	{
-		s->heartbeat.cb = on_reset_due;
-		h2o_timeout_link(loop_ctx->loop, &reset_timeout, &s->heartbeat);
-	}
-	else if (sock != NULL)
-		shutdown(h2o_socket_get_fd(sock), SHUT_RDWR);
+	response_abort(&s->abort, s->req);
 }
 
 /* Hands h2o what is queued: the end of an ending stream, or bytes once the backlog is checked. */
@@ -393,7 +361,6 @@ sse_init(h2o_context_t *ctx)
 	stream_cxt = AllocSetContextCreate(TopMemoryContext, "webgres event streams",
 									   ALLOCSET_DEFAULT_SIZES);
 	h2o_timeout_init(ctx->loop, &heartbeat_timeout, Max(webgres_sse_heartbeat, 1));
-	h2o_timeout_init(ctx->loop, &reset_timeout, 0);
 	h2o_timeout_init(ctx->loop, &stall_timeout, SSE_STALL_GRACE_MS);
 	h2o_timeout_init(ctx->loop, &flush_timeout, 0);
 	h2o_timeout_init(ctx->loop, &expiry_timeout, SSE_EXPIRY_SWEEP_MS);

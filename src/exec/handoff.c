@@ -26,7 +26,11 @@
  * ends the response; an executor that closes without END (an error after
  * the head, or its death) cuts it: h2o_send() with H2O_SEND_STATE_ERROR,
  * which closes an HTTP/1.1 connection without the last chunk and resets an
- * HTTP/2 stream.
+ * HTTP/2 stream, or, while a piece is in flight, response_abort().  The
+ * socket of an executor not read for that reason is looked at by the
+ * client watch too: one that hung up (finished, failed or died) is read
+ * out, which its socket's buffer bounds, so that a stream cut short is cut
+ * at once, not when its client reads again.
  */
 #include "postgres.h"
 
@@ -48,6 +52,7 @@
 #include "exec/handoff.h"
 #include "exec/handoff_frame.h"
 #include "message/response.h"
+#include "message/response_abort.h"
 #include "serve/access_log.h"
 #include "serve/cors.h"
 #include "routes/route_limits.h"
@@ -96,6 +101,9 @@ typedef struct Handoff
 	bool		head_seen;
 	bool		streaming;		/* HEAD had no length: BODY frames go out as they come */
 	bool		reading;		/* processing the executor's input now */
+	bool		draining;		/* the executor hung up while h2o held a
+								 * piece: what it left is read in */
+	bool		executor_done;	/* ... and it ends with END */
 	char	   *body;			/* the response body, in req's pool */
 	size_t		bodylen;
 	size_t		bodycap;
@@ -115,7 +123,7 @@ struct HandoffLink
 	char	   *piece;			/* the BODY in flight, in TopMemoryContext */
 	size_t		piececap;
 	bool		in_flight;		/* h2o has not called proceed for it yet */
-	bool		cut_pending;	/* end with an error once it has */
+	ResponseAbort abort;		/* a stream cut while a piece was in flight */
 };
 
 static h2o_evloop_t *loop = NULL;
@@ -216,7 +224,9 @@ answer_simple(h2o_req_t *req, int status, const char *message, bool retry_after,
 /*
  * Ends a streamed response whose head went out without its end: h2o closes
  * an HTTP/1.1 connection without the last chunk, resets an HTTP/2 stream.
- * If h2o is still sending a piece, that happens when it is done.
+ * If h2o is still sending a piece, h2o_send() may not be called until it
+ * is done, which a client that reads nothing never lets happen: the
+ * response is cut under h2o instead (message/response_abort.h).
  */
 static void
 cut_stream(Handoff *h, const char *why)
@@ -236,7 +246,7 @@ cut_stream(Handoff *h, const char *why)
 	if (req != NULL)
 	{
 		if (link->in_flight)
-			link->cut_pending = true;
+			response_abort(&link->abort, req);
 		else
 			h2o_send(req, NULL, 0, H2O_SEND_STATE_ERROR);
 	}
@@ -273,6 +283,7 @@ on_request_disposed(void *p)
 	HandoffLink *link = p;
 	Handoff    *h = link->handoff;
 
+	response_abort_forget(&link->abort);
 	if (link->piece != NULL)
 		pfree(link->piece);
 	link->piece = NULL;
@@ -421,12 +432,37 @@ take_input(Handoff *h)
 		}
 	}
 	h->reading = false;
-	/* Backpressure: nothing more is read while h2o sends. */
+	/*
+	 * Backpressure: nothing more is read while h2o sends, unless the
+	 * executor is gone (what it left is bounded by the socket's buffer).
+	 */
 	if (h->link->in_flight)
-		h2o_socket_read_stop(sock);
-	else if (!h2o_socket_is_reading(sock))
+	{
+		if (!h->draining)
+			h2o_socket_read_stop(sock);
+	}
+	else if (!h2o_socket_is_reading(sock) && !h->executor_done)
 		h2o_socket_read_start(sock, on_executor_read);
 	return true;
+}
+
+/* Whether buf holds whole frames only, the last of them END. */
+static bool
+ends_with_end(h2o_buffer_t *buf)
+{
+	size_t		at = 0;
+	char		last = 0;
+
+	while (buf->size - at >= FRAME_HEADER_SIZE)
+	{
+		uint32		len;
+
+		frame_get_header(buf->bytes + at, &len, &last);
+		if (buf->size - at - FRAME_HEADER_SIZE < len)
+			return false;
+		at += FRAME_HEADER_SIZE + len;
+	}
+	return at == buf->size && last == FRAME_END;
 }
 
 /* Reads what the executor sent. */
@@ -437,6 +473,13 @@ on_executor_read(h2o_socket_t *sock, const char *err)
 
 	if (h == NULL)
 		return;
+	if (err != NULL && h->draining && ends_with_end(sock->input))
+	{
+		/* The stream is whole: its rest goes out as the client reads. */
+		h->executor_done = true;
+		h2o_socket_read_stop(sock);
+		return;
+	}
 	if (err != NULL)
 	{
 		if (!h->streaming)
@@ -448,7 +491,7 @@ on_executor_read(h2o_socket_t *sock, const char *err)
 	(void) take_input(h);
 }
 
-/* h2o sent a piece of a stream: take the next, or end a cut stream. */
+/* h2o sent a piece of a stream: take the next. */
 static void
 on_proceed(h2o_generator_t *generator, h2o_req_t *req)
 {
@@ -456,15 +499,9 @@ on_proceed(h2o_generator_t *generator, h2o_req_t *req)
 	Handoff    *h = link->handoff;
 
 	link->in_flight = false;
+	/* A stream cut meanwhile is being ended by response_abort(). */
 	if (h == NULL)
-	{
-		if (link->cut_pending)
-		{
-			link->cut_pending = false;
-			h2o_send(req, NULL, 0, H2O_SEND_STATE_ERROR);
-		}
 		return;
-	}
 	if (!h->reading)
 		(void) take_input(h);
 }
@@ -620,6 +657,18 @@ on_client_timeout(h2o_timeout_entry_t *entry)
 		{
 			dlist_delete(&h->node);
 			dlist_push_tail(&gone, &h->node);
+		}
+		else if (h->streaming && h->link != NULL && h->link->in_flight && !h->draining &&
+				 h->sock != NULL && hung_up(h2o_socket_get_fd(h->sock)))
+		{
+			/*
+			 * The worker stopped reading this executor while h2o holds a
+			 * piece its client has not taken; the executor has gone
+			 * (finished, failed or died).  Read what it left: a stream cut
+			 * short is cut now, not when the client reads again.
+			 */
+			h->draining = true;
+			h2o_socket_read_start(h->sock, on_executor_read);
 		}
 		else if (!h->head_seen && h->deadline != 0 &&
 				 now >= TimestampTzPlusMilliseconds(h->deadline, SENT_GRACE_MS))

@@ -43,6 +43,7 @@
 #include "serve/compress.h"
 #include "serve/pipeline.h"
 #include "routes/route_stats.h"
+#include "message/response_abort.h"
 #include "common/h2o_mirror.h"
 #include "common/stats.h"
 #include "http/timeouts.h"
@@ -342,6 +343,7 @@ setup_h2o(void)
 	static_files_init(&config, &ctx);
 	timeouts_start(&ctx);
 	h2_guard_init(&ctx);
+	response_abort_init(ctx.loop);
 	events_init(&ctx);
 	handoff_init(ctx.loop, send_response);
 	metrics_start(&ctx);

@@ -94,6 +94,33 @@ sub has_last_chunk
 	return $bytes =~ /\r\n0\r\n\r\n\z/ ? 1 : 0;
 }
 
+# Whether process $pid sleeps in poll(2) (/proc/PID/wchan).
+sub in_poll
+{
+	my ($pid) = @_;
+	open my $f, '<', "/proc/$pid/wchan" or return 0;
+	local $/;
+	return (<$f> // '') =~ /poll/ ? 1 : 0;
+}
+
+# The state of the server's side of a TCP connection on loopback, from
+# /proc/net/tcp: '01' established, '04' FIN-WAIT-1, ..., or '' if it is
+# gone.  $server_port is the server's, $client_port the client's.
+sub server_tcp_state
+{
+	my ($server_port, $client_port) = @_;
+	my $want = sprintf ':%04X$', $server_port;
+	my $peer = sprintf ':%04X$', $client_port;
+	open my $fh, '<', '/proc/net/tcp' or return '';
+	<$fh>;
+	while (my $line = <$fh>)
+	{
+		my @f = split ' ', $line;
+		return $f[3] if $f[1] =~ /$want/ && $f[2] =~ /$peer/;
+	}
+	return '';
+}
+
 # PIDs of the processes of a backend type, from pg_stat_activity.
 sub pids_of
 {
@@ -104,12 +131,14 @@ sub pids_of
 
 # An HTTP/2 client on a raw socket that keeps what it read past a frame
 # between calls: h2_open() sends the preface, windows as large as HTTP/2
-# allows (a client that takes all it is sent) and GET $path on stream 1.
+# allows (a client that takes all it is sent; window => N sets the
+# streams' initial window) and GET $path on stream 1.
 sub h2_open
 {
-	my ($port, $path) = @_;
+	my ($port, $path, %opts) = @_;
 	my $s = WebgresTest::connect_to($port);
-	print $s $H2Test::PREFACE . H2Test::frame(4, 0, 0, pack('nN', 4, 0x7fffffff))
+	# SETTINGS_INITIAL_WINDOW_SIZE: window => 0 makes a client that reads nothing.
+	print $s $H2Test::PREFACE . H2Test::frame(4, 0, 0, pack('nN', 4, $opts{window} // 0x7fffffff))
 	  . H2Test::frame(8, 0, 0, pack('N', 0x7fffffff - 65535))
 	  . H2Test::frame(1, 0x5, 1, H2Test::request_block($path));
 	return { sock => $s, buf => '', frames => [], eof => 0 };
