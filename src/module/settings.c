@@ -764,7 +764,8 @@ define_settings(void)
 							"From the complete request to the last byte of its response, a "
 							"request that takes at least this long is logged with its route, "
 							"status, and the time it waited for the event loop, waited for an "
-							"executor, ran and was sent. -1 turns it off; 0 logs every request.",
+							"executor, was planned, executed and sent. -1 turns it off; 0 logs "
+							"every request.",
 							&webgres_log_slow_requests,
 							-1,
 							-1, INT_MAX,
