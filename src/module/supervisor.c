@@ -35,6 +35,12 @@ extern PGDLLEXPORT void webgres_supervisor_main(Datum main_arg);
 #define START_RETRY_MS 1000
 /* With nothing to restart, the supervisor looks round at least this often. */
 #define IDLE_WAIT_MS 10000L
+/*
+ * How long a supervisor told to stop lets its processes end by themselves
+ * before it stops them, and how often it looks meanwhile.
+ */
+#define STOP_GRACE_MS 10000L
+#define STOP_POLL_MS 100L
 
 typedef struct WorkerSlot
 {
@@ -185,6 +191,42 @@ stop_pool(Pool *pool)
 			TerminateBackgroundWorker(pool->slots[i].handle);
 }
 
+/* Whether any process of the pool is still running. */
+static bool
+pool_running(Pool *pool)
+{
+	for (int i = 0; i < MAX_WORKERS; i++)
+	{
+		pid_t		pid;
+
+		if (pool->slots[i].handle != NULL &&
+			GetBackgroundWorkerPid(pool->slots[i].handle, &pid) != BGWH_STOPPED)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Waits, up to STOP_GRACE_MS, for both pools to end by themselves.  In a
+ * shutdown of the whole server the postmaster has sent each of them
+ * SIGTERM already; a second one from here would make a worker that is
+ * still ending its event streams die at once (worker.c), and its clients
+ * would miss the end of their responses.
+ */
+static void
+wait_for_pools_to_end(void)
+{
+	TimestampTz until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), STOP_GRACE_MS);
+
+	while ((pool_running(&workers) || pool_running(&executors)) &&
+		   GetCurrentTimestamp() < until)
+	{
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 STOP_POLL_MS, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+}
+
 /*
  * The postmaster tells the notify process that a worker started or stopped
  * with SIGUSR1; the default handler of a worker without a database
@@ -249,10 +291,18 @@ webgres_supervisor_main(Datum main_arg)
 
 	/*
 	 * On a clean shutdown request the postmaster stops the workers itself;
-	 * stopping them here too keeps "webgres.workers = 0 then restart of the
-	 * supervisor alone" from leaving orphans.
+	 * stopping them here too, once they had time to end by themselves,
+	 * keeps a supervisor stopped alone (SIGTERM to it) from leaving
+	 * orphans beside the one the postmaster starts again.
 	 */
+	wait_for_pools_to_end();
 	stop_pool(&workers);
 	stop_pool(&executors);
-	proc_exit(0);
+	/*
+	 * Exit code 1: the postmaster starts a supervisor stopped alone again
+	 * (bgw_restart_time), with fresh pools; code 0 would unregister it, and
+	 * webgres would serve nothing until the server restarts.  In a shutdown
+	 * of the server nothing is started again either way.
+	 */
+	proc_exit(1);
 }

@@ -64,6 +64,23 @@ is(scalar(@now), 2, sprintf('a terminated worker is replaced (after %.2f s)', $r
 ok(!grep({ $_ == $pids[0] } @now), 'by a new process');
 is(WebgresTest::wait_for_status($port, '/ping', 200)->{body}, 'GET', 'serving after the restart');
 
+# The supervisor terminated alone: its workers go on serving while it
+# gives them time to end by themselves (a whole-server shutdown signals them
+# itself), then it stops them, and the supervisor the postmaster starts
+# again starts new ones: no orphans beside them.
+my ($supervisor) = (slurp_file($node->logfile) =~ /\[(\d+)\] LOG:  webgres supervisor started/g)[-1];
+@pids = WebgresTest::worker_pids($node);
+# (It has no backend slot: pg_terminate_backend() cannot reach it.)
+kill 'TERM', $supervisor;
+is(WebgresTest::http_get($port, '/ping')->{body}, 'GET', 'the workers serve while their supervisor stops');
+WebgresTest::poll_until(sub {
+	@now = WebgresTest::worker_pids($node);
+	@now == 2 && !grep { my $p = $_; grep { $_ == $p } @pids } @now;
+}, 120);
+is(scalar(@now), 2, 'a supervisor terminated alone leaves two workers, no more');
+ok(!grep({ my $p = $_; grep { $_ == $p } @pids } @now), '... both new: the old ones were stopped');
+is(WebgresTest::wait_for_status($port, '/ping', 200)->{body}, 'GET', 'serving after the supervisor\'s restart');
+
 # Shutdown: workers leave their event loop when told (pg_ctl fails the
 # stop if the server is not down within its own timeout).
 $t0 = time;
