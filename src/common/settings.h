@@ -46,6 +46,7 @@ extern char *webgres_jwt_role_claim;
 extern char *webgres_anon_role;
 extern char *webgres_jwt_cookie;
 extern char *webgres_csrf_trusted_origins;
+extern bool webgres_postgrest_request_settings;
 
 /* webgres.jwt_secret's shortest allowed length, in bytes. */
 #define JWT_MIN_SECRET_LEN 32

@@ -221,14 +221,17 @@ request_set_identity(RequestData *rd, Oid run_as, const char *claims)
 	rd->claims = claims;
 }
 
-/* Adds a setting (such as request.jwt.claims) the request's handlers run with. */
+/*
+ * Adds a setting (such as request.jwt.claims) the request's handlers run
+ * with; name and value are kept, not copied (request.h).
+ */
 void
 request_add_setting(RequestData *rd, const char *name, const char *value)
 {
 	if (rd->nsettings >= REQ_MAX_SETTINGS)
 		elog(ERROR, "too many request settings");
-	rd->setting_names[rd->nsettings] = MemoryContextStrdup(rd->cxt, name);
-	rd->setting_values[rd->nsettings] = MemoryContextStrdup(rd->cxt, value);
+	rd->setting_names[rd->nsettings] = name;
+	rd->setting_values[rd->nsettings] = value;
 	rd->nsettings++;
 }
 

@@ -61,7 +61,8 @@ extern void request_set_identity(RequestData *rd, Oid run_as, const char *claims
 
 /*
  * Adds a setting (such as request.jwt.claims) that the request's handlers
- * run with, copied into the request's memory; request_apply_settings()
+ * run with.  Not copied: name and value must last as long as the request
+ * (a literal, or the request's memory); request_apply_settings()
  * puts them in effect at the current GUC nest level, in each transaction
  * that runs a handler of the request.
  */

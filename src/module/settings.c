@@ -78,6 +78,7 @@ char	   *webgres_jwt_role_claim;
 char	   *webgres_anon_role;
 char	   *webgres_jwt_cookie;
 char	   *webgres_csrf_trusted_origins;
+bool		webgres_postgrest_request_settings;
 
 /* GUC check hook for webgres.listen: the list must parse. */
 static bool
@@ -886,6 +887,17 @@ define_auth_settings(void)
 							   PGC_SIGHUP,
 							   0,
 							   NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("webgres.postgrest_request_settings",
+							 "Also sets PostgREST's request.method, request.path, request.headers and request.cookies for routes with auth.",
+							 "request.jwt.claims is always set on such routes. These four cost "
+							 "building JSON of every header and three more settings a request; "
+							 "handlers read the same from the request relation.",
+							 &webgres_postgrest_request_settings,
+							 false,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
 
 	DefineCustomStringVariable("webgres.csrf_trusted_origins",
 							   "Origins besides the server's own that may send cookie-authenticated unsafe requests.",

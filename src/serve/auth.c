@@ -520,13 +520,15 @@ cookies_json(h2o_req_t *req)
 
 /*
  * PostgREST's per-request settings: request.jwt.claims (the claims, or
- * {"role": anon} without a token, so that ::jsonb casts never fail),
- * request.method, request.path, request.headers and request.cookies.
+ * {"role": anon} without a token, so that ::jsonb casts never fail), and
+ * with webgres.postgrest_request_settings request.method, request.path,
+ * request.headers and request.cookies.  Built in the request's memory: an
+ * event stream applies them again in a later transaction.
  */
 static void
 set_request_settings(h2o_req_t *req, RequestData *rd, AuthState *st, const char *role)
 {
-	StringInfoData headers;
+	MemoryContext oldcxt = MemoryContextSwitchTo(rd->cxt);
 
 	if (st->claims != NULL)
 		request_add_setting(rd, "request.jwt.claims", st->claims);
@@ -540,19 +542,25 @@ set_request_settings(h2o_req_t *req, RequestData *rd, AuthState *st, const char 
 		appendStringInfoChar(&anon, '}');
 		request_add_setting(rd, "request.jwt.claims", anon.data);
 	}
-	request_add_setting(rd, "request.method", pnstrdup(req->method.base, req->method.len));
-	request_add_setting(rd, "request.path", pnstrdup(rd->path, rd->pathlen));
-	initStringInfo(&headers);
-	appendStringInfoChar(&headers, '{');
-	for (size_t i = 0; i < req->headers.size; i++)
+	if (webgres_postgrest_request_settings)
 	{
-		h2o_header_t *h = &req->headers.entries[i];
+		StringInfoData headers;
 
-		append_member(&headers, h->name->base, h->name->len, h->value.base, h->value.len, true);
+		request_add_setting(rd, "request.method", pnstrdup(req->method.base, req->method.len));
+		request_add_setting(rd, "request.path", pnstrdup(rd->path, rd->pathlen));
+		initStringInfo(&headers);
+		appendStringInfoChar(&headers, '{');
+		for (size_t i = 0; i < req->headers.size; i++)
+		{
+			h2o_header_t *h = &req->headers.entries[i];
+
+			append_member(&headers, h->name->base, h->name->len, h->value.base, h->value.len, true);
+		}
+		appendStringInfoChar(&headers, '}');
+		request_add_setting(rd, "request.headers", headers.data);
+		request_add_setting(rd, "request.cookies", cookies_json(req));
 	}
-	appendStringInfoChar(&headers, '}');
-	request_add_setting(rd, "request.headers", headers.data);
-	request_add_setting(rd, "request.cookies", cookies_json(req));
+	MemoryContextSwitchTo(oldcxt);
 	request_apply_settings(rd);
 	st->settings_done = true;
 }

@@ -72,10 +72,10 @@ route('GET', '/maybe', 'optional', $who);
 route('GET', '/open', 'none', q{SELECT current_user || ' ' || coalesce(request.claims::text, 'null') AS body FROM request});
 route('GET', '/constant', 'required', q{SELECT 'constant' AS body});
 route('GET', '/executor', 'required', $who, mode => 'executor');
-route('GET', '/settings', 'required', q{SELECT current_setting('request.method') || ' '
-	|| current_setting('request.path') || ' '
-	|| (current_setting('request.headers')::jsonb->>'x-test') || ' '
-	|| coalesce(current_setting('request.cookies')::jsonb->>'flavour', '-') AS body});
+route('GET', '/settings', 'required', q{SELECT coalesce(nullif(current_setting('request.method', true), ''), 'unset') || ' '
+	|| coalesce(nullif(current_setting('request.path', true), ''), 'unset') || ' '
+	|| coalesce(nullif(current_setting('request.headers', true), '')::jsonb->>'x-test', 'unset') || ' '
+	|| coalesce(nullif(current_setting('request.cookies', true), '')::jsonb->>'flavour', 'unset') AS body});
 
 my $now = time;
 my %base = (aud => 'webgres-test', iss => 'https://issuer.test', exp => $now + 600, iat => $now);
@@ -102,8 +102,18 @@ for my $i (0 .. $#algs)
 my $alice = $valid[0];
 is(get('/who', $alice)->{body}, "alice sub-HS256 sub-HS256", 'the same token again, from the cache');
 is(get('/executor', $alice)->{body}, "alice sub-HS256 sub-HS256", 'on an executor too');
-is(get('/settings', $alice, headers => { 'X-Test' => 'yes', Cookie => 'flavour=mint' })->{body},
-	'GET /settings yes mint', 'request.method, request.path, request.headers and request.cookies are set');
+my %settings_headers = (headers => { 'X-Test' => 'yes', Cookie => 'flavour=mint' });
+is(get('/settings', $alice, %settings_headers)->{body}, 'unset unset unset unset',
+	'without webgres.postgrest_request_settings only request.jwt.claims is set');
+$node->append_conf('postgresql.conf', "webgres.postgrest_request_settings = on\n");
+$node->reload;
+my $settings_deadline = time + 30;
+while (time < $settings_deadline && get('/settings', $alice, %settings_headers)->{body} =~ /unset/)
+{
+	select(undef, undef, undef, 0.05);
+}
+is(get('/settings', $alice, %settings_headers)->{body}, 'GET /settings yes mint',
+	'with it, request.method, request.path, request.headers and request.cookies are set');
 
 # ---- no token ----
 my $res = get('/who');
