@@ -235,11 +235,32 @@ request_add_setting(RequestData *rd, const char *name, const char *value)
 	rd->nsettings++;
 }
 
-/* Puts the request's settings in effect at the current GUC nest level. */
+/*
+ * Puts the request's settings in effect until request_clear_settings().
+ *
+ * They are set as an override, not stacked at the handlers' nest level:
+ * Postgres 15 ends a nest level in which anything was stacked by walking
+ * every setting there is (AtEOXact_GUC), a third of a microsecond a
+ * request.  What a handler sets on top (SET LOCAL, set_config()) is still
+ * stacked and undone at the level's end.
+ */
 void
 request_apply_settings(const RequestData *rd)
 {
 	for (int i = 0; i < rd->nsettings; i++)
 		(void) set_config_option(rd->setting_names[i], rd->setting_values[i],
-								 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+								 PGC_USERSET, PGC_S_OVERRIDE, GUC_ACTION_SET, true, 0, false);
+}
+
+/*
+ * Takes the request's settings away again (empty, as an unset placeholder
+ * reads), so that no later request sees them; in or out of a transaction,
+ * after its handlers ran or failed.
+ */
+void
+request_clear_settings(const RequestData *rd)
+{
+	for (int i = 0; i < rd->nsettings; i++)
+		(void) set_config_option(rd->setting_names[i], "",
+								 PGC_USERSET, PGC_S_OVERRIDE, GUC_ACTION_SET, true, 0, false);
 }

@@ -63,11 +63,14 @@ extern void request_set_identity(RequestData *rd, Oid run_as, const char *claims
  * Adds a setting (such as request.jwt.claims) that the request's handlers
  * run with.  Not copied: name and value must last as long as the request
  * (a literal, or the request's memory); request_apply_settings()
- * puts them in effect at the current GUC nest level, in each transaction
- * that runs a handler of the request.
+ * puts them in effect, in each transaction that runs a handler of the
+ * request, until request_clear_settings().
  */
 extern void request_add_setting(RequestData *rd, const char *name, const char *value);
 extern void request_apply_settings(const RequestData *rd);
+
+/* Takes them away after the request's last transaction (request.c). */
+extern void request_clear_settings(const RequestData *rd);
 
 /* Makes params reflect the captures of the route about to run. */
 extern void request_set_captures(RequestData *rd, PathCapture *caps, int ncaps);

@@ -11,16 +11,18 @@
 #include "postgres.h"
 
 #include <math.h>
-#include <openssl/evp.h>
 
 #include "catalog/pg_authid.h"
+#include "common/hashfn.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/guc.h"
 #include "utils/hsearch.h"
+#include "utils/inval.h"
 #include "utils/json.h"
 #include "utils/memutils.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #define H2O_USE_LIBUV 0
@@ -38,19 +40,43 @@
  * token then costs one more verification, and memory stays bounded.
  */
 #define TOKEN_CACHE_MAX_ENTRIES 1024
-#define TOKEN_DIGEST_LEN 32		/* SHA-256 */
 
-/* A verified token, keyed by the SHA-256 of the whole token. */
+/*
+ * The cache's key: the whole token, compared byte for byte, so that a
+ * token differing anywhere (its signature too) never finds another's
+ * entry.  Hashed with hash_bytes(): a cryptographic digest would add
+ * nothing to an exact comparison but its cost.
+ */
+typedef struct TokenKey
+{
+	const char *token;			/* in token_cxt once entered */
+	size_t		len;
+} TokenKey;
+
+/* A verified token, and the last route owner its role was checked for. */
 typedef struct CachedToken
 {
-	unsigned char digest[TOKEN_DIGEST_LEN];
+	TokenKey	key;
 	char	   *claims;
 	char	   *role;			/* NULL: the token claims no role */
 	JwtTimes	times;
+	Oid			checked_owner;	/* InvalidOid: not checked yet */
+	Oid			roleid;			/* role's OID then; InvalidOid: refused */
+	uint64		checked_generation; /* role_generation then */
 } CachedToken;
 
 static HTAB *token_cache = NULL;
 static MemoryContext token_cxt = NULL;
+
+/*
+ * Bumped whenever a role or a role membership changes (syscache
+ * invalidation), which makes every cached role check stale.
+ */
+static uint64 role_generation = 1;
+static bool role_callbacks_registered = false;
+
+/* Bumped whenever the cache is emptied: an AuthState's entry is then gone. */
+static uint64 cache_epoch = 1;
 
 /* Requests with these methods change nothing, so need no CSRF check. */
 static bool
@@ -82,6 +108,32 @@ auth_reload(void)
 		MemoryContextReset(token_cxt);
 }
 
+/* The token cache's hash function: of the token's bytes. */
+static uint32
+token_key_hash(const void *key, Size keysize)
+{
+	const TokenKey *k = key;
+
+	return hash_bytes((const unsigned char *) k->token, (int) k->len);
+}
+
+/* The token cache's comparison: 0 if the two tokens are the same bytes. */
+static int
+token_key_match(const void *key1, const void *key2, Size keysize)
+{
+	const TokenKey *a = key1;
+	const TokenKey *b = key2;
+
+	return a->len == b->len && memcmp(a->token, b->token, a->len) == 0 ? 0 : 1;
+}
+
+/* Syscache callback: a role or a membership changed; role checks are stale. */
+static void
+roles_changed(Datum arg, int cacheid, uint32 hashvalue)
+{
+	role_generation++;
+}
+
 /* Creates the (empty) token cache. */
 static void
 create_cache(void)
@@ -91,12 +143,22 @@ create_cache(void)
 	if (token_cxt == NULL)
 		token_cxt = AllocSetContextCreate(TopMemoryContext, "webgres verified tokens",
 										  ALLOCSET_DEFAULT_SIZES);
+	if (!role_callbacks_registered)
+	{
+		/* As Postgres' own membership cache (acl.c) is invalidated. */
+		CacheRegisterSyscacheCallback(AUTHOID, roles_changed, (Datum) 0);
+		CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, roles_changed, (Datum) 0);
+		role_callbacks_registered = true;
+	}
+	cache_epoch++;
 	memset(&ctl, 0, sizeof(ctl));
-	ctl.keysize = TOKEN_DIGEST_LEN;
+	ctl.keysize = sizeof(TokenKey);
 	ctl.entrysize = sizeof(CachedToken);
+	ctl.hash = token_key_hash;
+	ctl.match = token_key_match;
 	ctl.hcxt = token_cxt;
 	token_cache = hash_create("webgres verified tokens", TOKEN_CACHE_MAX_ENTRIES,
-							  &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+							  &ctl, HASH_ELEM | HASH_FUNCTION | HASH_COMPARE | HASH_CONTEXT);
 }
 
 /* A place in a request's Cookie headers, for next_cookie(). */
@@ -234,15 +296,14 @@ log_refusal(const Route *r, const char *reason)
  * entry, or NULL with *reason.
  */
 static CachedToken *
-verify_and_cache(const char *token, size_t len, const unsigned char *digest,
-				 const char **reason)
+verify_and_cache(const TokenKey *key, const char **reason)
 {
 	JwtToken	t;
 	const JwtJson *role;
 	CachedToken *entry;
 	bool		found;
 
-	if (!jwt_parse(token, len, &t, reason) || !jwt_keys_verify(&t, reason))
+	if (!jwt_parse(key->token, key->len, &t, reason) || !jwt_keys_verify(&t, reason))
 		return NULL;
 	if (!jwt_has_audience(&t, webgres_jwt_audience))
 	{
@@ -267,31 +328,15 @@ verify_and_cache(const char *token, size_t len, const unsigned char *digest,
 		MemoryContextReset(token_cxt);
 		create_cache();
 	}
-	entry = hash_search(token_cache, digest, HASH_ENTER, &found);
+	entry = hash_search(token_cache, key, HASH_ENTER, &found);
+	/* The key was copied as it is: it must point at the cache's own copy. */
+	entry->key.token = MemoryContextAlloc(token_cxt, key->len);
+	memcpy((char *) entry->key.token, key->token, key->len);
 	entry->claims = MemoryContextStrdup(token_cxt, t.payload_text);
 	entry->role = role ? MemoryContextStrdup(token_cxt, role->str) : NULL;
 	entry->times = t.times;
+	entry->checked_owner = InvalidOid;
 	return entry;
-}
-
-/*
- * The SHA-256 of a token, the cache's key.  The digest and its context are
- * fetched once: OpenSSL 3 would otherwise look the algorithm up, under a
- * lock, and allocate a context on every request.
- */
-static bool
-token_digest(const char *token, size_t len, unsigned char *digest)
-{
-	static EVP_MD *sha256 = NULL;
-	static EVP_MD_CTX *ctx = NULL;
-
-	if (sha256 == NULL && (sha256 = EVP_MD_fetch(NULL, "SHA2-256", NULL)) == NULL)
-		return false;
-	if (ctx == NULL && (ctx = EVP_MD_CTX_new()) == NULL)
-		return false;
-	return EVP_DigestInit_ex2(ctx, sha256, NULL) == 1 &&
-		EVP_DigestUpdate(ctx, token, len) == 1 &&
-		EVP_DigestFinal_ex(ctx, digest, NULL) == 1;
 }
 
 /*
@@ -301,32 +346,25 @@ token_digest(const char *token, size_t len, unsigned char *digest)
 static void
 authenticate(h2o_req_t *req, const Route *r, AuthState *st, MemoryContext cxt)
 {
-	const char *token;
-	size_t		len;
-	unsigned char digest[TOKEN_DIGEST_LEN];
+	TokenKey	key;
 	CachedToken *entry;
 	const char *reason = NULL;
 	bool		found;
 
 	st->looked = true;
-	if (!find_token(req, &token, &len, &st->from_cookie))
+	if (!find_token(req, &key.token, &key.len, &st->from_cookie))
 		return;
 	st->invalid_token = true;
 	st->status = 401;
-	if (len > JWT_MAX_TOKEN_LEN)
+	if (key.len > JWT_MAX_TOKEN_LEN)
 	{
 		log_refusal(r, "token too long");
 		return;
 	}
 	if (token_cache == NULL)
 		create_cache();
-	if (!token_digest(token, len, digest))
-	{
-		log_refusal(r, "SHA-256 failed");
-		return;
-	}
-	entry = hash_search(token_cache, digest, HASH_FIND, &found);
-	if (entry == NULL && (entry = verify_and_cache(token, len, digest, &reason)) == NULL)
+	entry = hash_search(token_cache, &key, HASH_FIND, &found);
+	if (entry == NULL && (entry = verify_and_cache(&key, &reason)) == NULL)
 	{
 		log_refusal(r, reason);
 		return;
@@ -344,6 +382,8 @@ authenticate(h2o_req_t *req, const Route *r, AuthState *st, MemoryContext cxt)
 	st->role = entry->role ? MemoryContextStrdup(cxt, entry->role) : NULL;
 	st->has_exp = entry->times.has_exp;
 	st->exp = entry->times.exp;
+	st->token = entry;
+	st->token_epoch = cache_epoch;
 }
 
 /* The scheme and authority of an origin, as in "https://example.com:8443". */
@@ -594,6 +634,37 @@ role_name(const AuthState *st)
 	return NULL;
 }
 
+/*
+ * The OID of the role owner may run a handler as, or InvalidOid if it may
+ * not: the owner is the authenticator, it may become only roles it is a
+ * member of, and never a superuser it is not.  A token's verdict is kept
+ * in its cache entry until roles or memberships change.
+ */
+static Oid
+role_for_owner(const AuthState *st, Oid owner, const char *role)
+{
+	CachedToken *entry = NULL;
+	Oid			roleid;
+
+	/* Only the token's own role claim: webgres.anon_role may change. */
+	if (st->token != NULL && st->token_epoch == cache_epoch && st->role != NULL)
+		entry = st->token;
+	if (entry != NULL && entry->checked_owner == owner &&
+		entry->checked_generation == role_generation)
+		return entry->roleid;
+	roleid = get_role_oid(role, true);
+	if (OidIsValid(roleid) &&
+		(!is_member_of_role(owner, roleid) || (roleid != owner && superuser_arg(roleid))))
+		roleid = InvalidOid;
+	if (entry != NULL)
+	{
+		entry->checked_owner = owner;
+		entry->roleid = roleid;
+		entry->checked_generation = role_generation;
+	}
+	return roleid;
+}
+
 /* Authenticates a request for a route with auth; false after answering 401 or 403. */
 bool
 auth_route(h2o_req_t *req, const Route *r, AuthState *st, RequestData *rd,
@@ -615,13 +686,7 @@ auth_route(h2o_req_t *req, const Route *r, AuthState *st, RequestData *rd,
 		log_refusal(r, "a cookie-authenticated request came from another origin");
 		return refuse(req, 403, false, body, bodylen);
 	}
-	/*
-	 * The owner is the authenticator: it may become only roles it is a
-	 * member of, and never a superuser it is not.
-	 */
-	roleid = get_role_oid(role, true);
-	if (!OidIsValid(roleid) || !is_member_of_role(r->owner, roleid) ||
-		(roleid != r->owner && superuser_arg(roleid)))
+	if (!OidIsValid(roleid = role_for_owner(st, r->owner, role)))
 	{
 		ereport(LOG,
 				(errmsg("webgres route %s: role \"%s\" may not be used by the route's owner",

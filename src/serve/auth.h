@@ -36,6 +36,8 @@ typedef struct AuthState
 	bool		has_exp;
 	double		exp;			/* when it expires (seconds since 1970) */
 	bool		settings_done;	/* request.* settings are set */
+	struct CachedToken *token;	/* its entry in the cache of verified tokens */
+	uint64		token_epoch;	/* the cache's epoch then (auth.c) */
 } AuthState;
 
 /* Starts a request: no token looked at yet. */

@@ -898,6 +898,8 @@ run_handlers(Request *rq)
 			TimestampTzPlusMilliseconds(GetCurrentTimestamp(), webgres_handler_timeout) : 0;
 		(void) run_in_transaction(rq, catch_up_event_stream);
 	}
+	/* Whatever became of the request, the next one must not see its claims. */
+	request_clear_settings(&rq->rd);
 }
 
 /*

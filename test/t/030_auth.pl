@@ -71,6 +71,9 @@ route('POST', '/who', 'required', $who);
 route('GET', '/maybe', 'optional', $who);
 route('GET', '/open', 'none', q{SELECT current_user || ' ' || coalesce(request.claims::text, 'null') AS body FROM request});
 route('GET', '/constant', 'required', q{SELECT 'constant' AS body});
+route('GET', '/open-setting', 'none', q{SELECT coalesce(nullif(current_setting('request.jwt.claims', true), ''), 'unset') AS body});
+route('GET', '/fails', 'required', q{SELECT (1 / 0)::text AS body});
+route('GET', '/sets', 'required', q{SELECT set_config('request.jwt.claims', '{"sub":"forged"}', false) AS body});
 route('GET', '/executor', 'required', $who, mode => 'executor');
 route('GET', '/settings', 'required', q{SELECT coalesce(nullif(current_setting('request.method', true), ''), 'unset') || ' '
 	|| coalesce(nullif(current_setting('request.path', true), ''), 'unset') || ' '
@@ -122,6 +125,14 @@ is($res->{headers}{'www-authenticate'}, 'Bearer', 'with a bare Bearer challenge'
 is(get('/maybe')->{status}, 401, 'optional route without a token and no anon_role: 401');
 is(get('/open')->{body}, 'authenticator null', 'a route with auth none runs as its owner, claims NULL');
 is(get('/open', $alice)->{body}, 'authenticator null', 'and ignores tokens');
+
+# One worker: the claims of one request are gone for the next, however it ended.
+is(get('/who', $alice)->{status}, 200, 'a request with claims');
+is(get('/open-setting')->{body}, 'unset', 'the next request does not see its request.jwt.claims');
+is(get('/fails', $alice)->{status}, 400, 'a handler with claims fails (division by zero: 400)');
+is(get('/open-setting')->{body}, 'unset', 'after a failed handler, the claims are gone too');
+is(get('/sets', $alice)->{status}, 200, 'a handler sets request.jwt.claims for its session');
+is(get('/open-setting')->{body}, 'unset', 'what it set ended with its request');
 is(get('/constant')->{status}, 401, 'a constant route with auth is not answered from memory');
 is(get('/constant')->{status}, 401, 'not the second time either');
 is(get('/constant', $alice)->{body}, 'constant', 'and answers with a token');
@@ -183,6 +194,29 @@ is(get('/who', $stranger)->{status}, 403, 'a role the owner is not a member of: 
 is(get('/who', $super)->{status}, 403, 'a superuser role, even one the owner is a member of: 403');
 like(slurp_file($node->logfile, $offset), qr/role "stranger" may not be used by the route's owner/, 'logged');
 is(get('/who', $norole)->{status}, 401, 'a token without a role claim and no anon_role: 401');
+
+# A cached token's role check is forgotten when roles or memberships change.
+sub who_status_becomes
+{
+	my ($want) = @_;
+	my $until = time + 10;
+	my $status;
+	while (time < $until && ($status = get('/who', $alice)->{status}) != $want) { select(undef, undef, undef, 0.05); }
+	return $status;
+}
+is(get('/who', $alice)->{status}, 200, 'a cached token whose role check passed');
+$node->safe_psql('postgres', 'REVOKE alice FROM authenticator');
+is(who_status_becomes(403), 403, 'REVOKE of the role from the owner: the cached token is refused 403');
+$node->safe_psql('postgres', 'GRANT alice TO authenticator');
+is(who_status_becomes(200), 200, 'GRANT again: accepted');
+$node->safe_psql('postgres', 'ALTER ROLE alice SUPERUSER');
+is(who_status_becomes(403), 403, 'the role became a superuser: refused');
+$node->safe_psql('postgres', 'ALTER ROLE alice NOSUPERUSER');
+is(who_status_becomes(200), 200, 'no longer a superuser: accepted');
+$node->safe_psql('postgres', 'ALTER ROLE alice RENAME TO alice_renamed');
+is(who_status_becomes(403), 403, 'the role renamed away: refused');
+$node->safe_psql('postgres', 'ALTER ROLE alice_renamed RENAME TO alice');
+is(who_status_becomes(200), 200, 'renamed back: accepted');
 
 # ---- webgres.anon_role, and the role claim's path ----
 $node->append_conf('postgresql.conf', qq{webgres.anon_role = 'web_anon'\nwebgres.jwt_role_claim = '."https://example.test/claims".roles[1]'\n});
