@@ -28,11 +28,18 @@ LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		assert(res.path_offset <= res.target_len);
 		assert(!(res.chunked && res.content_length));
 		assert(memcmp(buf + res.head_len - 4, "\r\n\r\n", 4) == 0);
-		/* An accepted head never holds a bare LF or a NUL. */
+		/*
+		 * An accepted head never holds a bare LF, a NUL, or any control
+		 * byte but tab, CR and LF, nor DEL.
+		 */
 		for (size_t i = 0; i < res.head_len; i++)
 		{
-			assert(buf[i] != '\0');
-			assert(buf[i] != '\n' || (i > 0 && buf[i - 1] == '\r'));
+			unsigned char c = (unsigned char) buf[i];
+
+			assert(c != '\0');
+			assert(c != '\n' || (i > 0 && buf[i - 1] == '\r'));
+			assert(c >= 0x20 || c == '\t' || c == '\r' || c == '\n');
+			assert(c != 0x7f);
 		}
 	}
 	else
