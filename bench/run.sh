@@ -422,7 +422,7 @@ tcp_counters() {
 # run_one SERVER TIER ENDPOINT PATH ACCEPT CONNS PIPELINE REP SECONDS [PGBENCH SCRIPT]
 run_one() {
 	local server=$1 tier=$2 endpoint=$3 path=$4 accept=$5 conns=$6 pipe=$7 rep=$8 secs=$9 pgscript=${10:-}
-	local out="$RAW/$tier.$server.$(echo "$path" | tr -c 'A-Za-z0-9=' '_').c$conns.p$pipe.r$rep.txt"
+	local out="$RAW/$tier.$server.$endpoint.$(echo "$path" | tr -c 'A-Za-z0-9=' '_').c$conns.p$pipe.r$rep.txt"
 	local t0 t1 w0 w1 result tcp0 tcp1
 	tcp0=$(tcp_counters)
 	t0=$(server_ticks "$server"); w0=$(now_ms)
@@ -612,13 +612,15 @@ if [ "$WEBGRES" = 1 ] && { [ -z "${ONLY:-}" ] || [[ counting =~ ^($ONLY)$ ]]; };
 fi
 
 # --- tier: authentication cost (AUTH=1, default on) --------------------------
-# /db with no token (the TechEmpower route, auth none) beside the same
-# handler on a route with auth = 'required', called with a valid HS256
-# token and a valid ES256 token (made with PyJWT, test/t/jwt_mint.py): one
-# token per case, so after the first request it is verified from the
-# worker's cache (docs/authentication.md).
+# /db with no token (the TechEmpower route, auth none), and the same handler
+# on a route with auth = 'optional' called without a token (it runs as
+# webgres.anon_role), with a valid HS256 token and with a valid ES256 token
+# (made with PyJWT, test/t/jwt_mint.py) that claim the same role.  One
+# token per case, so after the first request it is found in the worker's
+# cache (docs/authentication.md).  The four cases take turns within each
+# repetition, so that a noisy moment falls on all of them.
 auth_tier() {
-	local py keys secret hs es
+	local py keys secret hs es rep spec endpoint path auth
 	py=$("$ROOT/scripts/pydeps.sh" | tail -1) || return 1
 	keys=$TMP/jwt; mkdir -p "$keys"
 	"$py" "$ROOT/test/t/jwt_mint.py" keys "$keys" || return 1
@@ -627,13 +629,14 @@ auth_tier() {
 	"$CLUSTER" psql "$PGDIR" -d hello_world -q >> "$RAW/auth.log" 2>&1 <<SQL || return 1
 ALTER SYSTEM SET webgres.jwt_secret = '$secret';
 ALTER SYSTEM SET webgres.jwt_keys_file = '$keys/jwks.json';
+ALTER SYSTEM SET webgres.anon_role = 'bench_auth_user';
 SELECT pg_reload_conf();
 DO \$\$ BEGIN CREATE ROLE bench_auth_user; EXCEPTION WHEN duplicate_object THEN NULL; END \$\$;
 GRANT SELECT ON world TO bench_auth_user;
 GRANT bench_auth_user TO benchmarkdbuser;
 DELETE FROM webgres.routes WHERE path = '/bench/auth/db';
 INSERT INTO webgres.routes (method, path, handler, owner, search_path, auth)
-  SELECT method, '/bench/auth/db', handler, owner, search_path, 'required'
+  SELECT method, '/bench/auth/db', handler, owner, search_path, 'optional'
   FROM webgres.routes WHERE method = 'GET' AND path = '/db';
 SQL
 	read -r hs es < <(printf '[{"alg": "HS256", "secret": "%s", "claims": {"role": "bench_auth_user", "exp": %d}},
@@ -641,11 +644,26 @@ SQL
 		"$secret" $(( $(date +%s) + 86400 )) $(( $(date +%s) + 86400 )) |
 		"$py" "$ROOT/test/t/jwt_mint.py" tokens "$keys" | tr '\n' ' ')
 	[ -n "$es" ] || return 1
-	log "authentication: /db without a token, with HS256 and with ES256 at c=$mid"
-	# ONLY names this tier, not its endpoints
-	ONLY='' bench_case auth db-no-token /db "$ACCEPT_JSON" "$mid" 1 webgres
-	ONLY='' WRK_AUTH="Bearer $hs" bench_case auth db-hs256 /bench/auth/db "$ACCEPT_JSON" "$mid" 1 webgres
-	ONLY='' WRK_AUTH="Bearer $es" bench_case auth db-es256 /bench/auth/db "$ACCEPT_JSON" "$mid" 1 webgres
+	local cases=("db-no-token /db -" "db-anon /bench/auth/db -"
+		"db-hs256 /bench/auth/db Bearer:$hs" "db-es256 /bench/auth/db Bearer:$es")
+	log "authentication: /db without a token; a route with auth without a token, with HS256, with ES256; at c=$mid"
+	for spec in "${cases[@]}"; do
+		read -r endpoint path auth <<< "$spec"
+		[ "$auth" = - ] && auth="" || auth=${auth/:/ }
+		if [ "$(WRK_AUTH=$auth http_status "$(server_url webgres)$path" 5)" != 200 ]; then
+			log "auth tier: $path ($endpoint) does not answer 200"
+			return 1
+		fi
+		WRK_AUTH=$auth wrk_cmd "$RAW/primer.txt" "$(server_url webgres)$path" "$ACCEPT_JSON" 8 1 report.lua || true
+	done
+	for rep in $(seq 1 "$REPS"); do
+		for spec in "${cases[@]}"; do
+			read -r endpoint path auth <<< "$spec"
+			[ "$auth" = - ] && auth="" || auth=${auth/:/ }
+			WRK_AUTH=$auth run_one webgres auth "$endpoint" "$path" "$ACCEPT_JSON" "$mid" 1 "$rep" "$DURATION"
+			sleep 0.5
+		done
+	done
 }
 if [ "$WEBGRES" = 1 ] && [ "${AUTH:-1}" = 1 ] &&
 	{ [ -z "${ONLY:-}" ] || [[ auth =~ ^($ONLY)$ ]]; }; then
