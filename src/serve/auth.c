@@ -36,10 +36,15 @@
 #include "serve/jwt_keys.h"
 
 /*
- * Verified tokens kept per process.  When it is full it is emptied: a
- * token then costs one more verification, and memory stays bounded.
+ * Verified tokens kept per process, at most this many and this much memory
+ * (a token may be 8 kB, its claims nearly as much).  When it is full it is
+ * emptied: a token then costs one more verification, and memory stays
+ * bounded.
  */
 #define TOKEN_CACHE_MAX_ENTRIES 1024
+#define TOKEN_CACHE_MAX_BYTES	(4 * 1024 * 1024)
+/* Blocks small beside the bound, so that what is counted is what is used. */
+#define TOKEN_CACHE_MAX_BLOCK	(64 * 1024)
 
 /*
  * The cache's key: the whole token, compared byte for byte, so that a
@@ -142,7 +147,8 @@ create_cache(void)
 
 	if (token_cxt == NULL)
 		token_cxt = AllocSetContextCreate(TopMemoryContext, "webgres verified tokens",
-										  ALLOCSET_DEFAULT_SIZES);
+										  ALLOCSET_DEFAULT_MINSIZE, ALLOCSET_DEFAULT_INITSIZE,
+										  TOKEN_CACHE_MAX_BLOCK);
 	if (!role_callbacks_registered)
 	{
 		/* As Postgres' own membership cache (acl.c) is invalidated. */
@@ -322,8 +328,13 @@ verify_and_cache(const TokenKey *key, const char **reason)
 		*reason = "the role claim is not a role name";
 		return NULL;
 	}
-	if (hash_get_num_entries(token_cache) >= TOKEN_CACHE_MAX_ENTRIES)
+	if (hash_get_num_entries(token_cache) >= TOKEN_CACHE_MAX_ENTRIES ||
+		MemoryContextMemAllocated(token_cxt, true) >= TOKEN_CACHE_MAX_BYTES)
 	{
+		ereport(DEBUG1,
+				(errmsg_internal("webgres: the cache of verified tokens is full (%ld tokens, %zu bytes); emptied",
+								 hash_get_num_entries(token_cache),
+								 MemoryContextMemAllocated(token_cxt, true))));
 		hash_destroy(token_cache);
 		MemoryContextReset(token_cxt);
 		create_cache();

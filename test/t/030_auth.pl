@@ -417,6 +417,25 @@ ok(defined $ended_at, 'event stream: ended cleanly (last chunk) once the token e
 ok(defined $ended_at && $ended_at >= $exp - 1, 'event stream: not before the token expired');
 close $sock;
 
+# ---- the token cache is bounded in bytes as well as in tokens ----
+# Near-8 kB tokens (and claims nearly as large) fill 4 MB long before 1024
+# tokens: the cache is emptied and every token still verifies.
+$node->append_conf('postgresql.conf', "log_min_messages = debug1\n");
+$node->reload;
+my $cache_offset = -s $node->logfile;
+my @big = mint(map { { alg => 'HS256', claims => claims(role => 'alice', sub => "big-$_", pad => 'x' x 5800) } } 1 .. 300);
+my $big_ok = 0;
+for my $t (@big)
+{
+	$big_ok++ if get('/who', $t)->{status} == 200;
+}
+is($big_ok, scalar @big, 'near-8 kB tokens: every one accepted');
+my ($emptied_at) = slurp_file($node->logfile, $cache_offset) =~ /cache of verified tokens is full \((\d+) tokens/;
+ok(defined $emptied_at && $emptied_at < 1024,
+	'the cache was emptied by its memory bound, before 1024 tokens (' . ($emptied_at // 'never') . ')');
+$node->append_conf('postgresql.conf', "log_min_messages = warning\n");
+$node->reload;
+
 unlike(slurp_file($node->logfile), qr/terminated by signal|FATAL/, 'no worker crashed or exited');
 $node->stop;
 done_testing();
