@@ -172,6 +172,15 @@ fetch_param(ParamListInfo params, int paramid, bool speculative,
 	return prm;
 }
 
+/* The request relation's headers column, built now if no handler read it yet. */
+Jsonb *
+request_headers(RequestData *rd)
+{
+	ParamExternData workspace;
+
+	return DatumGetJsonbP(fetch_param(rd->params, REQ_HEADERS, false, &workspace)->value);
+}
+
 /* Sets up rd for req, its parameters built on first use. */
 void
 request_init(RequestData *rd, h2o_req_t *req, MemoryContext cxt)

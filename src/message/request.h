@@ -11,6 +11,7 @@
 #define WEBGRES_REQUEST_H
 
 #include "nodes/params.h"
+#include "utils/jsonb.h"
 
 #include "parse/pattern.h"
 
@@ -71,6 +72,12 @@ extern void request_apply_settings(const RequestData *rd);
 
 /* Takes them away after the request's last transaction (request.c). */
 extern void request_clear_settings(const RequestData *rd);
+
+/*
+ * The request relation's headers column (names in lower case, repeated
+ * fields joined), built once; raises 22021 for a header that is not text.
+ */
+extern Jsonb *request_headers(RequestData *rd);
 
 /* Makes params reflect the captures of the route about to run. */
 extern void request_set_captures(RequestData *rd, PathCapture *caps, int ncaps);

@@ -21,6 +21,7 @@
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/json.h"
+#include "utils/jsonb.h"
 #include "utils/memutils.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
@@ -29,6 +30,7 @@
 #include <h2o.h>
 
 #include "common/settings.h"
+#include "message/querystring.h"
 #include "message/response.h"
 #include "parse/jwt.h"
 #include "serve/auth.h"
@@ -476,105 +478,39 @@ csrf_allowed(h2o_req_t *req, const Route *r)
 }
 
 /*
- * Appends s[0..len) as a JSON string, escaped as escape_json() does; runs
- * of characters that need no escape are copied at once, since a header
- * (a token in Authorization) is mostly such a run.  lower: ASCII letters in
- * lower case (header names).
+ * request.cookies: the Cookie headers' pairs as a JSON object, the last of
+ * a repeated name winning (as jsonb keeps it).  The caller has checked the
+ * headers to be valid text, and a cookie is a piece of one.
  */
-static void
-append_json_string(StringInfo buf, const char *s, size_t len, bool lower)
-{
-	size_t		run = 0;
-
-	appendStringInfoChar(buf, '"');
-	for (size_t i = 0; i < len; i++)
-	{
-		unsigned char c = (unsigned char) s[i];
-
-		if (c >= 0x20 && c != '"' && c != '\\' && !(lower && c >= 'A' && c <= 'Z'))
-			continue;
-		appendBinaryStringInfo(buf, s + run, (int) (i - run));
-		run = i + 1;
-		switch (c)
-		{
-			case '"':
-				appendStringInfoString(buf, "\\\"");
-				break;
-			case '\\':
-				appendStringInfoString(buf, "\\\\");
-				break;
-			case '\b':
-				appendStringInfoString(buf, "\\b");
-				break;
-			case '\f':
-				appendStringInfoString(buf, "\\f");
-				break;
-			case '\n':
-				appendStringInfoString(buf, "\\n");
-				break;
-			case '\r':
-				appendStringInfoString(buf, "\\r");
-				break;
-			case '\t':
-				appendStringInfoString(buf, "\\t");
-				break;
-			default:
-				if (c < 0x20)
-					appendStringInfo(buf, "\\u%04x", c);
-				else
-					appendStringInfoChar(buf, (char) (c + ('a' - 'A')));
-		}
-	}
-	appendBinaryStringInfo(buf, s + run, (int) (len - run));
-	appendStringInfoChar(buf, '"');
-}
-
-/*
- * Appends "name": "value" to a JSON object under construction; lower_name:
- * the name in lower case (header names, not cookie names, which are case
- * sensitive).
- */
-static void
-append_member(StringInfo buf, const char *name, size_t namelen,
-			  const char *value, size_t valuelen, bool lower_name)
-{
-	/* Text that is not in the server encoding cannot go into a setting. */
-	if (memchr(name, '\0', namelen) != NULL || memchr(value, '\0', valuelen) != NULL ||
-		!pg_verifymbstr(name, (int) namelen, true) || !pg_verifymbstr(value, (int) valuelen, true))
-		return;
-	if (buf->len > 1)
-		appendStringInfoChar(buf, ',');
-	append_json_string(buf, name, namelen, lower_name);
-	appendStringInfoChar(buf, ':');
-	append_json_string(buf, value, valuelen, false);
-}
-
-/* request.cookies: the Cookie headers' pairs as a JSON object. */
 static char *
 cookies_json(h2o_req_t *req)
 {
-	StringInfoData buf;
+	JsonbParseState *state = NULL;
 	CookieCursor c;
 	const char *name;
 	const char *value;
 	size_t		namelen;
 	size_t		valuelen;
+	Jsonb	   *cookies;
 
-	initStringInfo(&buf);
-	appendStringInfoChar(&buf, '{');
+	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 	cookies_begin(&c, req);
 	while (next_cookie(&c, &name, &namelen, &value, &valuelen))
-		append_member(&buf, name, namelen, value, valuelen, false);
-	appendStringInfoChar(&buf, '}');
-	return buf.data;
+	{
+		jsonb_push_string(&state, WJB_KEY, name, namelen);
+		jsonb_push_string(&state, WJB_VALUE, value, valuelen);
+	}
+	cookies = JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));
+	return JsonbToCString(NULL, &cookies->root, VARSIZE(cookies));
 }
 
 /*
  * PostgREST's per-request settings: request.jwt.claims (the claims, or
  * {"role": anon} without a token, so that ::jsonb casts never fail), and
  * with webgres.postgrest_request_settings request.method, request.path,
- * request.headers and request.cookies.  Built in the request's memory: an
- * event stream applies them again in a later transaction.
+ * request.headers (the request relation's headers, as text) and
+ * request.cookies.  Built in the request's memory and set once: they last
+ * until the request ends (request_clear_settings()).
  */
 static void
 set_request_settings(h2o_req_t *req, RequestData *rd, AuthState *st, const char *role)
@@ -595,20 +531,13 @@ set_request_settings(h2o_req_t *req, RequestData *rd, AuthState *st, const char 
 	}
 	if (webgres_postgrest_request_settings)
 	{
-		StringInfoData headers;
+		/* Raises 22021 (400) for a header that is not valid text. */
+		Jsonb	   *headers = request_headers(rd);
 
 		request_add_setting(rd, "request.method", pnstrdup(req->method.base, req->method.len));
 		request_add_setting(rd, "request.path", pnstrdup(rd->path, rd->pathlen));
-		initStringInfo(&headers);
-		appendStringInfoChar(&headers, '{');
-		for (size_t i = 0; i < req->headers.size; i++)
-		{
-			h2o_header_t *h = &req->headers.entries[i];
-
-			append_member(&headers, h->name->base, h->name->len, h->value.base, h->value.len, true);
-		}
-		appendStringInfoChar(&headers, '}');
-		request_add_setting(rd, "request.headers", headers.data);
+		request_add_setting(rd, "request.headers",
+							JsonbToCString(NULL, &headers->root, VARSIZE(headers)));
 		request_add_setting(rd, "request.cookies", cookies_json(req));
 	}
 	MemoryContextSwitchTo(oldcxt);
@@ -710,10 +639,7 @@ auth_route(h2o_req_t *req, const Route *r, AuthState *st, RequestData *rd,
 	st->run_as = role;
 	request_set_identity(rd, roleid, st->claims);
 	rd->expires_at = st->has_exp ? (int64) ceil(st->exp) : 0;
-	/* Every transaction the request runs handlers in has them anew. */
 	if (!st->settings_done)
 		set_request_settings(req, rd, st, role);
-	else
-		request_apply_settings(rd);
 	return true;
 }

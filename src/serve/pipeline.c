@@ -842,8 +842,10 @@ catch_up_event_stream(Request *rq)
 	int			ncaps;
 	SPITupleTable *rows = NULL;
 
-	/* The settings authentication gave phase 1 (request.jwt.claims). */
-	request_apply_settings(&rq->rd);
+	/*
+	 * The settings authentication gave phase 1 (request.jwt.claims) are
+	 * still in effect: they last until run_handlers() ends.
+	 */
 	if (routes->installed && rq->split)
 	{
 		match_begin(&rq->m, routes, &rq->segs);

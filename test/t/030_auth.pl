@@ -117,6 +117,13 @@ while (time < $settings_deadline && get('/settings', $alice, %settings_headers)-
 }
 is(get('/settings', $alice, %settings_headers)->{body}, 'GET /settings yes mint',
 	'with it, request.method, request.path, request.headers and request.cookies are set');
+my $twice = WebgresTest::raw($port, "GET /settings HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer $alice\r\n"
+	  . "X-Test: yes\r\nX-Test: again\r\nCookie: flavour=mint\r\nCookie: flavour=lime\r\nConnection: close\r\n\r\n");
+is($twice->{body}, 'GET /settings yes, again lime',
+	'request.headers joins a repeated header as the request relation does; the last cookie of a name wins');
+$twice = WebgresTest::raw($port, "GET /settings HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer $alice\r\n"
+	  . "X-Test: caf\xc3\r\nConnection: close\r\n\r\n");
+is($twice->{status}, 400, 'a header that is not valid UTF-8: 400, as when a handler reads it');
 
 # ---- no token ----
 my $res = get('/who');
