@@ -80,7 +80,6 @@ static MemoryContext token_cxt = NULL;
  * invalidation), which makes every cached role check stale.
  */
 static uint64 role_generation = 1;
-static bool role_callbacks_registered = false;
 
 /* Bumped whenever the cache is emptied: an AuthState's entry is then gone. */
 static uint64 cache_epoch = 1;
@@ -148,15 +147,14 @@ create_cache(void)
 	HASHCTL		ctl;
 
 	if (token_cxt == NULL)
+	{
+		/* Once per process. */
 		token_cxt = AllocSetContextCreate(TopMemoryContext, "webgres verified tokens",
 										  ALLOCSET_DEFAULT_MINSIZE, ALLOCSET_DEFAULT_INITSIZE,
 										  TOKEN_CACHE_MAX_BLOCK);
-	if (!role_callbacks_registered)
-	{
 		/* As Postgres' own membership cache (acl.c) is invalidated. */
 		CacheRegisterSyscacheCallback(AUTHOID, roles_changed, (Datum) 0);
 		CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, roles_changed, (Datum) 0);
-		role_callbacks_registered = true;
 	}
 	cache_epoch++;
 	memset(&ctl, 0, sizeof(ctl));
