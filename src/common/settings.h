@@ -37,6 +37,7 @@ extern int	webgres_max_queue;
 extern int	webgres_stream_timeout;
 extern int	webgres_sse_heartbeat;
 extern int	webgres_sse_buffer_limit;
+extern int	webgres_events_read_limit;
 extern char *webgres_jwt_secret;
 extern char *webgres_jwt_keys_file;
 extern char *webgres_jwt_audience;

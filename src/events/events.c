@@ -23,6 +23,13 @@
  * its client has not taken (sse.c): each stream's memory stays bounded by
  * the limit, and a client that does not read holds delivery up for a
  * bounded grace, then is cut.
+ *
+ * Meanwhile the queue may grow toward its whole size, and one read would
+ * hand all of it over: what a read returns beyond webgres.events_read_limit
+ * is not kept.  The streams that follow a channel that lost notifications
+ * get what was kept, then a comment saying so and the end of their
+ * response, so that their clients reconnect and catch up through the
+ * handler's rows (Last-Event-ID) instead of silently missing events.
  */
 #include "postgres.h"
 
@@ -58,6 +65,7 @@ typedef struct Channel
 	char		name[NAMEDATALEN];	/* hash key */
 	dlist_head	subscribers;
 	int			nsubscribers;
+	bool		lost;			/* the last read dropped some of its notifications */
 } Channel;
 
 typedef struct EventStream EventStream;
@@ -89,6 +97,12 @@ typedef struct Notification
 	size_t		len;			/* of channel and payload: what a slice counts */
 } Notification;
 
+/* What keeping one notification costs besides its bytes: its record and list cell. */
+#define NOTIFICATION_OVERHEAD (sizeof(Notification) + 2 * sizeof(ListCell))
+
+/* The last line a stream gets when it is ended for notifications it lost. */
+#define EVENTS_LOST_COMMENT ": webgres lost notifications for this stream; reconnect\n\n"
+
 static Channel *channel_enter(const char *name);
 
 static HTAB *channels;
@@ -98,6 +112,10 @@ static List *received = NIL;	/* of Notification, in notify_cxt */
 static int	ndelivered = 0;		/* how many of received went out */
 static uint64 nreads = 0;		/* reads of the queue that returned notifications */
 static bool unlisten_due = false;
+static size_t read_bytes = 0;	/* kept by the current read, overheads included */
+static uint64 read_dropped = 0; /* notifications the current read did not keep */
+static size_t read_dropped_bytes = 0;
+static bool lost_pending = false;	/* some channel is marked lost */
 
 /*
  * Most notification bytes delivered in one pass of the event loop (less
@@ -276,6 +294,7 @@ channel_enter(const char *name)
 	{
 		dlist_init(&c->subscribers);
 		c->nsubscribers = 0;
+		c->lost = false;
 		ereport(DEBUG1,
 				(errmsg_internal("webgres worker listens on channel \"%s\"", name)));
 	}
@@ -460,6 +479,22 @@ comm_putmessage(char msgtype, const char *s, size_t len)
 	clen = strnlen(channel, len - 4);
 	if (4 + clen + 1 >= len)
 		return 0;
+	/* Over the limit: not kept, and the channel's streams are told later. */
+	if (read_bytes + len + NOTIFICATION_OVERHEAD > (size_t) webgres_events_read_limit)
+	{
+		Channel    *c = clen < NAMEDATALEN ?
+			hash_search(channels, channel, HASH_FIND, NULL) : NULL;
+
+		if (c != NULL && c->nsubscribers > 0)
+		{
+			c->lost = true;
+			lost_pending = true;
+		}
+		read_dropped++;
+		read_dropped_bytes += len;
+		return 0;
+	}
+	read_bytes += len + NOTIFICATION_OVERHEAD;
 	oldcxt = MemoryContextSwitchTo(notify_cxt);
 	n = palloc(sizeof(Notification));
 	n->channel = pstrdup(channel);
@@ -513,6 +548,38 @@ read_notifications(void)
 	whereToSendOutput = save_dest;
 	PqCommMethods = save_methods;
 	MemoryContextSwitchTo(oldcxt);
+}
+
+/*
+ * Ends the streams that follow a channel the last read lost notifications
+ * of, once what it kept is delivered: they get a comment and the end of
+ * their response.  Streams that began after that read lost nothing.
+ */
+static void
+end_streams_that_lost(void)
+{
+	HASH_SEQ_STATUS status;
+	Channel    *c;
+
+	lost_pending = false;
+	hash_seq_init(&status, channels);
+	while ((c = hash_seq_search(&status)) != NULL)
+	{
+		dlist_mutable_iter iter;
+
+		if (!c->lost)
+			continue;
+		c->lost = false;
+		dlist_foreach_modify(iter, &c->subscribers)
+		{
+			Subscription *sub = dlist_container(Subscription, node, iter.cur);
+
+			if (sub->stream->subscribed_at >= nreads)
+				continue;
+			sse_push(sub->stream->sse, EVENTS_LOST_COMMENT, sizeof(EVENTS_LOST_COMMENT) - 1);
+			sse_end(sub->stream->sse);
+		}
+	}
 }
 
 /* The text of a jsonb value: strings as they are, anything else as JSON. */
@@ -702,7 +769,10 @@ deliver_slice(void)
 	{
 		received = NIL;
 		ndelivered = 0;
+		read_bytes = 0;
 		MemoryContextReset(notify_cxt);
+		if (lost_pending)
+			end_streams_that_lost();
 	}
 }
 
@@ -720,12 +790,24 @@ events_between_requests(void)
 	 * The queue is read again once the last read is delivered, outside the
 	 * read's transaction, so that the queue moves on at once.
 	 */
-	if (received == NIL && notifyInterruptPending)
+	if (received == NIL && !lost_pending && notifyInterruptPending)
 	{
+		read_dropped = 0;
+		read_dropped_bytes = 0;
 		read_notifications();
-		if (received != NIL)
+		if (received != NIL || read_dropped > 0)
 			nreads++;
+		if (read_dropped > 0)
+			ereport(LOG,
+					(errmsg("webgres worker dropped " UINT64_FORMAT " notifications (%zu bytes) over webgres.events_read_limit",
+							read_dropped, read_dropped_bytes),
+					 errdetail("The event streams that follow their channels are ended once the %d notifications kept are delivered.",
+							   list_length(received)),
+					 errhint("Raise webgres.events_read_limit, or make clients read faster: delivery waits while a stream is over webgres.sse_buffer_limit.")));
 	}
+	/* Everything read was dropped: its streams end now. */
+	if (received == NIL && lost_pending)
+		end_streams_that_lost();
 	/* While a client has not taken its backlog, the rest waits (sse.c). */
 	if (received != NIL && !sse_backlogged())
 	{

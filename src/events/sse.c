@@ -207,7 +207,8 @@ flush(SseStream *s)
 
 	if (s->in_flight || s->dropped)
 		return;
-	if (s->ending)
+	/* An ending stream sends what was queued before it ended, then its end. */
+	if (s->ending && s->queued.len == 0)
 	{
 		finish(s);
 		return;
@@ -425,6 +426,17 @@ sse_push(SseStream *s, const char *bytes, size_t len)
 	if (!s->in_flight)
 		flush_soon(s);
 	check_backlog(s);
+}
+
+/* Ends the stream cleanly once what is queued for it has gone out. */
+void
+sse_end(SseStream *s)
+{
+	if (s->dropped || s->ending)
+		return;
+	s->ending = true;
+	if (!s->in_flight)
+		flush_soon(s);
 }
 
 /* True while some stream holds more than webgres.sse_buffer_limit its client has not taken. */

@@ -45,6 +45,9 @@ extern void sse_set_expiry(SseStream *stream, int64 expires_at);
 /* Queues bytes for the client and offers them to its connection. */
 extern void sse_push(SseStream *stream, const char *bytes, size_t len);
 
+/* Ends the stream cleanly (the response's end) once what is queued has gone out. */
+extern void sse_end(SseStream *stream);
+
 /*
  * True while some stream holds more than webgres.sse_buffer_limit bytes its
  * client has not taken: push nothing more until it drains or is cut.

@@ -41,6 +41,7 @@ int			webgres_max_queue;
 int			webgres_stream_timeout;
 int			webgres_sse_heartbeat;
 int			webgres_sse_buffer_limit;
+int			webgres_events_read_limit;
 char	   *webgres_metrics_path;
 char	   *webgres_metrics_listen;
 char	   *webgres_liveness_path;
@@ -695,6 +696,20 @@ define_settings(void)
 							&webgres_sse_buffer_limit,
 							1024 * 1024,
 							1024, INT_MAX / 2,
+							PGC_SIGHUP,
+							GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.events_read_limit",
+							"Most notification bytes a worker keeps from one read of the notification queue.",
+							"Postgres hands a listening worker everything queued for it in one "
+							"read; what is over this limit is not kept, and the event streams "
+							"that follow a channel that lost notifications are ended once the "
+							"rest is delivered, so that their clients reconnect and catch up "
+							"through the handler's rows.",
+							&webgres_events_read_limit,
+							64 * 1024 * 1024,
+							16 * 1024, INT_MAX / 2,
 							PGC_SIGHUP,
 							GUC_UNIT_BYTE,
 							NULL, NULL, NULL);
