@@ -42,6 +42,7 @@
 #include "miscadmin.h"
 #include "tcop/dest.h"
 #include "tcop/tcopprot.h"
+#include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -55,6 +56,7 @@
 #include <h2o.h>
 
 #include "events/events.h"
+#include "events/notify_sign.h"
 #include "message/response.h"
 #include "events/sse.h"
 #include "common/settings.h"
@@ -85,6 +87,9 @@ struct EventStream
 	char	  **catchup_ids;	/* ids sent as catch-up, sorted, for de-duplication */
 	int			ncatchup_ids;
 	uint64		subscribed_at;	/* reads of the queue before the stream began */
+	bool		restricted;		/* only notifications signed by senders */
+	Oid		   *senders;		/* the handler's `senders`, as role OIDs */
+	int			nsenders;
 	int			nsubscriptions;
 	Subscription subscriptions[FLEXIBLE_ARRAY_MEMBER];
 };
@@ -226,6 +231,53 @@ row_channels(SPITupleTable *rows, int *nchannels)
 	return names;
 }
 
+/*
+ * The first row's `senders` column: the roles whose signed notifications
+ * (webgres.notify()) the stream accepts, as OIDs in the current memory
+ * context.  False when there is no such column or it is NULL: the stream
+ * takes any notification on its channels.
+ */
+static bool
+row_senders(SPITupleTable *rows, Oid **senders, int *nsenders)
+{
+	int			col = column_of(rows->tupdesc, "senders");
+	bool		isnull;
+	Datum		d;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			nelems;
+	Oid			elemtype;
+
+	*senders = NULL;
+	*nsenders = 0;
+	if (col == 0)
+		return false;
+	d = SPI_getbinval(rows->vals[0], rows->tupdesc, col, &isnull);
+	if (isnull)
+		return false;
+	elemtype = get_element_type(TupleDescAttr(rows->tupdesc, col - 1)->atttypid);
+	if (elemtype != TEXTOID && elemtype != VARCHAROID && elemtype != NAMEOID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("an event-stream handler's senders column must be an array of role names")));
+	deconstruct_array(DatumGetArrayTypeP(d), elemtype, elemtype == NAMEOID ? NAMEDATALEN : -1,
+					  false, elemtype == NAMEOID ? TYPALIGN_CHAR : TYPALIGN_INT,
+					  &elems, &nulls, &nelems);
+	*senders = palloc(sizeof(Oid) * Max(nelems, 1));
+	for (int i = 0; i < nelems; i++)
+	{
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
+					 errmsg("handler returned a NULL sender role")));
+		/* An unknown role is the handler's mistake: an error, not a silent stream. */
+		(*senders)[(*nsenders)++] =
+			get_role_oid(elemtype == NAMEOID ? NameStr(*DatumGetName(elems[i])) :
+						 TextDatumGetCString(elems[i]), false);
+	}
+	return true;
+}
+
 /* ---- phase 1 ---- */
 
 /* Phase 1 of an event stream: answers, or LISTENs and awaits phase 2. */
@@ -319,6 +371,8 @@ on_stream_close(SseStream *sse, void *arg)
 		pfree(es->catchup_ids[i]);
 	if (es->catchup_ids)
 		pfree(es->catchup_ids);
+	if (es->senders)
+		pfree(es->senders);
 	pfree(es);
 }
 
@@ -331,7 +385,8 @@ compare_ids(const void *a, const void *b)
 
 /* Makes the stream's record and subscribes it to its channels. */
 static EventStream *
-subscribe(char **names, int n, char **ids, int nids)
+subscribe(char **names, int n, char **ids, int nids, bool restricted,
+		  Oid *senders, int nsenders)
 {
 	EventStream *es = MemoryContextAllocZero(events_cxt,
 											 offsetof(EventStream, subscriptions) +
@@ -348,6 +403,13 @@ subscribe(char **names, int n, char **ids, int nids)
 	}
 	es->nsubscriptions = n;
 	es->subscribed_at = nreads;
+	es->restricted = restricted;
+	if (nsenders > 0)
+	{
+		es->senders = MemoryContextAlloc(events_cxt, sizeof(Oid) * nsenders);
+		memcpy(es->senders, senders, sizeof(Oid) * nsenders);
+		es->nsenders = nsenders;
+	}
 	if (nids > 0)
 	{
 		es->catchup_ids = MemoryContextAlloc(events_cxt, sizeof(char *) * nids);
@@ -411,6 +473,9 @@ events_second_phase(RequestData *rd, const EventsListen *listen, SPITupleTable *
 	size_t		ignoredlen;
 	ssize_t		h;
 	EventStream *es;
+	Oid		   *senders;
+	int			nsenders;
+	bool		restricted;
 
 	if (row_status(rows) != 200)
 	{
@@ -425,6 +490,7 @@ events_second_phase(RequestData *rd, const EventsListen *listen, SPITupleTable *
 			if (strcmp(names[i], listen->channels[j]) == 0)
 				names[nkept++] = names[i];
 
+	restricted = row_senders(rows, &senders, &nsenders);
 	initStringInfo(&first);
 	format_catchup(rows, &first, &ids, &nids);
 	/* The first row's headers column applies to the stream too, but not a content type. */
@@ -432,7 +498,7 @@ events_second_phase(RequestData *rd, const EventsListen *listen, SPITupleTable *
 	while ((h = h2o_find_header(&req->res.headers, H2O_TOKEN_CONTENT_TYPE, -1)) != -1)
 		h2o_delete_header(&req->res.headers, h);
 
-	es = subscribe(names, nkept, ids, nids);
+	es = subscribe(names, nkept, ids, nids, restricted, senders, nsenders);
 	es->sse = sse_start(req, first.data, first.len, on_stream_close, es);
 	/* Opened with a token: it ends when the token does. */
 	if (rd->expires_at > 0)
@@ -675,6 +741,18 @@ decode_payload(const char *payload, char **id, char **event, char **data)
 	return true;
 }
 
+/* Whether the stream accepts a notification signed by role (InvalidOid: unsigned). */
+static bool
+sender_accepted(const EventStream *es, Oid role)
+{
+	if (!OidIsValid(role))
+		return false;
+	for (int i = 0; i < es->nsenders; i++)
+		if (es->senders[i] == role)
+			return true;
+	return false;
+}
+
 /* Sends one notification to the streams that follow its channel. */
 static void
 deliver(Notification *n, StringInfo buf)
@@ -683,11 +761,15 @@ deliver(Notification *n, StringInfo buf)
 	char	   *id;
 	char	   *event;
 	char	   *data;
+	const char *payload = n->payload;
+	Oid			signer = InvalidOid;
 	dlist_mutable_iter iter;
 
 	if (c == NULL || c->nsubscribers == 0 || strlen(n->channel) >= NAMEDATALEN)
 		return;
-	if (!decode_payload(n->payload, &id, &event, &data))
+	/* Signed by webgres.notify(): its sender is known, its payload inside. */
+	(void) notify_sign_verify(n->channel, n->payload, &signer, &payload);
+	if (!decode_payload(payload, &id, &event, &data))
 		return;
 	resetStringInfo(buf);
 	sse_format_event(buf, id, event, data, strlen(data));
@@ -699,6 +781,9 @@ deliver(Notification *n, StringInfo buf)
 
 		/* Read before the stream's LISTEN: a burst being delivered in slices. */
 		if (es->subscribed_at >= nreads)
+			continue;
+		/* The stream takes only what its senders signed. */
+		if (es->restricted && !sender_accepted(es, signer))
 			continue;
 		/* Sent already as a catch-up row: the NOTIFY committed before phase 2's snapshot. */
 		if (id != NULL && es->ncatchup_ids > 0 &&
