@@ -16,6 +16,8 @@
 
 #include "lib/stringinfo.h"
 
+#include "parse/sse_format.h"
+
 struct st_h2o_req_t;
 struct st_h2o_context_t;
 
@@ -66,7 +68,5 @@ extern void sse_end_all(void);
 extern void sse_format_event(StringInfo buf, const char *id, const char *event,
 							 const char *data, size_t datalen);
 
-/* True if s may be an id or event field: no CR, LF or NUL. */
-extern bool sse_field_ok(const char *s, size_t len);
 
 #endif
