@@ -31,6 +31,7 @@ extern int	webgres_tls_min_version;
 extern char *webgres_tls_ciphers;
 extern char *webgres_tls_ciphersuites;
 extern bool webgres_tls_redirect;
+extern int	webgres_tls_ticket_rotation;
 extern int	webgres_executors;
 extern int	webgres_inline_budget;
 extern int	webgres_max_queue;

@@ -58,6 +58,7 @@ int			webgres_tls_min_version;
 char	   *webgres_tls_ciphers;
 char	   *webgres_tls_ciphersuites;
 bool		webgres_tls_redirect;
+int			webgres_tls_ticket_rotation;
 char	   *webgres_access_log;
 char	   *webgres_access_log_format;
 int			webgres_log_slow_requests;
@@ -270,6 +271,19 @@ define_tls_settings(void)
 							 PGC_SIGHUP,
 							 0,
 							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.tls_ticket_rotation",
+							"How long a TLS session ticket key encrypts new tickets.",
+							"The workers share their ticket keys, so a session resumes on "
+							"any worker; the key after this long is new, the previous one "
+							"still decrypts for one more period, then is destroyed. A "
+							"session lives this long at most.",
+							&webgres_tls_ticket_rotation,
+							3600,
+							1, 7 * 24 * 3600,
+							PGC_SIGHUP,
+							GUC_UNIT_S,
+							NULL, NULL, NULL);
 
 	DefineCustomStringVariable("webgres.tls_ciphers",
 							   "Cipher list for TLS 1.2, in OpenSSL's syntax.",
