@@ -41,6 +41,7 @@
 #include "http/h2_guard.h"
 #include "http/listen.h"
 #include "http/tls.h"
+#include "http/tls_tickets.h"
 #include "message/response.h"
 #include "common/settings.h"
 
@@ -205,6 +206,8 @@ set_protocols(SSL_CTX *ctx, int elevel)
 		return false;
 	}
 	h2o_ssl_register_alpn_protocols(ctx, alpn_protocols);
+	/* Session tickets any worker can decrypt, under keys that rotate. */
+	tls_tickets_install(ctx);
 	return true;
 }
 
