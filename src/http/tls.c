@@ -42,6 +42,7 @@
 #include "http/listen.h"
 #include "http/tls.h"
 #include "message/response.h"
+#include "message/response_abort.h"
 #include "common/settings.h"
 
 /* Mozilla's "intermediate" profile: the key exchange groups. */
@@ -334,6 +335,7 @@ on_handshake_timeout(h2o_timeout_entry_t *entry)
 	h2o_socket_t *sock = hs->sock;
 
 	(void) handshake_done(hs);
+	response_abort_reset_on_close(h2o_socket_get_fd(sock));
 	h2o_socket_close(sock);
 }
 
