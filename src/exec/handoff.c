@@ -555,6 +555,44 @@ watch_clients(void)
 		h2o_timeout_link(loop, &client_timeout, &client_entry);
 }
 
+/*
+ * Reserves h's request frame whole, so that writing it never grows (and
+ * never raises an error on the event loop, where nothing would catch it).
+ * A request too large to frame is answered 413, one that finds no memory
+ * 503; false then, and h has ended.
+ */
+static bool
+frame_alloc(Handoff *h)
+{
+	uint64		size = frame_request_size(h->req);
+
+	h->frame.data = NULL;
+	if (size > FRAME_HEADER_SIZE + (uint64) FRAME_MAX_PAYLOAD)
+	{
+		ereport(LOG,
+				(errmsg("webgres cannot hand a request of %llu bytes to an executor",
+						(unsigned long long) size),
+				 errdetail("A frame carries at most %u bytes.", (unsigned) FRAME_MAX_PAYLOAD),
+				 errhint("Lower webgres.max_body_size.")));
+		fail(h, 413, "Payload Too Large", false);
+		return false;
+	}
+	h->frame.data = MemoryContextAllocExtended(TopMemoryContext, (Size) size + 1,
+											   MCXT_ALLOC_NO_OOM);
+	if (h->frame.data == NULL)
+	{
+		ereport(LOG,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("webgres has no memory for a request of %llu bytes to an executor",
+						(unsigned long long) size)));
+		fail(h, 503, "Service Unavailable", true);
+		return false;
+	}
+	h->frame.maxlen = (int) size + 1;
+	resetStringInfo(&h->frame);
+	return true;
+}
+
 /* Connects to the executors and writes the request; h is admitted. */
 static void
 send_to_executor(Handoff *h)
@@ -582,14 +620,8 @@ send_to_executor(Handoff *h)
 	}
 	h->sock = h2o_evloop_socket_create(loop, fd, 0);
 	h->sock->data = h;
-
-	h->frame.data = NULL;
-	{
-		MemoryContext oldcxt = MemoryContextSwitchTo(TopMemoryContext);
-
-		initStringInfo(&h->frame);
-		MemoryContextSwitchTo(oldcxt);
-	}
+	if (!frame_alloc(h))
+		return;
 	frame_put_request(&h->frame, h->req, &h->meta);
 	buf = h2o_iovec_init(h->frame.data, h->frame.len);
 	h2o_socket_write(h->sock, &buf, 1, on_request_written);

@@ -69,6 +69,27 @@ end_frame(StringInfo buf, int at)
 	memcpy(buf->data + at, &n, 4);
 }
 
+/* The bytes a length-prefixed string of len takes in a frame. */
+#define STR_SIZE(len) (4 + (uint64) (len))
+
+/*
+ * The size of req's REQUEST frame, header included, counted in 64 bits:
+ * the caller makes sure it can hold the frame before writing it.
+ */
+uint64
+frame_request_size(h2o_req_t *req)
+{
+	uint64		size = FRAME_HEADER_SIZE + 8 + 8 + 1 + 1 +
+		STR_SIZE(req->authority.len) + STR_SIZE(req->method.len) +
+		STR_SIZE(req->path.len) + 8 + 4 + 1 +
+		STR_SIZE(req->entity.base != NULL ? req->entity.len : 0);
+
+	for (size_t i = 0; i < req->headers.size; i++)
+		size += STR_SIZE(req->headers.entries[i].name->len) +
+			STR_SIZE(req->headers.entries[i].value.len);
+	return size;
+}
+
 /* Appends a REQUEST frame for req to buf. */
 void
 frame_put_request(StringInfo buf, h2o_req_t *req, const HandoffMeta *meta)
