@@ -567,12 +567,13 @@ frame_alloc(Handoff *h)
 	uint64		size = frame_request_size(h->req);
 
 	h->frame.data = NULL;
-	if (size > FRAME_HEADER_SIZE + (uint64) FRAME_MAX_PAYLOAD)
+	/* The frame, its header and the StringInfo's NUL in one allocation. */
+	if (size > FRAME_HEADER_SIZE + (uint64) FRAME_MAX_PAYLOAD || size + 1 > MaxAllocSize)
 	{
 		ereport(LOG,
 				(errmsg("webgres cannot hand a request of %llu bytes to an executor",
 						(unsigned long long) size),
-				 errdetail("A frame carries at most %u bytes.", (unsigned) FRAME_MAX_PAYLOAD),
+				 errdetail("A frame carries at most %u bytes.", (unsigned) (MaxAllocSize - 1)),
 				 errhint("Lower webgres.max_body_size.")));
 		fail(h, 413, "Payload Too Large", false);
 		return false;

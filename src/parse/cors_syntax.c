@@ -6,31 +6,35 @@
 
 #include <string.h>
 
-/* ASCII classes, whatever the locale. */
+/* Whether c is an ASCII letter, whatever the locale. */
 static bool
 is_alpha(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
 
+/* Whether c is an ASCII digit. */
 static bool
 is_digit(char c)
 {
 	return c >= '0' && c <= '9';
 }
 
+/* Whether c is an ASCII hexadecimal digit. */
 static bool
 is_xdigit(char c)
 {
 	return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
+/* Whether c is white space as isspace() has it in the C locale. */
 static bool
 is_space(char c)
 {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
 }
 
+/* c in lower case, if it is an ASCII letter. */
 static char
 to_lower(char c)
 {
