@@ -122,6 +122,15 @@ static uint64 read_dropped = 0; /* notifications the current read did not keep *
 static size_t read_dropped_bytes = 0;
 static bool lost_pending = false;	/* some channel is marked lost */
 
+/* The stream phase 2 made ready, until its transaction commits. */
+static struct
+{
+	EventStream *stream;		/* NULL: none */
+	char	   *first;			/* the catch-up events, in events_cxt */
+	size_t		firstlen;
+	TimestampTz expires_at;		/* of the token it was opened with; 0: none */
+}			pending;
+
 /*
  * Most notification bytes delivered in one pass of the event loop (less
  * with a smaller webgres.sse_buffer_limit): a stream's backlog is never
@@ -498,14 +507,49 @@ events_second_phase(RequestData *rd, const EventsListen *listen, SPITupleTable *
 	while ((h = h2o_find_header(&req->res.headers, H2O_TOKEN_CONTENT_TYPE, -1)) != -1)
 		h2o_delete_header(&req->res.headers, h);
 
+	/*
+	 * Nothing goes out before phase 2 commits: its COMMIT may still fail (a
+	 * deferred constraint, a serialization failure), and the request is then
+	 * answered with the error instead.  Notifications are read only between
+	 * requests, so none reaches the stream before it starts.
+	 */
 	es = subscribe(names, nkept, ids, nids, restricted, senders, nsenders);
-	es->sse = sse_start(req, first.data, first.len, on_stream_close, es);
+	pending.stream = es;
+	pending.first = MemoryContextAlloc(events_cxt, Max(first.len, 1));
+	memcpy(pending.first, first.data, first.len);
+	pending.firstlen = first.len;
 	/* Opened with a token: it ends when the token does. */
-	if (rd->expires_at > 0)
-		sse_set_expiry(es->sse, rd->expires_at);
+	pending.expires_at = rd->expires_at;
 	/* A stream only listened to what both phases returned. */
 	unlisten_due = true;
 	return true;
+}
+
+/* Phase 2 committed: the stream it made ready starts as req's response. */
+void
+events_start_stream(h2o_req_t *req)
+{
+	EventStream *es = pending.stream;
+
+	Assert(es != NULL);
+	pending.stream = NULL;
+	es->sse = sse_start(req, pending.first, pending.firstlen, on_stream_close, es);
+	if (pending.expires_at > 0)
+		sse_set_expiry(es->sse, pending.expires_at);
+	pfree(pending.first);
+	pending.first = NULL;
+}
+
+/* Phase 2 failed, or did not make a stream ready: forgets what it made. */
+void
+events_forget_stream(void)
+{
+	if (pending.stream == NULL)
+		return;
+	on_stream_close(NULL, pending.stream);
+	pending.stream = NULL;
+	pfree(pending.first);
+	pending.first = NULL;
 }
 
 /* ---- receiving notifications ---- */

@@ -43,6 +43,7 @@
 #include "http/tls.h"
 #include "http/tls_tickets.h"
 #include "message/response.h"
+#include "message/response_abort.h"
 #include "common/settings.h"
 
 /* Mozilla's "intermediate" profile: the key exchange groups. */
@@ -337,6 +338,7 @@ on_handshake_timeout(h2o_timeout_entry_t *entry)
 	h2o_socket_t *sock = hs->sock;
 
 	(void) handshake_done(hs);
+	response_abort_reset_on_close(h2o_socket_get_fd(sock));
 	h2o_socket_close(sock);
 }
 

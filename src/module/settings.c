@@ -11,6 +11,7 @@
 #include "utils/guc.h"
 
 #include "common/settings.h"
+#include "exec/handoff_frame.h"
 #include "http/listen.h"
 #include "parse/jwt.h"
 #include "http/tls.h"
@@ -525,10 +526,12 @@ define_settings(void)
 	DefineCustomIntVariable("webgres.max_body_size",
 							"Largest request body accepted.",
 							"A request with a larger body is answered 413 without "
-							"running any handler.",
+							"running any handler.  At most what one hand-off frame "
+							"carries (1 GB less 16 MB), the largest body a handler "
+							"could be given.",
 							&webgres_max_body_size,
 							1024 * 1024,
-							0, INT_MAX,
+							0, FRAME_MAX_REQUEST_BODY,
 							PGC_SIGHUP,
 							GUC_UNIT_BYTE,
 							NULL, NULL, NULL);

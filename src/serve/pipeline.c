@@ -907,6 +907,11 @@ run_handlers(Request *rq)
 		rq->deadline = webgres_handler_timeout > 0 ?
 			TimestampTzPlusMilliseconds(GetCurrentTimestamp(), webgres_handler_timeout) : 0;
 		(void) run_in_transaction(rq, catch_up_event_stream);
+		/* Its response starts only once phase 2 has committed. */
+		if (rq->outcome == PIPELINE_EVENT_STREAM)
+			events_start_stream(rq->req);
+		else
+			events_forget_stream();
 	}
 	/* Whatever became of the request, the next one must not see its claims. */
 	request_clear_settings(&rq->rd);
