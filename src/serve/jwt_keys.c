@@ -22,6 +22,7 @@
 
 #include "common/settings.h"
 #include "serve/jwt_keys.h"
+#include "serve/jwt_secret.h"
 
 /* A keys file larger than this is refused. */
 #define KEYS_FILE_MAX_BYTES (1024 * 1024)
@@ -450,20 +451,22 @@ verify_with(const JwtToken *t, const JwsAlgorithm *alg, EVP_PKEY *pkey)
 	return ok;
 }
 
-/* True if t's HMAC matches webgres.jwt_secret's. */
+/* True if t's HMAC matches the secret's (serve/jwt_secret.h). */
 static bool
 verify_hmac(const JwtToken *t, const JwsAlgorithm *alg, const char **error)
 {
 	unsigned char mac[EVP_MAX_MD_SIZE];
 	unsigned int maclen = 0;
-	const char *secret = webgres_jwt_secret;
+	const unsigned char *secret;
+	size_t		len;
 
-	if (secret == NULL || secret[0] == '\0')
+	if (!jwt_secret_get(&secret, &len, error))
 	{
-		*error = "an HS-signed token, but webgres.jwt_secret is not set";
+		if (*error == NULL)
+			*error = "an HS-signed token, but no secret is set (webgres.jwt_secret_file, webgres.jwt_secret)";
 		return false;
 	}
-	if (HMAC(alg->md(), secret, (int) strlen(secret),
+	if (HMAC(alg->md(), secret, (int) len,
 			 (const unsigned char *) t->signing_input, t->signing_input_len,
 			 mac, &maclen) == NULL)
 	{
@@ -512,28 +515,38 @@ jwt_keys_verify(const JwtToken *token, const char **error)
 	return false;
 }
 
-/* Signs a claims object's text as HS256 with webgres.jwt_secret. */
+/* Signs a claims object's text as HS256 with the secret (serve/jwt_secret.h). */
 char *
 jwt_keys_sign(const char *claims_json)
 {
 	static const char header[] = "{\"alg\":\"HS256\",\"typ\":\"JWT\"}";
-	const char *secret = webgres_jwt_secret;
+	const unsigned char *secret;
+	size_t		len;
+	const char *error;
 	char	   *h64;
 	char	   *p64;
 	char	   *input;
 	unsigned char mac[EVP_MAX_MD_SIZE];
 	unsigned int maclen = 0;
 
-	if (secret == NULL || secret[0] == '\0')
+	if (!jwt_secret_get(&secret, &len, &error))
+	{
+		if (error == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("no secret to sign JSON Web Tokens with is set"),
+					 errhint("Put a secret of at least %d bytes in a file only the server's user can read, set webgres.jwt_secret_file to its path and reload.",
+							 JWT_MIN_SECRET_LEN)));
+		/* The caller may be any role granted EXECUTE: the details go to the log. */
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("webgres.jwt_secret is not set"),
-				 errhint("Set it in postgresql.conf to a secret of at least %d bytes and reload.",
-						 JWT_MIN_SECRET_LEN)));
+				 errmsg("the secret to sign JSON Web Tokens with cannot be read"),
+				 errdetail_log("%s", error)));
+	}
 	h64 = jwt_base64url_encode((const unsigned char *) header, strlen(header));
 	p64 = jwt_base64url_encode((const unsigned char *) claims_json, strlen(claims_json));
 	input = psprintf("%s.%s", h64, p64);
-	if (HMAC(EVP_sha256(), secret, (int) strlen(secret), (const unsigned char *) input,
+	if (HMAC(EVP_sha256(), secret, (int) len, (const unsigned char *) input,
 			 strlen(input), mac, &maclen) == NULL)
 		elog(ERROR, "HMAC failed");
 	return psprintf("%s.%s", input, jwt_base64url_encode(mac, maclen));
