@@ -28,6 +28,7 @@ typedef struct AuthState
 	int			status;			/* 0, or the status refusing it (401, 403) */
 	bool		invalid_token;	/* a token was sent and refused */
 	bool		from_cookie;	/* it came in webgres.jwt_cookie */
+	const char *message;		/* the refusal's body, or NULL: the reason phrase */
 	char	   *claims;			/* its claims (JSON), or NULL without one */
 	char	   *role;			/* the role it claims, or NULL */
 	const char *run_as;			/* the role the handler runs as (the
@@ -51,6 +52,25 @@ extern void auth_begin(AuthState *st);
  */
 extern bool auth_route(struct st_h2o_req_t *req, const Route *r, AuthState *st,
 					   RequestData *rd, char **body, size_t *bodylen);
+
+/*
+ * The checks of auth_route() that need no catalog and no transaction, for a
+ * request about to wait for an executor, so that requests without a valid
+ * token never take a place in the queue: the token, if one was sent, is
+ * verified; a required one is there; there is a role to run as; the CSRF
+ * rule.  Returns true to hand the request off (the executor runs
+ * auth_route() in full); false after answering 401 or 403 into *body.
+ * Allocates in cxt.
+ */
+extern bool auth_admit(struct st_h2o_req_t *req, const Route *r, AuthState *st,
+					   MemoryContext cxt, char **body, size_t *bodylen);
+
+/*
+ * Warns of settings that weaken authentication (a keys file without an
+ * audience) or cannot work (an unusable secret file); at start and after
+ * each reload, from the supervisor.
+ */
+extern void auth_check_settings(void);
 
 /* The settings may have changed (SIGHUP): forget keys and verified tokens. */
 extern void auth_reload(void);

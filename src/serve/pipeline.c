@@ -41,6 +41,7 @@
 #include "serve/cors.h"
 #include "serve/auth.h"
 #include "serve/pipeline.h"
+#include "serve/refusal_log.h"
 #include "serve/replica.h"
 #include "message/request.h"
 #include "message/response.h"
@@ -192,6 +193,23 @@ wants_executor(Route *r)
 		return false;
 	/* An event stream is held open by the worker that listens for it. */
 	return !handler_answers_event_stream(r);
+}
+
+/*
+ * Whether a request that route r, the first to match it, would send to an
+ * executor may wait for one: a route with auth checks its token here first
+ * (auth_admit), so that requests without a valid one are answered on the
+ * loop and never take a place in the route's queue.  False after answering.
+ */
+static bool
+admit_to_executor(Request *rq, Route *r)
+{
+	if (r->auth == ROUTE_AUTH_NONE ||
+		auth_admit(rq->req, r, &rq->auth, request_cxt, rq->body, rq->bodylen))
+		return true;
+	rq->run->answered_by = r->id;
+	rq->route = r;
+	return false;
 }
 
 /* Notes that route r sends the request to an executor. */
@@ -544,6 +562,7 @@ begin_request(Request *rq, h2o_req_t *req, PipelineRun *run, char **body, size_t
 	rq->route = NULL;
 	rq->listening = false;
 	rq->stream_begun = false;
+	auth_begin(&rq->auth);
 	rq->sink.begin = sink_begin;
 	rq->sink.write = sink_write;
 	rq->sink.arg = rq;
@@ -582,6 +601,8 @@ answer_without_transaction(Request *rq)
 		if (rq->on_loop && wants_executor(r))
 		{
 			rq->share = false;
+			if (first && !admit_to_executor(rq, r))
+				return true;
 			set_hand_off(rq, r, false);
 			return true;
 		}
@@ -754,6 +775,7 @@ run_matching_routes(Request *rq, const RouteTable *routes)
 	bool		path_matched = false;
 	bool		method_matched = false;
 	bool		answered = false;
+	bool		handlers_ran = false;
 	Route	   *r;
 	int			ncaps;
 
@@ -774,7 +796,10 @@ run_matching_routes(Request *rq, const RouteTable *routes)
 		}
 		if (rq->on_loop && wants_executor(r))
 		{
-			set_hand_off(rq, r, false);
+			if (!handlers_ran && !admit_to_executor(rq, r))
+				answered = true;
+			else
+				set_hand_off(rq, r, false);
 			break;
 		}
 		if (shared_xact_open && !handler_can_share(r))
@@ -796,6 +821,7 @@ run_matching_routes(Request *rq, const RouteTable *routes)
 			note_role(rq);
 		request_set_captures(&rq->rd, caps, ncaps);
 		answered = run_route(rq, r);
+		handlers_ran = true;
 	}
 	handlers_end(nguc);
 	if (!answered && !rq->restart && rq->outcome != PIPELINE_HAND_OFF)
@@ -883,7 +909,6 @@ run_handlers(Request *rq)
 	last_transaction_at = rq->started;
 	activity_reported = true;
 	request_init(&rq->rd, rq->req, request_cxt);
-	auth_begin(&rq->auth);
 	for (;;)
 	{
 		committed = run_in_transaction(rq, route_and_run);
@@ -931,7 +956,8 @@ serve(Request *rq)
 	 * Authentication (serve/auth.c) is per route, by its auth column: in
 	 * run_matching_routes(), before a route with auth runs its handler (the
 	 * token is verified once per request); such a route is never answered
-	 * from memory (answer_without_transaction).
+	 * from memory (answer_without_transaction), and its token is checked
+	 * before the request may wait for an executor (admit_to_executor).
 	 */
 
 	/*
@@ -1008,6 +1034,7 @@ pipeline_before_wait(void)
 {
 	budget_stop();
 	end_shared_transaction();
+	refusal_log_flush();
 	if (activity_reported)
 	{
 		/* Reported once a pass: a worker that is not waiting is not idle. */
