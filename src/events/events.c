@@ -418,6 +418,9 @@ events_second_phase(RequestData *rd, const EventsListen *listen, SPITupleTable *
 	/* Opened with a token: it ends when the token does. */
 	if (rd->expires_at > 0)
 		sse_set_expiry(es->sse, rd->expires_at);
+	/* Opened as a role: it ends when the route's owner may no longer become it. */
+	if (OidIsValid(rd->authenticator))
+		sse_set_identity(es->sse, rd->authenticator, rd->run_as);
 	/* A stream only listened to what both phases returned. */
 	unlisten_due = true;
 	return true;

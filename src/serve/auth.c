@@ -770,10 +770,25 @@ auth_route(h2o_req_t *req, const Route *r, AuthState *st, RequestData *rd,
 	}
 	st->run_as = role;
 	request_set_identity(rd, roleid, st->claims);
+	rd->authenticator = r->owner;
 	rd->expires_at = st->has_exp ? (int64) ceil(st->exp) : 0;
 	if (!st->settings_done)
 		set_request_settings(req, rd, st, role);
 	return true;
+}
+
+/* Whether owner may still run handlers as roleid; in a transaction. */
+bool
+auth_role_allowed(Oid owner, Oid roleid)
+{
+	return owner_may_become(owner, roleid) == ROLE_ALLOWED;
+}
+
+/* The count of role and membership changes this process has seen. */
+uint64
+auth_role_generation(void)
+{
+	return role_generation;
 }
 
 /* Warns, once at start and after each reload, of settings that weaken authentication. */

@@ -66,6 +66,20 @@ extern bool auth_admit(struct st_h2o_req_t *req, const Route *r, AuthState *st,
 					   MemoryContext cxt, char **body, size_t *bodylen);
 
 /*
+ * Whether route owner owner may still run handlers as roleid (auth_route()'s
+ * role check, by OID); for event streams, which outlive their request.
+ * Call inside a transaction.
+ */
+extern bool auth_role_allowed(Oid owner, Oid roleid);
+
+/*
+ * Grows whenever this process sees a role or a role membership change (in
+ * the invalidations a transaction's start takes in): role checks made
+ * before are stale.
+ */
+extern uint64 auth_role_generation(void);
+
+/*
  * Warns of settings that weaken authentication (a keys file without an
  * audience) or cannot work (an unusable secret file); at start and after
  * each reload, from the supervisor.

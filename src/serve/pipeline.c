@@ -34,6 +34,7 @@
 
 #include "message/errors.h"
 #include "events/events.h"
+#include "events/sse.h"
 #include "handler/handler.h"
 #include "handler/plan_clock.h"
 #include "handler/stream.h"
@@ -100,6 +101,13 @@ static TimestampTz last_transaction_at = 0;
 #define SHARED_XACT_MAX_REQUESTS 64
 static bool shared_xact_open = false;
 static int	shared_xact_requests = 0;
+
+/*
+ * How often event streams opened as a role are checked against role
+ * changes (check_stream_roles); with the loop waiting at most a second, a
+ * stream ends within about two seconds of the change.
+ */
+#define STREAM_ROLE_CHECK_MS 1000
 
 /* A route was reported to pg_stat_activity since the worker last waited. */
 static bool activity_reported = false;
@@ -1028,12 +1036,59 @@ pipeline_run(h2o_req_t *req, PipelineRun *run, char **body, size_t *bodylen)
 	return rq.outcome;
 }
 
+/*
+ * Ends the event streams whose role the route's owner may no longer become
+ * (a REVOKE, a DROP ROLE, the role made a superuser), as requests are
+ * refused: at most once every STREAM_ROLE_CHECK_MS, in a transaction of its
+ * own whose start takes in the role changes other sessions made, and only
+ * when there were any since the last look.
+ */
+static void
+check_stream_roles(void)
+{
+	static TimestampTz checked_at = 0;
+	static uint64 checked_generation = 0;
+	MemoryContext oldcxt = CurrentMemoryContext;
+	TimestampTz now;
+
+	if (sse_identified_streams() == 0)
+		return;
+	now = GetCurrentTimestamp();
+	if (now - checked_at < STREAM_ROLE_CHECK_MS * 1000)
+		return;
+	checked_at = now;
+	PG_TRY();
+	{
+		StartTransactionCommand();
+		if (auth_role_generation() != checked_generation)
+		{
+			int			ended;
+
+			checked_generation = auth_role_generation();
+			if ((ended = sse_end_unauthorised(auth_role_allowed)) > 0)
+				ereport(LOG,
+						(errmsg("webgres ends %d event stream(s) whose role may no longer be used by the route's owner",
+								ended)));
+		}
+		CommitTransactionCommand();
+	}
+	PG_CATCH();
+	{
+		EmitErrorReport();
+		FlushErrorState();
+		AbortCurrentTransaction();
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(oldcxt);
+}
+
 /* Before the process waits: commits the shared transaction, reports idle. */
 void
 pipeline_before_wait(void)
 {
 	budget_stop();
 	end_shared_transaction();
+	check_stream_roles();
 	refusal_log_flush();
 	if (activity_reported)
 	{
