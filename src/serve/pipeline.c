@@ -212,8 +212,16 @@ wants_executor(Route *r)
 static bool
 admit_to_executor(Request *rq, Route *r)
 {
-	if (r->auth == ROUTE_AUTH_NONE ||
-		auth_admit(rq->req, r, &rq->auth, request_cxt, rq->body, rq->bodylen))
+	MemoryContext oldcxt;
+	bool		admitted;
+
+	if (r->auth == ROUTE_AUTH_NONE)
+		return true;
+	/* Outside a transaction: what verifying allocates goes with the request. */
+	oldcxt = MemoryContextSwitchTo(request_cxt);
+	admitted = auth_admit(rq->req, r, &rq->auth, request_cxt, rq->body, rq->bodylen);
+	MemoryContextSwitchTo(oldcxt);
+	if (admitted)
 		return true;
 	rq->run->answered_by = r->id;
 	rq->route = r;
@@ -570,7 +578,6 @@ begin_request(Request *rq, h2o_req_t *req, PipelineRun *run, char **body, size_t
 	rq->route = NULL;
 	rq->listening = false;
 	rq->stream_begun = false;
-	auth_begin(&rq->auth);
 	rq->sink.begin = sink_begin;
 	rq->sink.write = sink_write;
 	rq->sink.arg = rq;
@@ -609,6 +616,8 @@ answer_without_transaction(Request *rq)
 		if (rq->on_loop && wants_executor(r))
 		{
 			rq->share = false;
+			/* Nothing looked at the token yet: run_handlers() has not run. */
+			auth_begin(&rq->auth);
 			if (first && !admit_to_executor(rq, r))
 				return true;
 			set_hand_off(rq, r, false);
@@ -917,6 +926,7 @@ run_handlers(Request *rq)
 	last_transaction_at = rq->started;
 	activity_reported = true;
 	request_init(&rq->rd, rq->req, request_cxt);
+	auth_begin(&rq->auth);
 	for (;;)
 	{
 		committed = run_in_transaction(rq, route_and_run);
