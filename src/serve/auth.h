@@ -6,12 +6,14 @@
  * A route's auth column says whether its requests carry a token (see
  * docs/authentication.md).  For a route with auth, the pipeline calls
  * auth_route() before the handler: the token (Authorization: Bearer, or
- * the webgres.jwt_cookie cookie) is verified once per request, and at most
- * once per worker while it lasts (a bounded cache keyed by the token's
- * SHA-256, signature included); the role it names, or webgres.anon_role,
- * is checked against the route owner's memberships; request.jwt.claims and
- * PostgREST's other request.* settings are set for the transaction.  A
- * failure answers 401 or 403 and the handler does not run.
+ * the webgres.jwt_cookie cookie, of which there must be one) is verified
+ * once per request, and at most once per worker while it lasts (a bounded
+ * cache keyed by the whole token, signature included); the role it names,
+ * or webgres.anon_role, is checked against the route owner's memberships
+ * and refused if it is a superuser, has BYPASSRLS or is a predefined role;
+ * request.jwt.claims and PostgREST's other request.* settings are set for
+ * the transaction.  A failure answers 401 or 403 and the handler does not
+ * run; its reason goes to the log, within serve/refusal_log.h's bound.
  */
 #ifndef WEBGRES_AUTH_H
 #define WEBGRES_AUTH_H
