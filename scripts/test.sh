@@ -49,6 +49,11 @@ if [ "${SANITIZE:-}" != address ]; then
 	cp -rs "$pkglibdir" "$inst$(dirname "$pkglibdir")/"
 	cp -rs "$sharedir" "$inst$(dirname "$sharedir")/"
 	make -s -C "$src" install DESTDIR="$inst" >/dev/null
+	# Only this checkout's scripts: another checkout's make install may have
+	# left versions in the shared tree that this one does not have.
+	for f in "$inst$sharedir"/extension/webgres--*.sql; do
+		[ -e "$src/extension/$(basename "$f")" ] || rm -f "$f"
+	done
 	bindir=$inst$bindir
 	# scripts/cluster.sh (docker/start.sh in TAP) takes the server from here.
 	export WEBGRES_BINDIR=$bindir
