@@ -12,8 +12,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use BrowserTest;
 
-my @missing = BrowserTest::missing();
-plan skip_all => "the browser harness lacks @missing (make test installs it)" if @missing;
+BrowserTest::require_browser();
 
 my $src = $ENV{WEBGRES_SRC} or die 'WEBGRES_SRC is not set';
 my $data = PostgreSQL::Test::Utils::tempdir() . '/board';
