@@ -325,7 +325,8 @@ sub reload_cors
 	my $r;
 	while (time < $deadline)
 	{
-		($r) = exchange(head('GET', $path, 'Origin' => $origin) . "\r\n");
+		my ($res) = WebgresTest::raw($port, head('GET', $path, 'Origin' => $origin) . "\r\n", n => 1);
+		$r = $res->[0] // { status => 0, raw_headers => [] };
 		last if ($r->{status} // 0) == 200 && (acheaders($r)->{$name} // "\0") eq ($want // "\0");
 		sleep 0.1;
 	}
