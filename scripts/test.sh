@@ -48,6 +48,9 @@ if [ "${SANITIZE:-}" != address ]; then
 	cp -p "$bindir"/* "$inst$bindir/"
 	cp -rs "$pkglibdir" "$inst$(dirname "$pkglibdir")/"
 	cp -rs "$sharedir" "$inst$(dirname "$sharedir")/"
+	# Only this checkout's extension files: a script another checkout
+	# installed system-wide (a newer version) would otherwise show here.
+	rm -f "$inst$sharedir/extension/webgres"* "$inst$pkglibdir/webgres.so"
 	make -s -C "$src" install DESTDIR="$inst" >/dev/null
 	# Only this checkout's scripts: another checkout's make install may have
 	# left versions in the shared tree that this one does not have.
