@@ -55,8 +55,10 @@ sub still_serving
 	ok($r && $r->{status} == 200, "$desc: TLS is served afterwards");
 }
 
-# Reads a connection until the peer closes it or $seconds pass; returns
-# (whether it closed, what it sent, seconds taken).
+# Reads a TLS connection until the peer closes it or $seconds pass;
+# returns (how it ended, what it sent, seconds taken).  How: 'closed' (a
+# close_notify or a bare close, which OpenSSL calls an unexpected EOF),
+# 'broken: ERROR' (bytes that are not TLS records, say), or 'open'.
 sub read_to_close
 {
 	my ($sock, $seconds) = @_;
@@ -64,12 +66,17 @@ sub read_to_close
 	my ($t0, $got) = (time, '');
 	while (time < $t0 + $seconds)
 	{
-		next unless $sock->can('pending') && $sock->pending || $sel->can_read(0.5);
+		next unless $sock->pending || $sel->can_read(0.5);
 		my $n = sysread($sock, my $chunk, 65536);
-		return (1, $got, time - $t0) if !$n;
+		if (!$n)
+		{
+			my $err = $IO::Socket::SSL::SSL_ERROR // '';
+			my $how = defined $n || $err =~ /unexpected eof/ ? 'closed' : "broken: $err";
+			return ($how, $got, time - $t0);
+		}
 		$got .= $chunk;
 	}
-	return (0, $got, time - $t0);
+	return ('open', $got, time - $t0);
 }
 
 # A TLS 1.2 connection asks to renegotiate: its ClientHello is sent, then
@@ -232,16 +239,16 @@ close $s;
 # for any other reason, a crash among them, is quicker or says otherwise).
 $s = TlsTest::connect($tport, ca => $ca);
 print $s "GET /hello HTTP/1.1\r\nHost: x\r\n";
-my $got;
-($closed, $got, $took) = read_to_close($s, 30);
-ok($closed, 'half a request head over TLS is closed');
+my ($how, $got);
+($how, $got, $took) = read_to_close($s, 30);
+is($how, 'closed', 'half a request head over TLS is closed');
 is($got, '', '... without the 408 cleartext gets (docs/tls.md)');
 cmp_ok($took, '>=', 0.9, "... after webgres.header_timeout (1 s), not sooner (${took}s)");
 close $s;
 
 $s = TlsTest::connect($tport, ca => $ca);
-($closed, $got, $took) = read_to_close($s, 30);
-ok($closed, 'an idle TLS connection is closed');
+($how, $got, $took) = read_to_close($s, 30);
+is($how, 'closed', 'an idle TLS connection is closed');
 is($got, '', '... without a response');
 cmp_ok($took, '>=', 1.9, "... after webgres.request_timeout (2 s), not sooner (${took}s)");
 close $s;
