@@ -140,6 +140,10 @@ export WEBGRES_PYTHON
 echo "== layers"
 "$src/scripts/check-layers.sh"
 
+# ---- docs/testing.md lists every TAP file, once, in order ----
+echo "== TAP table"
+"$src/scripts/check-test-table.sh"
+
 # ---- the bench's report: it refuses figures that cannot be right ----
 echo "== bench report"
 PYTHONDONTWRITEBYTECODE=1 python3 "$src/bench/test_report.py"
@@ -201,7 +205,7 @@ if [ "$tap_skipped" -gt 0 ]; then
 fi
 if [ "$tap_status" -ne 0 ] || [ "$tap_failed" -gt 0 ]; then
 	sed -n 's/^failed /TAP file failed: /p' "$tap_summary" >&2 2>/dev/null || true
-	echo "$((2 + nregress + tap_passed)) passed, $((tap_failed > 0 ? tap_failed : 1)) failed, $tap_skipped skipped"
+	echo "$((3 + nregress + tap_passed)) passed, $((tap_failed > 0 ? tap_failed : 1)) failed, $tap_skipped skipped"
 	exit 1
 fi
 
@@ -230,5 +234,5 @@ fi
 # all passed but the TAP files that skipped (WEBGRES_REQUIRE_ALL unset).
 skipped_note=""
 [ "$tap_skipped" -gt 0 ] && skipped_note="; $tap_skipped TAP file(s) skipped, named above"
-echo "webgres: the layering check, the bench report's tests, $nregress pg_regress file(s), $tap_passed TAP file(s)$fuzzers passed${SANITIZE:+ (SANITIZE=$SANITIZE)}$skipped_note"
-echo "$((2 + nregress + tap_passed)) passed, 0 failed, $tap_skipped skipped"
+echo "webgres: the layering check, the TAP table check, the bench report's tests, $nregress pg_regress file(s), $tap_passed TAP file(s)$fuzzers passed${SANITIZE:+ (SANITIZE=$SANITIZE)}$skipped_note"
+echo "$((3 + nregress + tap_passed)) passed, 0 failed, $tap_skipped skipped"
