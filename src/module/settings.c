@@ -16,6 +16,7 @@
 #include "http/tls.h"
 #include "serve/access_log.h"
 #include "module/settings_define.h"
+#include "parse/byte_ranges.h"
 #include "serve/cors.h"
 
 /*
@@ -401,6 +402,7 @@ check_claim_path(char **newval, void **extra, GucSource source)
 }
 
 static void define_auth_settings(void);
+static void define_response_safety_settings(void);
 
 /* Defines every webgres setting; from _PG_init. */
 void
@@ -798,6 +800,7 @@ define_settings(void)
 							GUC_UNIT_BYTE,
 							NULL, NULL, NULL);
 	define_cors_settings();
+	define_response_safety_settings();
 
 	MarkGUCPrefixReserved("webgres");
 }
@@ -907,4 +910,30 @@ define_auth_settings(void)
 							   PGC_SIGHUP,
 							   0,
 							   NULL, NULL, NULL);
+}
+
+
+/*
+ * What bounds or protects responses webgres builds itself: byte ranges of
+ * static files (http/static_files.c), security headers
+ * (http/security_headers.c), who may read the metrics (http/metrics.c).
+ */
+int			webgres_static_max_ranges;
+
+/* Defines the settings of the response safeguards. */
+static void
+define_response_safety_settings(void)
+{
+	DefineCustomIntVariable("webgres.static_max_ranges",
+							"Most byte ranges a request for a static file may ask for.",
+							"A Range header listing more is ignored and the whole file is "
+							"sent (200). Overlapping and nearly adjacent ranges are merged "
+							"first, so a body is never larger than the file and a part "
+							"header per range.",
+							&webgres_static_max_ranges,
+							16,
+							1, BYTE_RANGES_LIMIT,
+							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
 }

@@ -86,6 +86,67 @@ is($r->{body}, substr($text, 10, 10), '... those bytes');
 is($r->{headers}{'content-range'}, 'bytes 10-19/' . length($text), '... Content-Range');
 is(get('/app/a.txt', Range => 'bytes=999999-')->{status}, 416, 'an unsatisfiable Range: 416');
 
+# Several ranges: multipart/byteranges, a part per range in the order asked,
+# each with the file's type and its Content-Range, then the closing boundary.
+sub parts_of
+{
+	my ($r) = @_;
+	my ($boundary) = ($r->{headers}{'content-type'} // '') =~ m{^multipart/byteranges; boundary=(\S+)$}
+	  or return ();
+	my @parts;
+	while ($r->{body} =~ m{\G(?:\r\n)?--\Q$boundary\E\r\nContent-Type: ([^\r]*)\r\nContent-Range: bytes (\d+)-(\d+)/(\d+)\r\n\r\n}gc)
+	{
+		my ($type, $first, $last, $size) = ($1, $2, $3, $4);
+		push @parts, { type => $type, first => $first, last => $last, size => $size,
+			data => substr($r->{body}, pos($r->{body}), $last - $first + 1) };
+		pos($r->{body}) += $last - $first + 1;
+	}
+	push @parts, 'closed' if $r->{body} =~ m{\G\r\n--\Q$boundary\E--\r\n\z}gc;
+	return @parts;
+}
+$r = get('/app/a.txt', Range => 'bytes=1000-1009,0-9,-5');
+is($r->{status}, 206, 'three ranges: 206');
+like($r->{headers}{'content-type'}, qr{^multipart/byteranges; boundary=\S+$}, '... multipart/byteranges');
+is($r->{headers}{'content-length'}, length $r->{body}, '... its Content-Length the body\'s');
+my @parts = parts_of($r);
+is(scalar @parts, 4, '... three parts and the closing boundary');
+is_deeply([ map { ref $_ ? "$_->{first}-$_->{last}/$_->{size}" : $_ } @parts ],
+	[ '1000-1009/' . length($text), '0-9/' . length($text),
+	  (length($text) - 5) . '-' . (length($text) - 1) . '/' . length($text), 'closed' ],
+	'... each part\'s range, in the order asked');
+is_deeply([ map { $_->{data} } @parts[0 .. 2] ],
+	[ substr($text, 1000, 10), substr($text, 0, 10), substr($text, -5) ], '... each part\'s bytes');
+like($parts[0]{type}, qr{^text/plain}, '... each part of the file\'s type');
+
+# Overlapping ranges, or ranges a part header apart, are merged.
+for my $case ([ 'bytes=0-9,5-20', '0-20', 'overlapping ranges' ],
+	[ 'bytes=0-9,50-59', '0-59', 'ranges 40 bytes apart' ],
+	[ 'bytes=20-29,0-9', '0-29', 'ranges out of order and close' ],
+	[ 'bytes=0-,100-200', '0-' . (length($text) - 1), 'a range inside another' ])
+{
+	$r = get('/app/a.txt', Range => $case->[0]);
+	is($r->{status}, 206, "$case->[2] ($case->[0]): 206");
+	is($r->{headers}{'content-range'}, "bytes $case->[1]/" . length($text), "... one range, $case->[1]");
+	my ($first, $last) = split /-/, $case->[1];
+	is($r->{body}, substr($text, $first, $last - $first + 1), '... its bytes');
+}
+@parts = parts_of(scalar get('/app/a.txt', Range => 'bytes=0-9,100-109'));
+is(scalar @parts, 3, 'ranges 90 bytes apart stay two parts');
+
+# A Range that cannot be read one way is ignored: the whole file.
+for my $case ([ 'bytes=abc', 'not a range' ], [ 'items=0-5', 'another unit' ],
+	[ 'bytes=9-2', 'a last byte before the first' ], [ 'bytes=0-1;2-3', 'a wrong separator' ])
+{
+	$r = get('/app/a.txt', Range => $case->[0]);
+	is($r->{status}, 200, "$case->[1] ($case->[0]): 200");
+	is($r->{body}, $text, '... the whole file');
+}
+$r = WebgresTest::raw($port, "GET /app/a.txt HTTP/1.1\r\nHost: x\r\nRange: bytes=0-9\r\n"
+	  . "Range: bytes=10-19\r\nConnection: close\r\n\r\n", until_close => 1);
+is($r->{status}, 200, 'two Range fields: 200');
+is($r->{body}, $text, '... the whole file');
+is(get('/app/a.txt', Range => 'bytes=0-9, ,20-29')->{status}, 206, 'an empty list element is allowed');
+
 $r = WebgresTest::request($port, 'HEAD', '/app/a.txt');
 is($r->{status}, 200, 'HEAD: 200');
 is($r->{headers}{'content-length'}, length $text, '... the Content-Length of the GET');
