@@ -40,7 +40,8 @@ flags=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefine
 "$cc" "${flags[@]}" "$src/fuzz/fuzz_pattern.c" "$src/src/parse/pattern.c" "$src/src/parse/percent.c" "$src/fuzz/shim/shim.c" -o "$bin/fuzz_pattern"
 "$cc" "${flags[@]}" "$src/fuzz/fuzz_form.c" "$src/src/parse/formscan.c" "$src/src/parse/percent.c" \
 	"$src/fuzz/shim/shim.c" -o "$bin/fuzz_form"
-"$cc" "${flags[@]}" "$src/fuzz/fuzz_h2_screen.c" "$src/src/parse/h2_screen.c" -o "$bin/fuzz_h2_screen"
+"$cc" "${flags[@]}" "$src/fuzz/fuzz_h2_screen.c" "$src/src/parse/h2_screen.c" "$src/src/parse/screen.c" \
+	"$src/src/parse/percent.c" -o "$bin/fuzz_h2_screen"
 "$cc" "${flags[@]}" "$src/fuzz/fuzz_accept_encoding.c" "$src/src/parse/accept_encoding.c" -o "$bin/fuzz_accept_encoding"
 "$cc" "${flags[@]}" "$src/fuzz/fuzz_static_path.c" "$src/src/parse/static_path.c" "$src/src/parse/percent.c" \
 	-o "$bin/fuzz_static_path"
