@@ -85,6 +85,8 @@ extern int	webgres_cors_max_age;
 
 /* The response safeguards' settings (module/settings.c, at its end). */
 extern int	webgres_static_max_ranges;
+extern bool webgres_nosniff;
+extern char *webgres_hsts;
 
 /* The product name, as it goes into the Server header and process titles. */
 #define WEBGRES_SERVER_NAME "webgres"

@@ -32,6 +32,7 @@
 
 #include "http/listen.h"
 #include "http/metrics.h"
+#include "http/security_headers.h"
 #include "routes/route_limits.h"
 #include "routes/route_names.h"
 #include "routes/route_stats.h"
@@ -335,6 +336,7 @@ metrics_start(h2o_context_t *ctx)
 	int			naddrs;
 	char	   *error;
 	h2o_hostconf_t *hostconf;
+	h2o_pathconf_t *pathconf;
 	h2o_handler_t *handler;
 
 	if (webgres_metrics_listen == NULL || webgres_metrics_listen[0] == '\0')
@@ -347,8 +349,11 @@ metrics_start(h2o_context_t *ctx)
 	h2o_config_init(&metrics_config);
 	metrics_config.server_name = ctx->globalconf->server_name;
 	hostconf = h2o_config_register_host(&metrics_config, h2o_iovec_init(H2O_STRLIT("default")), 65535);
-	handler = h2o_create_handler(h2o_config_register_path(hostconf, "/", 0), sizeof(*handler));
+	pathconf = h2o_config_register_path(hostconf, "/", 0);
+	handler = h2o_create_handler(pathconf, sizeof(*handler));
 	handler->on_req = on_metrics_req;
+	security_headers_register(pathconf);
+	security_headers_register(&hostconf->fallback_path);
 	metrics_accept_ctx.ctx = ctx;
 	metrics_accept_ctx.hosts = metrics_config.hosts;
 

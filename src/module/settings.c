@@ -13,6 +13,7 @@
 #include "common/settings.h"
 #include "http/listen.h"
 #include "parse/jwt.h"
+#include "http/security_headers.h"
 #include "http/tls.h"
 #include "serve/access_log.h"
 #include "module/settings_define.h"
@@ -919,6 +920,21 @@ define_auth_settings(void)
  * (http/security_headers.c), who may read the metrics (http/metrics.c).
  */
 int			webgres_static_max_ranges;
+bool		webgres_nosniff;
+char	   *webgres_hsts;
+
+/* webgres.hsts: empty, or a Strict-Transport-Security value with max-age. */
+static bool
+check_hsts(char **newval, void **extra, GucSource source)
+{
+	const char *detail;
+
+	if (security_headers_check_hsts(*newval, &detail))
+		return true;
+	GUC_check_errdetail("%s", detail);
+	GUC_check_errhint("Write a Strict-Transport-Security value, as \"max-age=31536000; includeSubDomains\".");
+	return false;
+}
 
 /* Defines the settings of the response safeguards. */
 static void
@@ -936,4 +952,26 @@ define_response_safety_settings(void)
 							PGC_SIGHUP,
 							0,
 							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("webgres.nosniff",
+							 "Sends X-Content-Type-Options: nosniff with every response.",
+							 "Browsers then take each response for the Content-Type it "
+							 "declares rather than guess, so that text a client uploaded is "
+							 "never run as a script. A handler's own header is kept.",
+							 &webgres_nosniff,
+							 true,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.hsts",
+							   "Strict-Transport-Security value sent with every response over TLS.",
+							   "Such as \"max-age=31536000; includeSubDomains\": browsers then use "
+							   "only https:// for the host for that long. Never sent in "
+							   "cleartext; empty sends none.",
+							   &webgres_hsts,
+							   "",
+							   PGC_SIGHUP,
+							   0,
+							   check_hsts, NULL, NULL);
 }
