@@ -87,6 +87,7 @@ extern int	webgres_cors_max_age;
 extern int	webgres_static_max_ranges;
 extern bool webgres_nosniff;
 extern char *webgres_hsts;
+extern char *webgres_metrics_allow;
 
 /* The product name, as it goes into the Server header and process titles. */
 #define WEBGRES_SERVER_NAME "webgres"

@@ -13,6 +13,7 @@
 #include "common/settings.h"
 #include "http/listen.h"
 #include "parse/jwt.h"
+#include "http/metrics.h"
 #include "http/security_headers.h"
 #include "http/tls.h"
 #include "serve/access_log.h"
@@ -922,6 +923,7 @@ define_auth_settings(void)
 int			webgres_static_max_ranges;
 bool		webgres_nosniff;
 char	   *webgres_hsts;
+char	   *webgres_metrics_allow;
 
 /* webgres.hsts: empty, or a Strict-Transport-Security value with max-age. */
 static bool
@@ -952,6 +954,18 @@ define_response_safety_settings(void)
 							PGC_SIGHUP,
 							0,
 							NULL, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.metrics_allow",
+							   "Networks whose clients may read the metrics on the main listeners.",
+							   "A comma-separated list such as 127.0.0.0/8, ::1/128, 10.0.0.0/8. "
+							   "Applies to webgres.metrics_path answered on webgres.listen and "
+							   "webgres.tls_listen; other clients get 404. Empty allows none. "
+							   "webgres.metrics_listen's own address is not filtered.",
+							   &webgres_metrics_allow,
+							   "127.0.0.0/8, ::1/128",
+							   PGC_SIGHUP,
+							   0,
+							   metrics_check_allow, metrics_assign_allow, NULL);
 
 	DefineCustomBoolVariable("webgres.nosniff",
 							 "Sends X-Content-Type-Options: nosniff with every response.",
