@@ -782,8 +782,9 @@ define_settings(void)
 							 "Compresses responses with gzip for clients that accept it.",
 							 "Applies to responses of a compressible content type (text, JSON, "
 							 "XML, JavaScript, CSV) of at least webgres.compress_min_size bytes, "
-							 "streamed ones included, from routes whose compress column is true "
-							 "and from static files. Never to HEAD, 206 or event streams.",
+							 "streamed ones included, from routes whose compress column is not "
+							 "false and from static files; to requests with credentials only "
+							 "where the column is true. Never to HEAD, 206 or event streams.",
 							 &webgres_compress,
 							 false,
 							 PGC_SIGHUP,

@@ -1,6 +1,7 @@
--- webgres 1.4: the whole SQL surface, for a new installation.
--- Every change in webgres--1.3--1.4.sql is made here too: an updated
--- database must hold exactly what a new one holds (test/regress/sql/upgrade.sql).
+-- webgres 1.5: the whole SQL surface, for a new installation.
+-- Every change in webgres--1.3--1.4.sql and webgres--1.4--1.5.sql is made
+-- here too: an updated database must hold exactly what a new one holds
+-- (test/regress/sql/upgrade.sql).
 
 \echo Use "CREATE EXTENSION webgres" to load this file. \quit
 
@@ -620,3 +621,10 @@ END;
 
 COMMENT ON FUNCTION webgres.openapi(text[], text, text) IS
   'An OpenAPI 3.1 document describing the routes the calling role can see: paths (parameters as {name}), methods, summary and description from the description column, response content types (stream formats, text/event-stream, a content_type the handler names), and the bearer token (or cookie) security of routes with auth. servers: the base URLs clients use.';
+
+-- ==== from webgres--1.4--1.5.sql ====
+
+-- Compression and credentials (docs/compression.md#compression-and-secrets).
+ALTER TABLE webgres.routes ALTER COLUMN compress DROP NOT NULL, ALTER COLUMN compress DROP DEFAULT;
+COMMENT ON COLUMN webgres.routes.compress IS
+  'With webgres.compress on: NULL compresses responses unless the request carries credentials (Authorization or Cookie), true compresses those too (safe only if no response holds a secret beside text an attacker can choose: BREACH), false never compresses.';
