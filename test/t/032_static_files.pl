@@ -1,11 +1,12 @@
 # Static files (docs/static-files.md): webgres.static_mounts maps a URL
 # prefix to a directory, served by libh2o's file handler: bodies byte for
 # byte, MIME types, ETag and Last-Modified with 304, Range with 206 and
-# 416, HEAD, index files and the redirect to prefix/, precompressed .gz
+# 416 (several ranges as multipart/byteranges, merged, ignored), HEAD, index
+# files (index_file named or NULL) and the redirect to prefix/, precompressed .gz
 # siblings, the single-page-application fallback, compression, HTTP/2 in
 # cleartext and over TLS.
 # Routes and mounts share one path space: a route that matches a path
-# answers it; ownership keeps other roles' routes out of a mount and a
+# answers it (a POST route makes GET of its path 405, file or not); ownership keeps other roles' routes out of a mount and a
 # mount off their routes; only superusers change mounts; a change reaches
 # the workers without a restart.  (Traversal attempts: 107_hostile_static.pl.)
 use strict;
@@ -36,6 +37,12 @@ write_file("$root/sub/index.html", "<p>sub index</p>\n");
 write_file("$root/pre.js", "console.log('plain');\n");
 write_file("$root/pre.js.gz", "not really gzip, but the sibling's bytes");
 write_file("$dir/spa/index.html", "<div id=app></div>\n");
+mkdir "$dir/home" or die;
+mkdir "$dir/home/docs" or die;
+write_file("$dir/home/home.htm", "<p>home</p>\n");
+write_file("$dir/home/index.html", "<p>not the index of this mount</p>\n");
+write_file("$dir/home/docs/home.htm", "<p>docs home</p>\n");
+write_file("$dir/home/upload", "a file named like a route\n");
 write_file("$dir/spa/app.js", "start();\n");
 
 my $certs = TlsTest::make_ca($dir);
@@ -53,6 +60,10 @@ $node->safe_psql('postgres', qq{
 		VALUES ('/app', '$root', true);
 	INSERT INTO webgres.static_mounts (prefix, directory, spa_fallback)
 		VALUES ('/spa', '$dir/spa', true);
+	INSERT INTO webgres.static_mounts (prefix, directory, index_file)
+		VALUES ('/home', '$dir/home', 'home.htm');
+	INSERT INTO webgres.static_mounts (prefix, directory, index_file)
+		VALUES ('/noindex', '$dir/home', NULL);
 });
 WebgresTest::add_route($node, 'GET', '/app/api/hello', q{SELECT 'from the route' AS body});
 WebgresTest::wait_for_status($port, '/app/a.txt', 200);
@@ -162,6 +173,32 @@ like($r->{headers}{location}, qr{/app/$}, '... to the prefix/');
 is(get('/app/sub')->{status}, 301, 'a directory without its slash: 301');
 is(get('/app/sub/')->{body}, "<p>sub index</p>\n", 'a directory/: its index.html');
 is(get('/app/nothing.txt')->{status}, 404, 'a missing file: 404');
+
+# index_file: another name, or none.
+WebgresTest::wait_for_status($port, '/home/', 200);
+$r = get('/home/');
+is($r->{status}, 200, 'index_file home.htm: the prefix/ answers 200');
+is($r->{body}, "<p>home</p>\n", '... with home.htm, not index.html');
+like($r->{headers}{'content-type'}, qr{^text/html}, '... as text/html');
+is(get('/home/docs/')->{body}, "<p>docs home</p>\n", '... and a directory/ with its own home.htm');
+$r = get('/home/index.html');
+is($r->{body}, "<p>not the index of this mount</p>\n", '... index.html is an ordinary file there');
+$r = get('/noindex/');
+is($r->{status}, 404, 'index_file NULL: the prefix/ answers 404');
+unlike($r->{body}, qr/home|index/, '... with no file');
+is(get('/noindex/docs/')->{status}, 404, '... a directory/ too');
+is(get('/noindex/home.htm')->{body}, "<p>home</p>\n", '... while its files are served');
+
+# A route under a mount takes its path whole: a route for POST makes GET of
+# the same path a 405, even where a file of that name exists.
+WebgresTest::add_route($node, 'POST', '/home/upload', q{SELECT 'uploaded' AS body});
+WebgresTest::wait_for_status($port, '/home/upload', 405);
+$r = get('/home/upload');
+is($r->{status}, 405, 'a route for POST /home/upload: GET /home/upload is 405');
+is($r->{headers}{allow}, 'POST', '... Allow: POST');
+unlike($r->{body}, qr/a file named like a route/, '... not the file of that name');
+is(WebgresTest::request($port, 'POST', '/home/upload', body => 'x')->{body}, 'uploaded', '... POST runs the route');
+is(get('/noindex/upload')->{body}, "a file named like a route\n", '... the same file under another prefix is served');
 
 # ---- precompressed siblings ----
 $r = get('/app/pre.js', 'Accept-Encoding' => 'gzip');
