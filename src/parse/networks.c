@@ -13,6 +13,10 @@
 /* Room for the text of an IPv6 address, with its terminating NUL. */
 #define ADDRESS_TEXT_MAX 64
 
+/* The first 96 bits of an IPv4-mapped IPv6 address (RFC 4291 2.5.5.2). */
+#define V4_MAPPED_BITS 96
+static const uint8_t v4_mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
 /* Whether the first bits of a and b are equal. */
 static bool
 prefix_equal(const uint8_t *a, const uint8_t *b, int bits)
@@ -105,6 +109,14 @@ parse_one(const char *s, size_t len, Network *net, const char **error)
 		*error = "an address has bits set past its prefix length";
 		return false;
 	}
+	/* An IPv4-mapped network is its IPv4 network, as clients are matched. */
+	if (net->family == AF_INET6 && net->bits >= V4_MAPPED_BITS &&
+		memcmp(net->addr, v4_mapped, sizeof(v4_mapped)) == 0)
+	{
+		net->family = AF_INET;
+		memmove(net->addr, net->addr + sizeof(v4_mapped), 4);
+		net->bits -= V4_MAPPED_BITS;
+	}
 	return true;
 }
 
@@ -146,7 +158,6 @@ networks_parse(const char *s, NetworkList *out, const char **error)
 bool
 networks_contain(const NetworkList *list, const struct sockaddr *sa)
 {
-	static const uint8_t v4_mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 	uint8_t		addr[16];
 	int			family;
 

@@ -35,7 +35,8 @@ typedef struct NetworkList
  * Reads a comma-separated list of networks, each an IPv4 or IPv6 address
  * with an optional "/bits" (a single address without it), into *out; an
  * empty list names no network.  As Postgres' cidr type, an address may not
- * have bits set past its prefix.  False, with *error saying why, if the
+ * have bits set past its prefix.  An IPv4-mapped IPv6 network
+ * (::ffff:10.0.0.0/104) is read as its IPv4 network (10.0.0.0/8).  False, with *error saying why, if the
  * list cannot be read.
  */
 extern bool networks_parse(const char *s, NetworkList *out, const char **error);
