@@ -187,7 +187,7 @@ if (!ok((grep { -x "$_/testssl" } split /:/, $ENV{PATH}),
 	# server reports, without the slow per-cipher enumeration.
 	my ($tout, $terr) = ('', '');
 	IPC::Run::run([ 'testssl', '--quiet', '--color', '0', '--warnings', 'off', '--ip', '127.0.0.1',
-		'--add-ca', $ca, '--jsonfile', $json, '-p', '-s', '-f', '-S', '-h', '-U',
+		'--nodns', 'min', '--add-ca', $ca, '--jsonfile', $json, '-p', '-s', '-f', '-S', '-h', '-U',
 		"https://localhost:$tport/hello" ], '<', \'', '>', \$tout, '2>', \$terr, IPC::Run::timeout(600));
 	note(sprintf('testssl.sh took %.0f s', time - $started));
 	my $findings = eval { decode_json(TlsTest::read_file($json)) } // [];

@@ -76,14 +76,22 @@ sub headers_frames
 
 # One request on a new HTTP/2 connection, $s (h2c, or TLS with ALPN h2):
 # the preface, then the header block of literal_block(%o).  Returns
-# (:status or undef, body, frame types, and 'goaway' or 'reset' when the
-# request was ended so rather than answered).
+# (:status or undef, body, frame types, and 'goaway', 'reset' or 'closed'
+# when the request was ended so rather than answered; a server that closes
+# while a large block is still being sent may reset the connection before
+# its GOAWAY is read).
 sub exchange
 {
 	my ($s, %o) = @_;
+	local $SIG{PIPE} = 'IGNORE';
 	print $s $PREFACE . frame(4, 0, 0, '') . headers_frames(1, literal_block(%o));
 	my ($status, $body, $types) = read_stream($s, 1);
 	my $ended = (grep { $_ == 7 } @$types) ? 'goaway' : (grep { $_ == 3 } @$types) ? 'reset' : undef;
+	if (!defined $ended && !defined $status && (buffered($s) || IO::Select->new($s)->can_read(0)))
+	{
+		my $got = sysread($s, my $byte, 1);
+		$ended = 'closed' unless $got;
+	}
 	return ($status, $body, $types, $ended);
 }
 
