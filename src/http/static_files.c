@@ -50,10 +50,10 @@
 #define H2O_USE_LIBUV 0
 #include <h2o.h>
 
+#include "common/settings.h"
 #include "common/stats.h"
 #include "http/static_files.h"
 #include "message/response.h"
-#include "common/settings.h"
 #include "parse/accept_encoding.h"
 #include "parse/byte_ranges.h"
 #include "parse/static_path.h"
