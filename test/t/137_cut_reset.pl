@@ -6,7 +6,8 @@
 # keep-alive connection whose last response still waits for the client,
 # which takes none of it: idle past webgres.request_timeout, it is cut by
 # webgres.send_timeout (137_send_timeout.pl has the send timeout itself).
-# The server's side of each is looked up in /proc/net/tcp: queued bytes while the client stalls, then no entry at all.
+# The server's side of each is looked up in /proc/net/tcp: queued bytes
+# while the client stalls, then no entry at all.
 use strict;
 use warnings;
 use IO::Socket::INET;
