@@ -146,17 +146,19 @@ peer_behind(int fd)
 	return queued_for_peer(fd) > 0;
 }
 
-/* Bytes of fd's output the peer has acknowledged since it connected; 0 if unknown. */
-static uint64_t
-acked_by_peer(int fd)
+/* Sets *acked to the bytes of fd's output the peer has acknowledged; false if unknown. */
+static bool
+acked_by_peer(int fd, uint64_t *acked)
 {
 	struct tcp_info info;
 	socklen_t	len = sizeof(info);
 
 	memset(&info, 0, sizeof(info));
-	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0)
-		return 0;
-	return info.tcpi_bytes_acked;
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0 ||
+		len < offsetof(struct tcp_info, tcpi_bytes_acked) + sizeof(info.tcpi_bytes_acked))
+		return false;
+	*acked = info.tcpi_bytes_acked;
+	return true;
 }
 
 /*
@@ -172,7 +174,12 @@ send_stalled(ConnWatch *w, const ConnWatch *old, int fd, uint64_t now, int *queu
 	w->sending = *queued > 0;
 	if (!w->sending)
 		return false;
-	w->acked = acked_by_peer(fd);
+	if (!acked_by_peer(fd, &w->acked))
+	{
+		/* Progress that cannot be measured is not taken for none. */
+		w->stalled_since = now;
+		return false;
+	}
 	if (old && old->sending && old->acked == w->acked)
 		w->stalled_since = old->stalled_since;
 	else
