@@ -19,6 +19,7 @@
 #include "module/settings_define.h"
 #include "serve/cors.h"
 #include "serve/jwt_secret.h"
+#include "serve/rate_limit.h"
 
 /*
  * The settings' variables.  Each default is written once, as the boot value
@@ -815,6 +816,7 @@ define_settings(void)
 							GUC_UNIT_BYTE,
 							NULL, NULL, NULL);
 	define_cors_settings();
+	rate_limit_define_settings();
 
 	MarkGUCPrefixReserved("webgres");
 }

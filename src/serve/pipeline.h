@@ -20,6 +20,7 @@
  *	 headers	the request headers (names as h2o tokens or strings)
  *	 entity		the body, or base NULL when the request has none
  *	 pool		where the response is allocated
+ * (and of run->client, when set, only its peer address, for rate limits)
  * and writes only req->res (status, reason, headers, content_length) and
  * req->compress_hint (the answering route's compress column).  It
  * reads nothing of req->conn, req->version, req->input or any other field,
@@ -50,6 +51,7 @@
 #include "datatype/timestamp.h"
 
 struct st_h2o_req_t;
+struct st_h2o_conn_t;
 struct StreamSink;
 struct Mount;
 
@@ -92,6 +94,9 @@ typedef struct PipelineRun
 	const struct StreamSink *sink;	/* in: where a route in mode stream writes;
 									 * NULL: such routes answer 503 */
 	bool		static_ok;		/* in: the caller can serve static mounts */
+	struct st_h2o_conn_t *client;	/* in: the connection whose peer address
+									 * rate limits count by; NULL: no rate
+									 * limit applies (checked already) */
 	bool		failed;			/* out: the answer is an error's (a stream
 								 * that had begun was cut) */
 	int64		answered_by;	/* out: the route that answered or failed; 0: none */
