@@ -21,7 +21,8 @@
 typedef struct RateSlot
 {
 	RateKey		key;			/* scope 0: empty */
-	int64		excess;			/* thousandths of a request over the rate */
+	int64		excess;			/* thousandths of a request over the rate,
+								 * beyond the first */
 	TimestampTz last;			/* when it was last taken from */
 	TimestampTz used;			/* when a request last looked at it */
 } RateSlot;
@@ -76,9 +77,12 @@ same_key(const RateKey *a, const RateKey *b)
 	return a->scope == b->scope && a->key[0] == b->key[0] && a->key[1] == b->key[1];
 }
 
-/* The excess a bucket would have at now, before this request. */
+/*
+ * The excess a bucket would have at now with this request counted: what it
+ * had, less what the rate drained since, plus one request, never below 0.
+ */
 static inline int64
-drained(const RateSlot *s, int64 rate_milli, TimestampTz now)
+excess_at(const RateSlot *s, int64 rate_milli, TimestampTz now)
 {
 	int64		elapsed_ms = (now - s->last) / 1000;
 	int64		excess;
@@ -86,9 +90,9 @@ drained(const RateSlot *s, int64 rate_milli, TimestampTz now)
 	if (elapsed_ms < 0)
 		elapsed_ms = 0;
 	/* No overflow: elapsed time this large has drained any bucket. */
-	if (elapsed_ms > PG_INT64_MAX / Max(rate_milli, 1) / 2)
+	if (elapsed_ms > PG_INT64_MAX / 4 / Max(rate_milli, 1))
 		return 0;
-	excess = s->excess - rate_milli * elapsed_ms / 1000;
+	excess = s->excess - rate_milli * elapsed_ms / 1000 + 1000;
 	return Max(excess, 0);
 }
 
@@ -113,7 +117,8 @@ slot_for(RateSet *set, const RateKey *key, TimestampTz now)
 			victim = s;
 	}
 	victim->key = *key;
-	victim->excess = 0;
+	/* A new bucket's first request leaves it at 0, as nginx's does. */
+	victim->excess = -1000;
 	victim->last = now;
 	return victim;
 }
@@ -134,7 +139,7 @@ rate_buckets_take(const RateKey *key, int64 rate_milli, int64 burst, TimestampTz
 	SpinLockAcquire(&set->mutex);
 	s = slot_for(set, key, now);
 	s->used = now;
-	excess = drained(s, rate_milli, now) + 1000;
+	excess = excess_at(s, rate_milli, now);
 	if (excess > burst * 1000)
 	{
 		take.allowed = false;

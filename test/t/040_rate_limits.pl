@@ -159,7 +159,7 @@ $first->autoflush(1);
 print $first "GET /busy HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
 ok(WebgresTest::poll_until(sub {
 	$node->safe_psql('postgres',
-		"SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(3)%' AND pid <> pg_backend_pid()") > 0 }, 10),
+		"SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%/busy (route%' AND state = 'active'") > 0 }, 10),
 	'the first request holds the only executor');
 $t0 = time;
 my $limited = get_from('127.0.0.91', '/busy', timeout => 10);
