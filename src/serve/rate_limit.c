@@ -16,7 +16,9 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include "access/htup_details.h"
 #include "common/hashfn.h"
+#include "executor/spi.h"
 #include "utils/guc.h"
 
 #define H2O_USE_LIBUV 0
@@ -88,6 +90,24 @@ rate_limit_define_settings(void)
 							PGC_SIGHUP,
 							0,
 							NULL, NULL, NULL);
+}
+
+/* The routes trigger's check of rate_key: a claim's path must be well formed. */
+void
+rate_limit_check_route(HeapTuple tuple, TupleDesc desc)
+{
+	int			att = SPI_fnumber(desc, "rate_key");
+	char	   *key;
+	const char *error;
+
+	if (att <= 0 || (key = SPI_getvalue(tuple, desc, att)) == NULL ||
+		strncmp(key, "claim:", 6) != 0)
+		return;
+	if (!jwt_path_valid(key + 6, &error))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid claim path in rate_key \"%s\": %s", key, error),
+				 errhint("Write claim:sub, claim:.tenant.id or claim:.\"https://example.com/claims\".org, as webgres.jwt_role_claim paths.")));
 }
 
 /* Asks for the buckets' shared memory; at module load. */

@@ -25,6 +25,8 @@
 #ifndef WEBGRES_RATE_LIMIT_H
 #define WEBGRES_RATE_LIMIT_H
 
+#include "access/htup.h"
+#include "access/tupdesc.h"
 #include "datatype/timestamp.h"
 #include "routes/routes.h"
 #include "serve/auth.h"
@@ -43,6 +45,12 @@ typedef struct RateLimitState
 
 /* Defines webgres.rate_limit and its companions; from define_settings(). */
 extern void rate_limit_define_settings(void);
+
+/*
+ * The routes trigger's check of a row's rate_key (the table's own CHECK
+ * admits any claim:PATH): an ERROR if the claim path is malformed.
+ */
+extern void rate_limit_check_route(HeapTuple tuple, TupleDesc desc);
 
 /* Module load: asks for the buckets' shared memory. */
 extern void rate_limit_shmem_request(void);

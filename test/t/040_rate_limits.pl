@@ -151,6 +151,13 @@ is(statuses('127.0.0.81', '/claim', 1, token => $tok_a), '429',
 	'user-a from another address is still over its limit');
 is(get_from('127.0.0.82', '/claim')->{status}, 401,
 	'without a token, authentication refuses first');
+$id{role} = route('/role', q{SELECT 'r' AS body FROM request}, rate => 0.001, burst => 0,
+	key => 'role', auth => 'required');
+is(statuses('127.0.0.83', '/role', 1, token => $tok_a) . ' ' . statuses('127.0.0.84', '/role', 1, token => $tok_b),
+	'200 429', 'keyed by role: two users of role alice, from two addresses, share its budget');
+my ($rc, $out, $err) = $node->psql('postgres',
+	"UPDATE webgres.routes SET rate_key = 'claim:..bad' WHERE id = $id{claim}");
+like($err, qr/invalid claim path in rate_key/, 'a malformed claim path is refused when saved');
 
 # ---- a limited request never waits for an executor ----
 my $first = IO::Socket::INET->new(LocalAddr => '127.0.0.90', PeerAddr => '127.0.0.1',
