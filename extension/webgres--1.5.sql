@@ -1,6 +1,7 @@
 -- webgres 1.5: the whole SQL surface, for a new installation.
--- Every change in webgres--1.4--1.5.sql is made here too: an updated
--- database must hold exactly what a new one holds (test/regress/sql/upgrade.sql).
+-- Every change in webgres--1.3--1.4.sql and webgres--1.4--1.5.sql is made
+-- here too: an updated database must hold exactly what a new one holds
+-- (test/regress/sql/upgrade.sql).
 
 \echo Use "CREATE EXTENSION webgres" to load this file. \quit
 
@@ -517,7 +518,7 @@ CREATE FUNCTION webgres.jwt_sign(claims jsonb, ttl interval DEFAULT NULL) RETURN
 	LANGUAGE c VOLATILE PARALLEL RESTRICTED
 	AS 'MODULE_PATHNAME', 'webgres_jwt_sign';
 COMMENT ON FUNCTION webgres.jwt_sign(jsonb, interval) IS
-  'A JSON Web Token of the claims, signed HS256 with webgres.jwt_secret; with ttl, iat is now and exp now + ttl. Only roles granted EXECUTE by a superuser may call it.';
+  'A JSON Web Token of the claims, signed HS256 with the secret of webgres.jwt_secret_file or webgres.jwt_secret; iat is now and exp now + ttl; without a ttl, the claims' own exp stands, or exp is an hour from now. Only roles granted EXECUTE by a superuser may call it.';
 REVOKE ALL ON FUNCTION webgres.jwt_sign(jsonb, interval) FROM PUBLIC;
 
 -- ==== observability: an OpenAPI 3.1 description of the routes ====
@@ -621,6 +622,13 @@ END;
 COMMENT ON FUNCTION webgres.openapi(text[], text, text) IS
   'An OpenAPI 3.1 document describing the routes the calling role can see: paths (parameters as {name}), methods, summary and description from the description column, response content types (stream formats, text/event-stream, a content_type the handler names), and the bearer token (or cookie) security of routes with auth. servers: the base URLs clients use.';
 
+-- ==== from webgres--1.4--1.5.sql ====
+
+-- Compression and credentials (docs/compression.md#compression-and-secrets).
+ALTER TABLE webgres.routes ALTER COLUMN compress DROP NOT NULL, ALTER COLUMN compress DROP DEFAULT;
+COMMENT ON COLUMN webgres.routes.compress IS
+  'With webgres.compress on: NULL compresses responses unless the request carries credentials (Authorization or Cookie), true compresses those too (safe only if no response holds a secret beside text an attacker can choose: BREACH), false never compresses.';
+
 -- ==== event streams: notifications whose sender a stream can trust ====
 -- Signed with a key that lives only in shared memory (events/notify_sign.c);
 -- a stream whose handler returns senders takes only these, from those roles.
@@ -632,6 +640,7 @@ CREATE FUNCTION webgres.notify(channel text, payload text) RETURNS void
 COMMENT ON FUNCTION webgres.notify(text, text) IS
   'NOTIFY channel with payload, signed as the current user: an event stream whose handler returns a senders column delivers only notifications signed by one of those roles. Any role may call it; it can sign only as itself.';
 
+-- ==== from ratelimit-part.sql (folded into the 1.5 scripts) ====
 -- ==== rate limits (docs/rate-limits.md) ====
 -- A route's owner limits the route's requests: a rate in requests a second
 -- (NULL: no limit of the route's own), a burst over it, and whose budget a

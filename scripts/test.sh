@@ -48,6 +48,9 @@ if [ "${SANITIZE:-}" != address ]; then
 	cp -p "$bindir"/* "$inst$bindir/"
 	cp -rs "$pkglibdir" "$inst$(dirname "$pkglibdir")/"
 	cp -rs "$sharedir" "$inst$(dirname "$sharedir")/"
+	# Only this checkout's extension files: a script another checkout
+	# installed system-wide (a newer version) would otherwise show here.
+	rm -f "$inst$sharedir/extension/webgres"* "$inst$pkglibdir/webgres.so"
 	make -s -C "$src" install DESTDIR="$inst" >/dev/null
 	# Only this checkout's scripts: another checkout's make install may have
 	# left versions in the shared tree that this one does not have.
@@ -137,6 +140,10 @@ export WEBGRES_PYTHON
 echo "== layers"
 "$src/scripts/check-layers.sh"
 
+# ---- docs/testing.md lists every TAP file, once, in order ----
+echo "== TAP table"
+"$src/scripts/check-test-table.sh"
+
 # ---- the bench's report: it refuses figures that cannot be right ----
 echo "== bench report"
 PYTHONDONTWRITEBYTECODE=1 python3 "$src/bench/test_report.py"
@@ -164,12 +171,43 @@ if ! run "$pgxs/src/test/regress/pg_regress" \
 fi
 
 # ---- TAP: servers over real sockets ----
+# WebgresHarness (test/t) writes each file's outcome to tap-summary:
+# passed, failed, or skipped (the file skipped all its tests).  A skipped
+# file is counted as such, never as passed.  WEBGRES_REQUIRE_ALL=1 (make
+# test sets it, having installed every tool a file may skip for) makes a
+# skipped file fail the run: there it means a missing tool or a broken
+# setup, and nothing was tested.
 echo "== TAP"
 cd "$scratch/src/test"
+tap_summary=$scratch/tap-summary
+tap_status=0
 run env WEBGRES_SRC="$scratch/src" TESTDIR="$scratch/src/test" \
 	PG_REGRESS="$pgxs/src/test/regress/pg_regress" \
 	PERL5LIB="$pgxs/src/test/perl:$scratch/src/test/t" \
-	prove ${PROVE_FLAGS:-} ${WEBGRES_TAP:-t/*.pl}
+	WEBGRES_TAP_SUMMARY="$tap_summary" ${WEBGRES_REQUIRE_ALL:+WEBGRES_REQUIRE_ALL="$WEBGRES_REQUIRE_ALL"} \
+	prove --harness=WebgresHarness ${PROVE_FLAGS:-} ${WEBGRES_TAP:-t/*.pl} || tap_status=$?
+nregress=$(echo "$tests" | wc -w)
+ntap_files=$(ls ${WEBGRES_TAP:-t/*.pl} | wc -l)
+tap_count() { if [ -f "$tap_summary" ]; then grep -c "^$1 " "$tap_summary" || true; else echo 0; fi; }
+tap_passed=$(tap_count passed)
+tap_failed=$(tap_count failed)
+tap_skipped=$(tap_count skipped)
+# A file the harness never reported (prove itself broke) counts as failed.
+tap_failed=$(( ntap_files - tap_passed - tap_skipped ))
+if [ "$tap_skipped" -gt 0 ]; then
+	echo "TAP files skipped:"
+	sed -n 's/^skipped \([^ ]*\) \(.*\)/  \1: \2/p' "$tap_summary"
+	if [ -n "${WEBGRES_REQUIRE_ALL:-}" ]; then
+		echo "webgres: WEBGRES_REQUIRE_ALL is set (make test installs every tool these files need): a skipped file fails the run" >&2
+		tap_failed=$(( tap_failed + tap_skipped ))
+		tap_skipped=0
+	fi
+fi
+if [ "$tap_status" -ne 0 ] || [ "$tap_failed" -gt 0 ]; then
+	sed -n 's/^failed /TAP file failed: /p' "$tap_summary" >&2 2>/dev/null || true
+	echo "$((3 + nregress + tap_passed)) passed, $((tap_failed > 0 ? tap_failed : 1)) failed, $tap_skipped skipped"
+	exit 1
+fi
 
 # ---- fuzzing: each harness briefly; fails without clang (make test installs it) ----
 # The harnesses are always built with ASan and UBSan, so a sanitized run
@@ -192,8 +230,9 @@ if [ "${SANITIZE:-}" = address ]; then
 	sanitize_check || exit 1
 fi
 
-# Every stage above stops the script on a failure, so reaching here means all passed.
-nregress=$(echo "$tests" | wc -w)
-ntap=$(cd "$scratch/src/test" && ls ${WEBGRES_TAP:-t/*.pl} | wc -l)
-echo "webgres: the layering check, the bench report's tests, $nregress pg_regress file(s), $ntap TAP file(s)$fuzzers passed${SANITIZE:+ (SANITIZE=$SANITIZE)}"
-echo "$((2 + nregress + ntap)) passed, 0 failed"
+# Every stage above stops the script on a failure, so reaching here means
+# all passed but the TAP files that skipped (WEBGRES_REQUIRE_ALL unset).
+skipped_note=""
+[ "$tap_skipped" -gt 0 ] && skipped_note="; $tap_skipped TAP file(s) skipped, named above"
+echo "webgres: the layering check, the TAP table check, the bench report's tests, $nregress pg_regress file(s), $tap_passed TAP file(s)$fuzzers passed${SANITIZE:+ (SANITIZE=$SANITIZE)}$skipped_note"
+echo "$((3 + nregress + tap_passed)) passed, 0 failed, $tap_skipped skipped"

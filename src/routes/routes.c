@@ -136,7 +136,7 @@ select_routes(bool *has_modes)
 							  get_attnum(routes_relid, "stream_headers") != InvalidAttrNumber ?
 							  "stream_headers" : "NULL::jsonb",
 							  get_attnum(routes_relid, "compress") != InvalidAttrNumber ?
-							  "compress" : "true",
+							  "compress" : "NULL::boolean",
 							  get_attnum(routes_relid, "auth") != InvalidAttrNumber ?
 							  "auth" : "NULL::text",
 							  get_attnum(routes_relid, "rate_limit") != InvalidAttrNumber ?
@@ -222,7 +222,12 @@ read_route(HeapTuple tup, TupleDesc desc, bool has_modes, Route *r)
 		r->max_concurrency = isnull ? 0 : DatumGetInt32(cap);
 	}
 	r->stream_headers = SPI_getvalue(tup, desc, 10);
-	r->compress = DatumGetBool(SPI_getbinval(tup, desc, 11, &isnull)) || isnull;
+	{
+		Datum		compress = SPI_getbinval(tup, desc, 11, &isnull);
+
+		r->compress = isnull ? ROUTE_COMPRESS_AUTO :
+			DatumGetBool(compress) ? ROUTE_COMPRESS_ALWAYS : ROUTE_COMPRESS_NEVER;
+	}
 	r->auth = route_auth_of(SPI_getvalue(tup, desc, 12));
 	read_rate_limit(tup, desc, 13, r);
 	r->label = psprintf("%s %s (route %lld)", r->method ? r->method : "*", r->path,
