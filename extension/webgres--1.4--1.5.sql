@@ -29,7 +29,7 @@ COMMENT ON FUNCTION webgres.notify(text, text) IS
 
 -- ==== tokens: a lifetime by default ====
 COMMENT ON FUNCTION webgres.jwt_sign(jsonb, interval) IS
-  'A JSON Web Token of the claims, signed HS256 with the secret of webgres.jwt_secret_file or webgres.jwt_secret; iat is now and exp now + ttl; without a ttl, the claims' own exp stands, or exp is an hour from now. Only roles granted EXECUTE by a superuser may call it.';
+  'A JSON Web Token of the claims, signed HS256 with the secret of webgres.jwt_secret_file or webgres.jwt_secret; iat is now and exp now + ttl; without a ttl, the claims'' own exp stands, or exp is an hour from now. Only roles granted EXECUTE by a superuser may call it.';
 
 -- ==== rate limits (docs/rate-limits.md) ====
 -- A route's owner limits the route's requests: a rate in requests a second

@@ -518,7 +518,7 @@ CREATE FUNCTION webgres.jwt_sign(claims jsonb, ttl interval DEFAULT NULL) RETURN
 	LANGUAGE c VOLATILE PARALLEL RESTRICTED
 	AS 'MODULE_PATHNAME', 'webgres_jwt_sign';
 COMMENT ON FUNCTION webgres.jwt_sign(jsonb, interval) IS
-  'A JSON Web Token of the claims, signed HS256 with the secret of webgres.jwt_secret_file or webgres.jwt_secret; iat is now and exp now + ttl; without a ttl, the claims' own exp stands, or exp is an hour from now. Only roles granted EXECUTE by a superuser may call it.';
+  'A JSON Web Token of the claims, signed HS256 with the secret of webgres.jwt_secret_file or webgres.jwt_secret; iat is now and exp now + ttl; without a ttl, the claims'' own exp stands, or exp is an hour from now. Only roles granted EXECUTE by a superuser may call it.';
 REVOKE ALL ON FUNCTION webgres.jwt_sign(jsonb, interval) FROM PUBLIC;
 
 -- ==== observability: an OpenAPI 3.1 description of the routes ====
