@@ -197,4 +197,11 @@ is(statuses('127.0.0.102', '/plain', 1), '200', 'another address has its own');
 ok(WebgresTest::reload_and_wait($node, "webgres.rate_limit = 0\n"), 'the server limit off again');
 is(statuses('127.0.0.101', '/plain', 2), '200 200', 'and the address is served again');
 
+# ---- buckets live in shared memory: a restart forgets them ----
+is(get_from('127.0.0.3', '/addr')->{status}, 429, 'before a restart, 127.0.0.3 is over its limit');
+$node->restart;
+WebgresTest::wait_for_listen($port) or die;
+WebgresTest::wait_for_status($port, '/plain', 200);
+is(statuses('127.0.0.3', '/addr', 4), '200 200 200 429', 'after a restart its bucket is full again');
+
 done_testing();
