@@ -23,7 +23,7 @@ packages=(postgresql-15 postgresql-server-dev-15
 # (test/browser) drive Debian's chromium through its chromium-driver, with
 # selenium from test/requirements.txt (scripts/pydeps.sh).  Nothing
 # downloads a browser build: the driver is named explicitly.  testssl.sh:
-# t/036_security_headers.pl has it judge the TLS listener.
+# t/037_security_headers.pl has it judge the TLS listener.
 [ "${WEBGRES_DEPS_TESTS:-}" ] && packages+=(chromium chromium-driver testssl.sh)
 
 missing=()

@@ -18,6 +18,7 @@ extern bool webgres_expose_errors;
 extern int	webgres_request_timeout;
 extern int	webgres_header_timeout;
 extern int	webgres_body_timeout;
+extern int	webgres_send_timeout;
 extern bool webgres_share_read_transactions;
 extern bool webgres_http2;
 extern int	webgres_http2_max_resets;

@@ -37,6 +37,7 @@ bool		webgres_expose_errors;
 int			webgres_request_timeout;
 int			webgres_header_timeout;
 int			webgres_body_timeout;
+int			webgres_send_timeout;
 bool		webgres_share_read_transactions;
 bool		webgres_http2;
 int			webgres_http2_max_resets;
@@ -567,6 +568,20 @@ define_settings(void)
 							&webgres_body_timeout,
 							30000,
 							100, INT_MAX / 4,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.send_timeout",
+							"Longest time a client may take no byte of a response being sent to it.",
+							"While bytes wait for the client and it acknowledges none of "
+							"them for this long, its connection (HTTP/1 or HTTP/2) is "
+							"reset, so a client that stops reading cannot hold it and the "
+							"kernel's queue for it. A client that reads slowly but steadily "
+							"is not cut. 0 disables.",
+							&webgres_send_timeout,
+							60000,
+							0, INT_MAX / 4,
 							PGC_SIGHUP,
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);
