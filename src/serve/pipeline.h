@@ -21,16 +21,18 @@
  *	 entity		the body, or base NULL when the request has none
  *	 pool		where the response is allocated
  * and of run->client, when set (the worker passes req->conn), only its
- * peer address, for rate limits (serve/rate_limit.h); and writes only req->res (status, reason, headers, content_length) and
- * req->compress_hint (the answering route's compress column).  It
- * reads nothing else of req->conn, nor req->version, req->input or any other field,
- * and does not call h2o_start_response() or h2o_send(): sending is the
- * caller's business (except for an event stream, which sse.c sends from
- * the worker's loop).  A process without an HTTP connection can therefore
- * build the request itself: zero an h2o_req_t, h2o_mem_init_pool() its
- * pool, fill in the six fields above and call pipeline_run() with place
- * PIPELINE_RUN_HERE (run->client NULL: no rate limit applies); afterwards h2o_mem_clear_pool() frees what the
- * response used.
+ * peer address, for rate limits (serve/rate_limit.h); and writes only
+ * req->res (status, reason, headers, content_length) and
+ * req->compress_hint (the answering route's compress column).  It reads
+ * nothing else of req->conn, nor req->version, req->input or any other
+ * field, and does not call h2o_start_response() or h2o_send(): sending is
+ * the caller's business (except for an event stream, which sse.c sends
+ * from the worker's loop).  A process without an HTTP connection can
+ * therefore build the request itself: zero an h2o_req_t,
+ * h2o_mem_init_pool() its pool, fill in the six fields above and call
+ * pipeline_run() with place PIPELINE_RUN_HERE and run->client NULL (no rate
+ * limit applies); afterwards h2o_mem_clear_pool() frees what the response
+ * used.
  *
  * Output: what became of the request (PipelineOutcome), and for an answer
  * req->res and the body in *body / *bodylen, both allocated in req->pool,
