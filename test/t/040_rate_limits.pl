@@ -19,12 +19,13 @@ my $secret = 'the-test-secret-of-at-least-32-bytes!';
 my $keydir = PostgreSQL::Test::Utils::tempdir();
 system($python, $mint, 'keys', $keydir) == 0 or die "could not make keys";
 
-my $node = WebgresTest->new_node('rate_limits', workers => 2, conf => <<"EOC");
+my $node = WebgresTest->new_node('rate_limits', workers => 2, init => { allows_streaming => 1 },
+	conf => <<"EOC");
 webgres.jwt_secret = '$secret'
 webgres.executors = 1
 webgres.metrics_path = '/metrics'
 EOC
-my $port = $node->{webgres_port};
+our $port = $node->{webgres_port};
 
 $node->safe_psql('postgres', q{
 	CREATE ROLE authenticator NOINHERIT;
@@ -203,5 +204,22 @@ $node->restart;
 WebgresTest::wait_for_listen($port) or die;
 WebgresTest::wait_for_status($port, '/plain', 200);
 is(statuses('127.0.0.3', '/addr', 4), '200 200 200 429', 'after a restart its bucket is full again');
+
+# ---- a standby: the limits come through WAL, the buckets are its own ----
+$node->backup('b');
+my $standby = PostgreSQL::Test::Cluster->new('rate_limits_standby');
+$standby->init_from_backup($node, 'b', has_streaming => 1);
+my $sport = PostgreSQL::Test::Cluster::get_free_port();
+$standby->append_conf('postgresql.conf', "webgres.listen = '127.0.0.1:$sport'\n");
+$standby->start;
+$node->wait_for_catchup($standby);
+WebgresTest::wait_for_status($sport, '/plain', 200) or die;
+is(statuses('127.0.0.4', '/addr', 4), '200 200 200 429', 'primary: 127.0.0.4 gets its budget');
+{
+	local $port = $sport;
+	is(statuses('127.0.0.4', '/addr', 4), '200 200 200 429',
+		'a read-only standby limits too, with a budget of its own');
+}
+$standby->stop;
 
 done_testing();
