@@ -1128,6 +1128,16 @@ def static_md(raw):
             "Accept-Encoding: gzip.\n\n" + open(table).read())
 
 
+def ratelimit_md(raw):
+    """The rate-limit tier's section (bench/ratelimit.sh wrote its tables), or nothing."""
+    table = os.path.join(raw, "ratelimit", "ratelimit.md")
+    if not os.path.exists(table):
+        return ""
+    return ("\n## Rate-limit tier: a limit never hit, and clients over one\n\n"
+            "bench/ratelimit.sh: the same routes without a rate limit and with one they "
+            "never reach, and a route every request is over (429).\n\n" + open(table).read())
+
+
 def build(outdir):
     raw = os.path.join(outdir, "raw")
     meta = {}
@@ -1155,6 +1165,7 @@ def build(outdir):
         f.write(stream_md(raw))
         f.write(tls_md(raw))
         f.write(static_md(raw))
+        f.write(ratelimit_md(raw))
         f.write(sse_md(sse_rows))
     with open(os.path.join(outdir, "chart.svg"), "w") as f:
         f.write(chart_svg(meta, summary))

@@ -838,6 +838,14 @@ if [ "$WEBGRES" = 1 ] && { { [ "$QUICK" = 0 ] && [ -z "${ONLY:-}" ]; } || [[ sta
 		|| log "static tier failed (see $RAW/static.log)"
 fi
 
+# --- tier: rate limits (a limit never hit, and clients over one; bench/ratelimit.sh) ---
+# Its own cluster; in full runs, or when ONLY names it.
+if [ "$WEBGRES" = 1 ] && { { [ "$QUICK" = 0 ] && [ -z "${ONLY:-}" ]; } || [[ ratelimit =~ ^(${ONLY:-})$ ]]; }; then
+	log "rate-limit tier"
+	WORKERS=$WORKERS REPS=$REPS DURATION=$DURATION "$BENCH/ratelimit.sh" "$RAW/ratelimit" > "$RAW/ratelimit.log" 2>&1 \
+		|| log "rate-limit tier failed (see $RAW/ratelimit.log)"
+fi
+
 # --- tier: scale-out (reads through HAProxy over 1-3 nodes; bench/scaleout.sh) ---
 # Its own three clusters and HAProxy; in full runs, or when ONLY names it.
 if [ "$WEBGRES" = 1 ] && { { [ "$QUICK" = 0 ] && [ -z "${ONLY:-}" ]; } || [[ scaleout =~ ^(${ONLY:-})$ ]]; }; then

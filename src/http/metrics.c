@@ -102,6 +102,7 @@ typedef struct Exposition
 	StringInfoData errors;
 	StringInfoData timeouts;
 	StringInfoData queue_full;
+	StringInfoData rate_limited;
 	StringInfoData bytes;
 	StringInfoData slow;
 	StringInfoData running;
@@ -151,6 +152,8 @@ put_route(const RouteStatsSnapshot *snap, void *arg)
 					 labels, snap->timeouts);
 	appendStringInfo(&e->queue_full, "webgres_route_queue_full_total{%s} " UINT64_FORMAT "\n",
 					 labels, snap->queue_full);
+	appendStringInfo(&e->rate_limited, "webgres_route_rate_limited_total{%s} " UINT64_FORMAT "\n",
+					 labels, snap->rate_limited);
 	appendStringInfo(&e->bytes, "webgres_route_response_bytes_total{%s} " UINT64_FORMAT "\n",
 					 labels, snap->bytes_out);
 }
@@ -210,7 +213,7 @@ metrics_render(void)
 	Exposition e;
 	StringInfoData out;
 	StringInfo	sections[] = {&e.hist, &e.responses, &e.errors, &e.timeouts, &e.queue_full,
-		&e.bytes, &e.slow, &e.running, &e.queued, &e.w_requests, &e.w_responses,
+		&e.rate_limited, &e.bytes, &e.slow, &e.running, &e.queued, &e.w_requests, &e.w_responses,
 	&e.w_memory, &e.w_errors, &e.w_loads, &e.w_connections};
 
 	memset(&e, 0, sizeof(e));
@@ -231,6 +234,8 @@ metrics_render(void)
 			   "Requests answered 504 because webgres.handler_timeout ran out.", &e.timeouts);
 	put_family(&out, "webgres_route_queue_full_total", "counter",
 			   "Requests refused 503 because the route's executor queue was full.", &e.queue_full);
+	put_family(&out, "webgres_route_rate_limited_total", "counter",
+			   "Requests refused 429 because a rate limit was reached (docs/rate-limits.md).", &e.rate_limited);
 	put_family(&out, "webgres_route_response_bytes_total", "counter",
 			   "Response body bytes sent.", &e.bytes);
 	put_family(&out, "webgres_route_slow", "gauge",

@@ -249,6 +249,7 @@ on_req(h2o_handler_t *self, h2o_req_t *req)
 		run.sink = NULL;		/* streams run on executors */
 		in_request = true;
 		run.static_ok = true;
+		run.client = req->conn;
 		outcome = pipeline_run(req, &run, &body, &bodylen);
 		in_request = false;
 		note_request(req, &run, outcome);

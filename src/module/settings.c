@@ -22,6 +22,7 @@
 #include "parse/byte_ranges.h"
 #include "serve/cors.h"
 #include "serve/jwt_secret.h"
+#include "serve/rate_limit.h"
 
 /*
  * The settings' variables.  Each default is written once, as the boot value
@@ -836,6 +837,7 @@ define_settings(void)
 							NULL, NULL, NULL);
 	define_cors_settings();
 	define_response_safety_settings();
+	rate_limit_define_settings();
 
 	MarkGUCPrefixReserved("webgres");
 }

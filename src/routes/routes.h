@@ -38,6 +38,15 @@ typedef enum RouteCompress
 	ROUTE_COMPRESS_NEVER		/* false */
 } RouteCompress;
 
+/* Whose budget a route's rate limit counts a request against (the rate_key column). */
+typedef enum RouteRateKey
+{
+	ROUTE_RATE_BY_ADDRESS,		/* the client's address (IPv6: its prefix) */
+	ROUTE_RATE_BY_ROUTE,		/* one budget for the whole route */
+	ROUTE_RATE_BY_ROLE,			/* the role authentication chose */
+	ROUTE_RATE_BY_CLAIM			/* a claim of the request's token */
+} RouteRateKey;
+
 typedef struct Route
 {
 	int64		id;
@@ -59,6 +68,10 @@ typedef struct Route
 								 * columns, or NULL when all are unset */
 	bool		limits_looked_up;
 	RouteAuth	auth;
+	double		rate_limit;		/* requests a second; 0: no limit of its own */
+	int			rate_burst;		/* requests allowed over the rate at once */
+	RouteRateKey rate_key;
+	char	   *rate_claim;		/* ROUTE_RATE_BY_CLAIM: the claim's path */
 } Route;
 
 typedef struct RouteTable
