@@ -640,7 +640,7 @@ CREATE FUNCTION webgres.notify(channel text, payload text) RETURNS void
 COMMENT ON FUNCTION webgres.notify(text, text) IS
   'NOTIFY channel with payload, signed as the current user: an event stream whose handler returns a senders column delivers only notifications signed by one of those roles. Any role may call it; it can sign only as itself.';
 
--- ==== from ratelimit-part.sql (folded into the 1.5 scripts) ====
+-- ==== from webgres--1.4--1.5.sql: rate limits ====
 -- ==== rate limits (docs/rate-limits.md) ====
 -- A route's owner limits the route's requests: a rate in requests a second
 -- (NULL: no limit of the route's own), a burst over it, and whose budget a
