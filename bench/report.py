@@ -20,15 +20,17 @@ import re
 import statistics
 import sys
 
-SERVERS = ["webgres", "webgres-base", "h2o", "pgbench", "pgbench-sql", "node-pg"]
+SERVERS = ["webgres", "webgres-base", "h2o", "pgbench", "pgbench-sql", "node-pg", "axum"]
 COLOURS = {"webgres": "#336791", "webgres-base": "#8fa9c4", "h2o": "#e8a33d", "pgbench": "#6a9f58",
-           "pgbench-sql": "#9bc48a", "node-pg": "#c0504d"}
+           "pgbench-sql": "#9bc48a", "node-pg": "#c0504d", "axum": "#7b4ea3"}
 # An older webgres build measured beside this one (bench/before_after.sh); its
 # repetitions are interleaved with this build's, so rep i of each is paired.
 BASE = "webgres-base"
 # A change smaller than this is within the spread of these shared machines.
 BASE_SAME_WITHIN = 0.05
-REFERENCES = ["h2o", "pgbench", "pgbench-sql", "node-pg"]
+REFERENCES = ["h2o", "pgbench", "pgbench-sql", "node-pg", "axum"]
+# The TechEmpower cases (bench/run.sh's tier "tfb") compared with axum.
+AXUM = "axum"
 PCTS = ["p50", "p90", "p99", "p99.9"]
 DB_ENDPOINTS = ["db", "queries", "fortunes", "updates"]
 # pgbench logging 0 µs for more than this share of transactions means its
@@ -212,6 +214,9 @@ def aggregate(cases):
             errs = {k: sum(r["result"]["errors"][k] for r in runs)
                     for k in ("connect", "read", "write", "timeout")}
             cpu = sum(r.get("cpu_s", 0.0) for r in runs)
+            # every core's busy time over the runs: load generator and other
+            # tenants of the machine included
+            mcpu = sum(r.get("machine_cpu_s", 0.0) for r in runs)
             # TCP segments the machine sent per request, both ends together
             tcp = [(r["tcp"]["out_segs"] / r["result"]["requests"], r["tcp"]["delayed_acks"] / r["result"]["requests"])
                    for r in runs if r.get("tcp") and r["result"]["requests"] > 0]
@@ -225,6 +230,8 @@ def aggregate(cases):
                 "requests": reqs,
                 "cpu_s": round(cpu, 2),
                 "requests_per_cpu_s": round(reqs / cpu) if cpu > 0 else None,
+                "machine_cpu_s": round(mcpu, 2),
+                "requests_per_machine_cpu_s": round(reqs / mcpu) if mcpu > 0 else None,
             }
             if tcp:
                 entry["servers"][server]["tcp_per_request"] = {
@@ -539,6 +546,58 @@ def md_table(header, rows):
     return "\n".join(out)
 
 
+def axum_cpu(d, key):
+    """A server's requests per CPU-second (key: requests_per_cpu_s or
+    requests_per_machine_cpu_s), or None."""
+    return d.get(key) or None
+
+
+def axum_md(summary):
+    """Every TechEmpower case against the axum reference: the ratio of
+    median req/s and of requests per CPU-second, server plus Postgres."""
+    rows = []
+    for e in summary:
+        if e.get("tier") != "tfb" or AXUM not in e["servers"]:
+            continue
+        w, a = e["servers"].get("webgres", {}), e["servers"][AXUM]
+        if "rps" not in w or "rps" not in a:
+            rows.append((e["label"], "– (%s)" % w.get("unavailable", "not run") if "rps" not in w
+                         else fmt_rps(w["rps"]["median"]),
+                         "– (%s)" % a.get("unavailable", "?") if "rps" not in a else fmt_rps(a["rps"]["median"]),
+                         "", "", "", "", "", ""))
+            continue
+        ratio = e["ratios"].get(AXUM)
+        doubt = e["ratio_doubts"].get(AXUM)
+        cells = [e["label"],
+                 "%s (%s–%s)" % (fmt_rps(w["rps"]["median"]), fmt_rps(w["rps"]["min"]), fmt_rps(w["rps"]["max"])),
+                 "%s (%s–%s)" % (fmt_rps(a["rps"]["median"]), fmt_rps(a["rps"]["min"]), fmt_rps(a["rps"]["max"])),
+                 ("%.2f× ⚠ (%s)" % (ratio, doubt)) if doubt else "**%.2f×**" % ratio]
+        for key in ("requests_per_cpu_s", "requests_per_machine_cpu_s"):
+            wc, ac = axum_cpu(w, key), axum_cpu(a, key)
+            cells += [fmt_rps(wc), fmt_rps(ac), "%.2f×" % (wc / ac) if wc and ac else "–"]
+        rows.append(cells)
+    if not rows:
+        return []
+    return ["## Against axum (webgres ÷ axum)",
+            "",
+            "`bench/reference/axum`: axum 0.8 and tokio-postgres, built as TechEmpower's axum "
+            "entry is (a single-threaded runtime, listener and Postgres connection per core, "
+            "prepared statements, the queries of a request pipelined on its connection, one "
+            "batched UPDATE), against the same database as the other references, its "
+            "repetitions interleaved with theirs. *req/CPU-s* counts the CPU time of the server "
+            "plus all of Postgres (webgres: the postmaster and its children, which include the "
+            "workers; axum: its process plus the postmaster and its children), summed over the "
+            "repetitions: on a shared 2-core machine, where wrk takes much of a core, it is the "
+            "fairer measure of what each stack costs. *machine* divides by every core's busy "
+            "time over the same runs (`/proc/stat`), the load generator and anything else the "
+            "machine ran included: it is only as clean as the machine was quiet.",
+            "",
+            md_table(["case", "webgres req/s (min–max)", "axum req/s (min–max)", "webgres ÷ axum",
+                      "webgres req/CPU-s", "axum req/CPU-s", "÷ (req/CPU-s)",
+                      "webgres req/machine-CPU-s", "axum req/machine-CPU-s", "÷ (machine)"], rows),
+            ""]
+
+
 def base_md(meta, summary):
     """The section comparing this build with the older one, or nothing."""
     rows = []
@@ -582,13 +641,15 @@ def report_md(meta, summary, ops, target_rows):
     L.append("%s run: %d repetition(s) of %d s per case, %d webgres workers (and as many "
              "h2o_hello processes and node-pg workers), wrk with %d threads, connections %s "
              "(queries/updates/cached-queries at %s). Machine: %d × %s, %s, kernel %s. %s, libh2o %s, "
-             "node %s, wrk %s. Commit `%s`%s."
+             "node %s, wrk %s%s. Commit `%s`%s."
              % ("QUICK" if meta.get("quick") else "Full", meta.get("reps", 0), meta.get("duration_s", 0),
                 meta.get("workers", 0), meta.get("wrk_threads", 2),
                 "/".join(str(c) for c in meta.get("conns", [])), meta.get("qconns"),
                 meta.get("nproc", 0), meta.get("cpu", "?"), fmt_kib(meta.get("mem_total_kib", 0)),
                 meta.get("kernel", "?"), meta.get("postgres", "?"), meta.get("libh2o", "?"),
-                meta.get("node", "?"), meta.get("wrk", "?"), meta.get("git", "?"),
+                meta.get("node", "?"), meta.get("wrk", "?"),
+                (", axum with %s runtimes and connections (%s)" % (meta["axum_threads"], meta.get("rustc") or "?"))
+                if meta.get("axum_threads") else "", meta.get("git", "?"),
                 "; beside it the older build `%s`, served by a second cluster of the same "
                 "settings (see [the comparison](#against-the-older-build))" % meta["base_build"]
                 if meta.get("base_build") else ""))
@@ -656,7 +717,7 @@ def report_md(meta, summary, ops, target_rows):
         cells.append("%d / %d" % (w["socket_errors_total"], w["non_2xx"]) if "rps" in w else "")
         rows.append(cells)
     L.append(md_table(["case", "webgres req/s (min–max)", "h2o_hello", "pgbench", "pgbench, handler's SQL", "node-pg",
-                       "webgres p50 / p99", "webgres sock err / non-2xx"], rows))
+                       "axum", "webgres p50 / p99", "webgres sock err / non-2xx"], rows))
     L.append("")
     L.append("A ratio marked ⚠ compares a server that had socket errors or error statuses "
              "(≥ 400) in that case: it is shown, but no target counts it. † marks latency "
@@ -664,6 +725,7 @@ def report_md(meta, summary, ops, target_rows):
     L.append("")
 
     L.extend(base_md(meta, summary))
+    L.extend(axum_md(summary))
 
     L.append("## Overhead tax")
     L.append("")
@@ -766,8 +828,8 @@ def report_md(meta, summary, ops, target_rows):
     L.append(md_table(["measure", "value"], orows))
     L.append("")
     L.append("Requests per CPU-second of the serving processes (webgres and pgbench: the "
-             "postmaster and all its children; h2o_hello: its processes; node-pg: its "
-             "processes plus Postgres), summed over repetitions:")
+             "postmaster and all its children; h2o_hello: its processes; node-pg and axum: "
+             "their processes plus Postgres), summed over repetitions:")
     L.append("")
     crow = []
     for e in summary:

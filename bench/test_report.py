@@ -93,6 +93,35 @@ class ReportTest(unittest.TestCase):
         self.assertIn("h2o 0.83× → 0.83×", md)
         self.assertIn("older build `109b006`", md)
 
+    def test_axum_is_compared_in_every_techempower_case(self):
+        for endpoint, path, w, a in (("db", "/db", 60000, 50000), ("fortunes", "/fortunes", 30000, 40000)):
+            cw = case(endpoint, path, 64, 1, "webgres", wrk_result(w))
+            cw.update(cpu_s=2.0, machine_cpu_s=6.0)
+            ca = case(endpoint, path, 64, 1, "axum", wrk_result(a))
+            ca.update(cpu_s=3.0, machine_cpu_s=6.0)
+            self.cases += [cw, ca]
+        # not a TechEmpower case: no row in the axum section
+        c = case("select1", "/select1", 64, 1, "webgres", wrk_result(1000))
+        c["tier"] = "overhead"
+        self.cases.append(c)
+        results, md = self.build()
+        section = md.split("## Against axum (webgres ÷ axum)")[1].split("\n## ")[0]
+        self.assertAlmostEqual(results["cases"][0]["ratios"]["axum"], 1.2)
+        # /db: 180,000 requests over 2 CPU-s against 150,000 over 3
+        self.assertEqual(self.server(results, "/db c=64", "webgres")["requests_per_cpu_s"], 90000)
+        self.assertEqual(self.server(results, "/db c=64", "axum")["requests_per_machine_cpu_s"], 25000)
+        self.assertIn("| /db c=64 | 60.0k (60.0k–60.0k) | 50.0k (50.0k–50.0k) | **1.20×** | 90.0k | 50.0k | 1.80× "
+                      "| 30.0k | 25.0k | 1.20× |", section)
+        self.assertIn("| /fortunes c=64 | 30.0k (30.0k–30.0k) | 40.0k (40.0k–40.0k) | **0.75×** |", section)
+        self.assertNotIn("/select1", section)
+        self.assertIn("| 50.0k → **1.20×** |", md)     # the ratio table's axum column
+
+    def test_axum_ratio_with_errors_is_marked(self):
+        self.cases += [case("db", "/db", 64, 1, "webgres", wrk_result(60000)),
+                       case("db", "/db", 64, 1, "axum", wrk_result(50000, status=12))]
+        _, md = self.build()
+        self.assertIn("1.20× ⚠ (axum had 0 socket errors, 12 non-2xx)", md)
+
     def test_capacity_target_needs_no_socket_errors(self):
         for conns, rps, timeouts in ((256, 100000, 0), (10000, 80000, 12)):
             c = case("plaintext-conns", "/plaintext", conns, 1, "webgres",
