@@ -5,6 +5,13 @@
         reads RESULTS_DIR/raw/{meta.json,cases.jsonl,ops.jsonl} and writes
         RESULTS_DIR/results.json, RESULTS_DIR/report.md, RESULTS_DIR/chart.svg
 
+    report.py guard RESULTS_DIR [LOSS]
+        reads a bench/guard.sh run (this build and an older one, repetitions
+        paired) and prints every TechEmpower case whose loss exceeds LOSS
+        (default 0.05) and is more than the repetitions' spread, with the
+        smallest loss the run could flag; exits 1 if any case lost, 2 if no
+        case lost but some case was measured too coarsely to see LOSS.
+
     report.py pgbench-json PGBENCH_OUTPUT LOGDIR
         prints "WRKJSON {...}" for a pgbench run (its text output plus the
         per-transaction logs written with -l --log-prefix=LOGDIR/log), in the
@@ -1049,6 +1056,155 @@ def sse_md(rows):
     return "\n".join(L) + "\n\n"
 
 
+# ---------------------------------------------------------------- guard --
+
+# The guard (bench/guard.sh) judges each TechEmpower case on the paired
+# repetitions of the two builds: d_i = ln(this_i / older_i), rep i of each
+# run side by side.  A case lost when the median of d is below ln(1 - LOSS)
+# and a one-sided bootstrap bound says the loss is more than noise.
+GUARD_LOSS = 0.05
+GUARD_CONFIDENCE = 0.95        # the one-sided bound that calls a loss real
+GUARD_POWER = 0.80             # "reliably": flagged in this share of runs
+GUARD_BOOTSTRAP = 4000
+GUARD_SEED = 20261127          # a fixed seed: one result gives one verdict
+# A case whose smallest reliably flagged loss exceeds this was measured too
+# coarsely: the guard says so and asks for more repetitions.
+GUARD_MAX_MDL_FACTOR = 1.2
+# one-sided normal quantiles for GUARD_CONFIDENCE and GUARD_POWER
+Z_CONFIDENCE = 1.6449
+Z_POWER = 0.8416
+# the standard error of a median of normal samples is this × s / sqrt(n)
+MEDIAN_SE_FACTOR = 1.2533
+
+
+def paired_log_ratios(servers):
+    """ln(this / older) for each repetition both builds ran without errors."""
+    pairs = {}
+    for server in ("webgres", BASE):
+        for r in servers.get(server, {}).get("runs", []):
+            res = r.get("result")
+            if res and not any(res["errors"].values()):
+                pairs.setdefault(r["rep"], {})[server] = run_rps(r)
+    return [math.log(p["webgres"] / p[BASE]) for _, p in sorted(pairs.items())
+            if len(p) == 2 and p[BASE] > 0 and p["webgres"] > 0]
+
+
+def bootstrap_upper(d, q=GUARD_CONFIDENCE, rounds=GUARD_BOOTSTRAP, seed=GUARD_SEED):
+    """The q-quantile of the median of d over bootstrap resamples: the upper
+    one-sided bound of the median log ratio."""
+    import random
+    rng = random.Random(seed)
+    meds = sorted(statistics.median(rng.choice(d) for _ in d) for _ in range(rounds))
+    return meds[min(rounds - 1, int(q * rounds))]
+
+
+def guard_mdl(spread, n, loss=GUARD_LOSS):
+    """The smallest loss flagged in GUARD_POWER of runs with n paired
+    repetitions whose log ratios spread with standard deviation `spread`:
+    the estimate must fall below ln(1 - loss) and clear the one-sided bound."""
+    if n < 2 or spread is None:
+        return None
+    se = MEDIAN_SE_FACTOR * spread / math.sqrt(n)
+    need = max(-math.log(1 - loss) + Z_POWER * se, (Z_CONFIDENCE + Z_POWER) * se)
+    return 1 - math.exp(-need)
+
+
+def guard_reps_needed(spread, loss=GUARD_LOSS, mdl=None):
+    """Repetitions for which guard_mdl falls to mdl (default
+    GUARD_MAX_MDL_FACTOR × loss)."""
+    mdl = mdl or GUARD_MAX_MDL_FACTOR * loss
+    if not spread:
+        return 2
+    # largest standard error that keeps both conditions of guard_mdl
+    se = min((-math.log(1 - mdl) + math.log(1 - loss)) / Z_POWER, -math.log(1 - mdl) / (Z_CONFIDENCE + Z_POWER))
+    return max(2, int(math.ceil((MEDIAN_SE_FACTOR * spread / se) ** 2)))
+
+
+def guard_cases(cases, loss=GUARD_LOSS):
+    """One verdict per TechEmpower case measured on both builds."""
+    groups, order = {}, []
+    for c in cases:
+        if c.get("tier") != "tfb" or "unavailable" in c:
+            continue
+        key = case_key(c)
+        if key not in groups:
+            order.append(key)
+        groups.setdefault(key, {}).setdefault(c["server"], {"runs": []})["runs"].append(c)
+    out = []
+    for key in order:
+        d = paired_log_ratios(groups[key])
+        v = {"label": case_label(key), "reps": len(d)}
+        if not d:
+            v.update(verdict="unmeasured")
+            out.append(v)
+            continue
+        spread = statistics.stdev(d) if len(d) >= 2 else None
+        med = statistics.median(d)
+        upper = bootstrap_upper(d) if len(d) >= 2 else None
+        mdl = guard_mdl(spread, len(d), loss)
+        v.update(ratio=math.exp(med), upper=math.exp(upper) if upper is not None else None,
+                 spread=spread, mdl=mdl, reps_needed=guard_reps_needed(spread, loss) if spread is not None else None)
+        if upper is not None and med < math.log(1 - loss) and upper < 0:
+            v["verdict"] = "lost"
+        elif mdl is None or mdl > GUARD_MAX_MDL_FACTOR * loss:
+            v["verdict"] = "coarse"
+        else:
+            v["verdict"] = "ok"
+        out.append(v)
+    return out
+
+
+def guard_report(outdir, loss=GUARD_LOSS):
+    """Prints the guard's table and verdict; returns the exit status."""
+    cases = load_jsonl(os.path.join(outdir, "raw", "cases.jsonl"))
+    meta = {}
+    if os.path.exists(os.path.join(outdir, "raw", "meta.json")):
+        with open(os.path.join(outdir, "raw", "meta.json")) as f:
+            meta = json.load(f)
+    verdicts = guard_cases(cases, loss)
+    rows = []
+    for v in verdicts:
+        if v["verdict"] == "unmeasured":
+            rows.append((v["label"], "–", "–", "–", "–", "–", "not measured on both builds without errors"))
+            continue
+        rows.append((v["label"], str(v["reps"]), "%.3f×" % v["ratio"],
+                     "%.3f×" % v["upper"] if v["upper"] is not None else "–",
+                     "%.1f %%" % (100 * v["spread"]) if v["spread"] is not None else "–",
+                     "%.1f %%" % (100 * v["mdl"]) if v["mdl"] is not None else "–",
+                     {"lost": "**LOST %.1f %%**" % (100 * (1 - v["ratio"])),
+                      "coarse": "too coarse: REPS=%s would see %.1f %%" % (v["reps_needed"], 100 * GUARD_MAX_MDL_FACTOR * loss)
+                      if v["reps_needed"] else "too coarse (one repetition)",
+                      "ok": "no loss over %.0f %%" % (100 * loss)}[v["verdict"]]))
+    lines = ["# Guard: this build `%s` against `%s`" % (meta.get("git", "?"), meta.get("base_build", "?")), "",
+             "Each case: the two builds' repetitions alternate; *this ÷ older* is exp(median of "
+             "ln(this_i ÷ older_i)) over the paired repetitions; *bound* its one-sided %.0f %% "
+             "bootstrap upper bound; *spread* the standard deviation of the log ratios (an A/A "
+             "run, `bench/guard.sh HEAD`, shows the machine's own); *flags from* the smallest loss "
+             "flagged in %.0f %% of runs at this spread and count. A case **lost** when the ratio "
+             "is below %.2f× and the bound below 1.00×."
+             % (100 * GUARD_CONFIDENCE, 100 * GUARD_POWER, 1 - loss), "",
+             md_table(["case", "pairs", "this ÷ older", "bound", "spread", "flags from", "verdict"], rows), ""]
+    lost = [v for v in verdicts if v["verdict"] == "lost"]
+    coarse = [v for v in verdicts if v["verdict"] in ("coarse", "unmeasured")]
+    mdls = [v["mdl"] for v in verdicts if v.get("mdl") is not None]
+    if mdls:
+        lines.append("Power: the smallest loss this run reliably flags is %.1f %% (median over cases; "
+                     "worst %.1f %%)." % (100 * statistics.median(mdls), 100 * max(mdls)))
+    if lost:
+        lines.append("LOST more than %.0f %%: %s." % (100 * loss, "; ".join(
+            "%s (%.3f×)" % (v["label"], v["ratio"]) for v in lost)))
+    elif coarse:
+        lines.append("No loss found, but %d case(s) were measured too coarsely to see %.0f %%: "
+                     "rerun with more repetitions (REPS)." % (len(coarse), 100 * loss))
+    else:
+        lines.append("No case lost more than %.0f %%." % (100 * loss))
+    text = "\n".join(lines) + "\n"
+    with open(os.path.join(outdir, "guard.md"), "w") as f:
+        f.write(text)
+    sys.stdout.write(text)
+    return 1 if lost else (2 if coarse else 0)
+
+
 # ---------------------------------------------------------------- chart --
 
 def esc(s):
@@ -1225,6 +1381,8 @@ def build(outdir):
 def main(argv):
     if len(argv) == 3 and argv[1] == "build":
         build(argv[2])
+    elif len(argv) in (3, 4) and argv[1] == "guard":
+        return guard_report(argv[2], float(argv[3]) if len(argv) == 4 else GUARD_LOSS)
     elif len(argv) == 4 and argv[1] == "pgbench-json":
         pgbench_json(argv[2], argv[3])
     else:

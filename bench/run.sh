@@ -24,6 +24,8 @@
 # nproc: one per core, as TechEmpower's entry runs).
 # SSE (1: the sse tier, bench/sse/run.sh, event-stream subscribers; default on;
 # ONLY=sse runs it alone among the endpoint tiers).
+# BENCH_REFERENCES (0: the TechEmpower cases measure only webgres and the
+# older build, no reference; bench/guard.sh sets it).
 # BASE_BINDIR (the bindir of a second Postgres installation holding an older
 # webgres build; bench/before_after.sh makes one): that build is served by a
 # cluster of its own and measured as one more server, webgres-base, in the
@@ -488,6 +490,8 @@ bench_case() {
 	for spec in "$@"; do
 		server=${spec%%:*}
 		[ "$server" = webgres ] && [ "$WEBGRES" != 1 ] && continue
+		# BENCH_REFERENCES=0 (bench/guard.sh): the two webgres builds only
+		[ "${BENCH_REFERENCES:-1}" = 0 ] && [[ $server != webgres* ]] && continue
 		# pgbench-sql needs the handler's SQL, which only a webgres run has
 		[[ $server == pgbench-sql && ! -s ${spec#*:} ]] && continue
 		if [[ $server != pgbench* ]]; then

@@ -11,6 +11,8 @@ logging 0 us transactions) is never reported, a ratio against a server that
 had errors is marked and not counted, and the fault tier's errors, a dirty
 tree and the command are stated. Python 3 standard library only.
 """
+import contextlib
+import io
 import json
 import os
 import shutil
@@ -121,6 +123,65 @@ class ReportTest(unittest.TestCase):
                        case("db", "/db", 64, 1, "axum", wrk_result(50000, status=12))]
         _, md = self.build()
         self.assertIn("1.20× ⚠ (axum had 0 socket errors, 12 non-2xx)", md)
+
+    def guard_cases(self, this, older, endpoint="db", path="/db"):
+        for rep, (new, old) in enumerate(zip(this, older), 1):
+            for server, rps in (("webgres", new), ("webgres-base", old)):
+                c = case(endpoint, path, 256, 1, server, wrk_result(rps))
+                c["rep"] = rep
+                self.cases.append(c)
+
+    def guard(self):
+        self.meta["base_build"] = "109b006"
+        self.build()
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            status = report.guard_report(self.dir)
+        return status, out.getvalue()
+
+    def test_guard_flags_a_loss_beyond_the_spread(self):
+        noise = [1.00, 1.01, 0.99, 1.02, 0.98, 1.00, 1.01, 0.99, 1.02, 0.98]
+        self.guard_cases([90000 * n for n in noise], [100000 * n for n in reversed(noise)])
+        self.guard_cases([100000 * n for n in noise], [100000 * n for n in reversed(noise)], "json", "/json")
+        status, text = self.guard()
+        self.assertEqual(status, 1)
+        self.assertIn("LOST more than 5 %: /db c=256 (0.900×)", text)
+        self.assertIn("| /json c=256 | 10 | 1.000× |", text)
+        self.assertIn("no loss over 5 %", text)
+        self.assertIn("Power: the smallest loss this run reliably flags is", text)
+
+    def test_guard_does_not_flag_a_loss_below_the_threshold(self):
+        noise = [1.00, 1.01, 0.99, 1.02, 0.98, 1.00, 1.01, 0.99, 1.02, 0.98]
+        self.guard_cases([97000 * n for n in noise], [100000 * n for n in reversed(noise)])
+        status, text = self.guard()
+        self.assertEqual(status, 0)
+        self.assertIn("No case lost more than 5 %.", text)
+
+    def test_guard_does_not_flag_noise(self):
+        # three pairs 7 % down, two 10 % up: the median reads a 7 % loss, but
+        # the pairs disagree and the bootstrap bound stays above 1
+        self.guard_cases([93000, 110000, 92000, 112000, 93000], [100000] * 5)
+        status, text = self.guard()
+        self.assertNotIn("LOST", text)
+        self.assertEqual(status, 2)                    # and it says REPS is too low to tell
+        self.assertRegex(text, r"too coarse: REPS=\d+ would see 6.0 %")
+
+    def test_guard_power(self):
+        # 10 pairs spreading by 2 %: the median's standard error is
+        # 1.2533 * 0.02 / sqrt(10) = 0.79 %; the estimate must clear ln 0.95
+        # by 0.84 of it: 1 - 0.95 * exp(-0.0084 * 0.79) = 5.6 %
+        self.assertAlmostEqual(report.guard_mdl(0.02, 10), 0.0563, places=3)
+        for spread in (0.01, 0.03, 0.08):
+            n = report.guard_reps_needed(spread)
+            self.assertLessEqual(report.guard_mdl(spread, n), 0.06 + 1e-9)
+            if n > 2:       # and one fewer would not do
+                self.assertGreater(report.guard_mdl(spread, n - 1), 0.06)
+
+    def test_guard_leaves_out_pairs_with_errors(self):
+        self.guard_cases([90000] * 5, [100000] * 5)
+        self.cases[0]["result"]["errors"]["status"] = 3   # rep 1 of this build
+        status, text = self.guard()
+        self.assertIn("| /db c=256 | 4 |", text)
 
     def test_capacity_target_needs_no_socket_errors(self):
         for conns, rps, timeouts in ((256, 100000, 0), (10000, 80000, 12)):
