@@ -13,9 +13,11 @@
 # builds' repetitions alternate back to back, each in turn first.  Then
 # `bench/report.py guard` judges each case on the paired repetitions: with
 # d_i = ln(this_i / older_i), a case lost when exp(median d) < 1 - LOSS and a
-# one-sided 95 % bootstrap upper bound of the median stays below 1.00x.  It
-# states its power: the smallest loss flagged in 80 % of runs at the spread
-# of d it saw, and, for a case too coarse to see LOSS, the REPS that would.
+# sign test over the pairs agrees (its exact one-sided upper bound of the
+# median is below 1.00x), the 5 % chance of a false alarm shared among the
+# cases.  It states its power: the smallest loss flagged in 80 % of runs at
+# the spread of d it saw, and, for a case too coarse to see LOSS, the REPS
+# that would.
 #
 # Settings (environment): REPS (10), DURATION (5 s), CONNS (256), QCONNS
 # (512), LOSS (0.05), ONLY (the TechEmpower endpoints), and those of
@@ -33,8 +35,8 @@ BASE=${1:?usage: bench/guard.sh BASE-COMMIT}
 LOSS=${LOSS:-0.05}
 
 export ONLY=${ONLY:-plaintext|plaintext-pipelined|json|db|fortunes|queries|updates|cached-queries}
-# 10 pairs of 5 s: enough on a quiet 2-core machine whose repetitions spread
-# by 3 % or less (bench/README.md, "The guard"); the guard says when not
+# 10 pairs of 5 s: enough for a 6 % loss where the repetitions spread by 3 %
+# or less (bench/README.md, "The guard"); the guard says when not
 export REPS=${REPS:-10} DURATION=${DURATION:-5} CONNS=${CONNS:-256} QCONNS=${QCONNS:-512}
 export BENCH_REFERENCES=0 AXUM=0 AUTH=0
 OUT=$BENCH/results/$(date -u +%Y%m%dT%H%M%SZ)-guard

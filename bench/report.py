@@ -1061,18 +1061,16 @@ def sse_md(rows):
 # The guard (bench/guard.sh) judges each TechEmpower case on the paired
 # repetitions of the two builds: d_i = ln(this_i / older_i), rep i of each
 # run side by side.  A case lost when the median of d is below ln(1 - LOSS)
-# and a one-sided bootstrap bound says the loss is more than noise.
+# and a sign test over the pairs says the loss is more than noise: its exact
+# one-sided upper confidence bound of the median (an order statistic of d)
+# is below 0.  The error rate GUARD_ALPHA is shared among the cases judged
+# (Bonferroni), so that an A/A run of every case flags none in 95 % of runs.
 GUARD_LOSS = 0.05
-GUARD_CONFIDENCE = 0.95        # the one-sided bound that calls a loss real
+GUARD_ALPHA = 0.05             # chance that a run flags a case that did not lose
 GUARD_POWER = 0.80             # "reliably": flagged in this share of runs
-GUARD_BOOTSTRAP = 4000
-GUARD_SEED = 20261127          # a fixed seed: one result gives one verdict
-# A case whose smallest reliably flagged loss exceeds this was measured too
-# coarsely: the guard says so and asks for more repetitions.
+# A case whose smallest reliably flagged loss exceeds this × LOSS was
+# measured too coarsely: the guard says so and names the REPS that would do.
 GUARD_MAX_MDL_FACTOR = 1.2
-# one-sided normal quantiles for GUARD_CONFIDENCE and GUARD_POWER
-Z_CONFIDENCE = 1.6449
-Z_POWER = 0.8416
 # the standard error of a median of normal samples is this × s / sqrt(n)
 MEDIAN_SE_FACTOR = 1.2533
 
@@ -1089,35 +1087,53 @@ def paired_log_ratios(servers):
             if len(p) == 2 and p[BASE] > 0 and p["webgres"] > 0]
 
 
-def bootstrap_upper(d, q=GUARD_CONFIDENCE, rounds=GUARD_BOOTSTRAP, seed=GUARD_SEED):
-    """The q-quantile of the median of d over bootstrap resamples: the upper
-    one-sided bound of the median log ratio."""
-    import random
-    rng = random.Random(seed)
-    meds = sorted(statistics.median(rng.choice(d) for _ in d) for _ in range(rounds))
-    return meds[min(rounds - 1, int(q * rounds))]
+def sign_bound_rank(n, alpha):
+    """The smallest u such that at least u of n pairs below the true median
+    happens with chance at most alpha: the u-th smallest d is then a one-sided
+    upper bound of the median at 1 - alpha.  None when n is too small."""
+    tail = 0.0
+    for u in range(n, 0, -1):
+        p = tail + math.comb(n, u) / (1 << n)
+        if p > alpha:
+            return u + 1 if u < n else None
+        tail = p
+    return 1
 
 
-def guard_mdl(spread, n, loss=GUARD_LOSS):
+def guard_alpha(cases):
+    """The one-sided error rate of each case's test."""
+    return GUARD_ALPHA / max(1, cases)
+
+
+def guard_mdl(spread, n, loss=GUARD_LOSS, cases=1):
     """The smallest loss flagged in GUARD_POWER of runs with n paired
-    repetitions whose log ratios spread with standard deviation `spread`:
-    the estimate must fall below ln(1 - loss) and clear the one-sided bound."""
-    if n < 2 or spread is None:
+    repetitions whose log ratios spread with standard deviation `spread`
+    (normal approximation): the estimate must fall below ln(1 - loss) and
+    clear the sign test's bound.  None when n pairs can never pass the test."""
+    if n < 2 or spread is None or sign_bound_rank(n, guard_alpha(cases)) is None:
         return None
+    z = statistics.NormalDist()
+    zc, zp = z.inv_cdf(1 - guard_alpha(cases)), z.inv_cdf(GUARD_POWER)
     se = MEDIAN_SE_FACTOR * spread / math.sqrt(n)
-    need = max(-math.log(1 - loss) + Z_POWER * se, (Z_CONFIDENCE + Z_POWER) * se)
+    need = max(-math.log(1 - loss) + zp * se, (zc + zp) * se)
     return 1 - math.exp(-need)
 
 
-def guard_reps_needed(spread, loss=GUARD_LOSS, mdl=None):
-    """Repetitions for which guard_mdl falls to mdl (default
+def guard_reps_needed(spread, loss=GUARD_LOSS, cases=1, mdl=None):
+    """The fewest pairs for which guard_mdl falls to mdl (default
     GUARD_MAX_MDL_FACTOR × loss)."""
     mdl = mdl or GUARD_MAX_MDL_FACTOR * loss
     if not spread:
-        return 2
-    # largest standard error that keeps both conditions of guard_mdl
-    se = min((-math.log(1 - mdl) + math.log(1 - loss)) / Z_POWER, -math.log(1 - mdl) / (Z_CONFIDENCE + Z_POWER))
-    return max(2, int(math.ceil((MEDIAN_SE_FACTOR * spread / se) ** 2)))
+        spread = 1e-6
+    # the largest standard error that keeps both conditions of guard_mdl,
+    # then the n it takes, then up to where the sign test can pass too
+    z = statistics.NormalDist()
+    zc, zp = z.inv_cdf(1 - guard_alpha(cases)), z.inv_cdf(GUARD_POWER)
+    se = min((math.log(1 - loss) - math.log(1 - mdl)) / zp, -math.log(1 - mdl) / (zc + zp))
+    n = max(2, int((MEDIAN_SE_FACTOR * spread / se) ** 2) - 1)
+    while guard_mdl(spread, n, loss, cases) is None or guard_mdl(spread, n, loss, cases) > mdl:
+        n += 1
+    return n
 
 
 def guard_cases(cases, loss=GUARD_LOSS):
@@ -1130,6 +1146,7 @@ def guard_cases(cases, loss=GUARD_LOSS):
         if key not in groups:
             order.append(key)
         groups.setdefault(key, {}).setdefault(c["server"], {"runs": []})["runs"].append(c)
+    judged = len(order)
     out = []
     for key in order:
         d = paired_log_ratios(groups[key])
@@ -1140,10 +1157,12 @@ def guard_cases(cases, loss=GUARD_LOSS):
             continue
         spread = statistics.stdev(d) if len(d) >= 2 else None
         med = statistics.median(d)
-        upper = bootstrap_upper(d) if len(d) >= 2 else None
-        mdl = guard_mdl(spread, len(d), loss)
+        u = sign_bound_rank(len(d), guard_alpha(judged))
+        upper = sorted(d)[u - 1] if u else None
+        mdl = guard_mdl(spread, len(d), loss, judged)
         v.update(ratio=math.exp(med), upper=math.exp(upper) if upper is not None else None,
-                 spread=spread, mdl=mdl, reps_needed=guard_reps_needed(spread, loss) if spread is not None else None)
+                 below=sum(1 for x in d if x < 0), spread=spread, mdl=mdl,
+                 reps_needed=guard_reps_needed(spread, loss, judged) if spread is not None else None)
         if upper is not None and med < math.log(1 - loss) and upper < 0:
             v["verdict"] = "lost"
         elif mdl is None or mdl > GUARD_MAX_MDL_FACTOR * loss:
@@ -1167,22 +1186,25 @@ def guard_report(outdir, loss=GUARD_LOSS):
         if v["verdict"] == "unmeasured":
             rows.append((v["label"], "–", "–", "–", "–", "–", "not measured on both builds without errors"))
             continue
-        rows.append((v["label"], str(v["reps"]), "%.3f×" % v["ratio"],
+        rows.append((v["label"], "%d (%d lower)" % (v["reps"], v["below"]), "%.3f×" % v["ratio"],
                      "%.3f×" % v["upper"] if v["upper"] is not None else "–",
                      "%.1f %%" % (100 * v["spread"]) if v["spread"] is not None else "–",
                      "%.1f %%" % (100 * v["mdl"]) if v["mdl"] is not None else "–",
                      {"lost": "**LOST %.1f %%**" % (100 * (1 - v["ratio"])),
                       "coarse": "too coarse: REPS=%s would see %.1f %%" % (v["reps_needed"], 100 * GUARD_MAX_MDL_FACTOR * loss)
-                      if v["reps_needed"] else "too coarse (one repetition)",
+                      if v["reps_needed"] else "too coarse (one pair)",
                       "ok": "no loss over %.0f %%" % (100 * loss)}[v["verdict"]]))
     lines = ["# Guard: this build `%s` against `%s`" % (meta.get("git", "?"), meta.get("base_build", "?")), "",
-             "Each case: the two builds' repetitions alternate; *this ÷ older* is exp(median of "
-             "ln(this_i ÷ older_i)) over the paired repetitions; *bound* its one-sided %.0f %% "
-             "bootstrap upper bound; *spread* the standard deviation of the log ratios (an A/A "
-             "run, `bench/guard.sh HEAD`, shows the machine's own); *flags from* the smallest loss "
-             "flagged in %.0f %% of runs at this spread and count. A case **lost** when the ratio "
-             "is below %.2f× and the bound below 1.00×."
-             % (100 * GUARD_CONFIDENCE, 100 * GUARD_POWER, 1 - loss), "",
+             "Each case: the two builds' repetitions alternate; *pairs* counts the repetitions "
+             "run side by side (and in how many this build was slower); *this ÷ older* is "
+             "exp(median of ln(this_i ÷ older_i)); *bound* the sign test's one-sided upper "
+             "bound of that median at %.2f %% error per case (%.0f %% shared among %d cases); "
+             "*spread* the standard deviation of the log ratios (an A/A run, `bench/guard.sh "
+             "HEAD`, shows the machine's own); *flags from* the smallest loss flagged in %.0f %% "
+             "of runs at this spread and count. A case **lost** when the ratio is below %.2f× "
+             "and the bound below 1.00×."
+             % (100 * guard_alpha(len(verdicts)), 100 * GUARD_ALPHA, len(verdicts),
+                100 * GUARD_POWER, 1 - loss), "",
              md_table(["case", "pairs", "this ÷ older", "bound", "spread", "flags from", "verdict"], rows), ""]
     lost = [v for v in verdicts if v["verdict"] == "lost"]
     coarse = [v for v in verdicts if v["verdict"] in ("coarse", "unmeasured")]
@@ -1190,6 +1212,10 @@ def guard_report(outdir, loss=GUARD_LOSS):
     if mdls:
         lines.append("Power: the smallest loss this run reliably flags is %.1f %% (median over cases; "
                      "worst %.1f %%)." % (100 * statistics.median(mdls), 100 * max(mdls)))
+    elif verdicts:
+        alpha = guard_alpha(len(verdicts))
+        lines.append("Power: none. With %.2f %% error per case the sign test needs at least %d pairs "
+                     "(all of them slower) to call any loss." % (100 * alpha, math.ceil(math.log2(1 / alpha))))
     if lost:
         lines.append("LOST more than %.0f %%: %s." % (100 * loss, "; ".join(
             "%s (%.3f×)" % (v["label"], v["ratio"]) for v in lost)))

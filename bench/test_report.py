@@ -8,12 +8,14 @@ never spent on a report that would quote a wrong figure. It builds reports
 from made-up raw results in a temporary directory and reads them back:
 latency that cannot be right (pipelined wrk runs, percentiles of 0, pgbench
 logging 0 us transactions) is never reported, a ratio against a server that
-had errors is marked and not counted, and the fault tier's errors, a dirty
+had errors is marked and not counted, the guard calls a loss only where
+the pairs agree, and the fault tier's errors, a dirty
 tree and the command are stated. Python 3 standard library only.
 """
 import contextlib
 import io
 import json
+import math
 import os
 import shutil
 import sys
@@ -146,7 +148,8 @@ class ReportTest(unittest.TestCase):
         status, text = self.guard()
         self.assertEqual(status, 1)
         self.assertIn("LOST more than 5 %: /db c=256 (0.900×)", text)
-        self.assertIn("| /json c=256 | 10 | 1.000× |", text)
+        self.assertIn("| /db c=256 | 10 (10 lower) | 0.900× |", text)
+        self.assertIn("| /json c=256 | 10 (4 lower) | 1.000× |", text)
         self.assertIn("no loss over 5 %", text)
         self.assertIn("Power: the smallest loss this run reliably flags is", text)
 
@@ -166,6 +169,21 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(status, 2)                    # and it says REPS is too low to tell
         self.assertRegex(text, r"too coarse: REPS=\d+ would see 6.0 %")
 
+    def test_guard_aa_run_flags_nothing(self):
+        # the same build twice in 14 cases, 12 pairs each, spreading by 10 %
+        # as on a busy machine: judged one by one at 5 % each, one case of
+        # these reads as a loss (so would 8 of 60 such runs; with the 5 %
+        # shared among the cases, 2 of 60)
+        import random
+        rng = random.Random(10)
+        for i in range(14):
+            path = "/queries?queries=%d" % (i + 1)
+            self.guard_cases([100000 * math.exp(rng.gauss(0, 0.10)) for _ in range(12)],
+                             [100000] * 12, "queries", path)
+        status, text = self.guard()
+        self.assertNotIn("LOST", text)
+        self.assertIn("0.36 % error per case (5 % shared among 14 cases)", text)
+
     def test_guard_power(self):
         # 10 pairs spreading by 2 %: the median's standard error is
         # 1.2533 * 0.02 / sqrt(10) = 0.79 %; the estimate must clear ln 0.95
@@ -174,14 +192,19 @@ class ReportTest(unittest.TestCase):
         for spread in (0.01, 0.03, 0.08):
             n = report.guard_reps_needed(spread)
             self.assertLessEqual(report.guard_mdl(spread, n), 0.06 + 1e-9)
-            if n > 2:       # and one fewer would not do
-                self.assertGreater(report.guard_mdl(spread, n - 1), 0.06)
+            fewer = report.guard_mdl(spread, n - 1)     # and one fewer would not do
+            self.assertTrue(fewer is None or fewer > 0.06)
+        # the sign test alone: 4 pairs can never reach 5 % error, 5 can (1/32)
+        self.assertIsNone(report.sign_bound_rank(4, 0.05))
+        self.assertEqual(report.sign_bound_rank(5, 0.05), 5)
+        self.assertEqual(report.sign_bound_rank(10, 0.025), 9)   # P(>= 9 of 10) = 1.1 %
+        self.assertEqual(report.sign_bound_rank(30, 0.05), 20)   # P(>= 20 of 30) = 4.9 %
 
     def test_guard_leaves_out_pairs_with_errors(self):
         self.guard_cases([90000] * 5, [100000] * 5)
         self.cases[0]["result"]["errors"]["status"] = 3   # rep 1 of this build
         status, text = self.guard()
-        self.assertIn("| /db c=256 | 4 |", text)
+        self.assertIn("| /db c=256 | 4 (4 lower) |", text)
 
     def test_capacity_target_needs_no_socket_errors(self):
         for conns, rps, timeouts in ((256, 100000, 0), (10000, 80000, 12)):
