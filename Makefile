@@ -5,6 +5,8 @@
 #   make test       install missing packages, build, install, run every test
 #   make run        build, install and serve the example and TechEmpower routes
 #   make bench      the benchmark harness (bench/README.md)
+#   make bench-guard BASE=main   this tree against an older build: fails on a 5 % loss
+#                   (make bench GUARD=main: the bench, then the guard)
 #   make cluster    a primary, two standbys and HAProxy on this machine (docs/scale-out.md)
 #   make demo       the board, a whole application, over HTTPS (examples/board)
 #   make fuzz       run each libFuzzer harness in fuzz/ for FUZZ_SECONDS (60)
@@ -71,7 +73,7 @@ $(OBJS): $(BUILD_MODE)
 -include $(OBJS:.o=.d)
 endif
 
-.PHONY: deps test test-stress run bench fuzz cluster demo
+.PHONY: deps test test-stress run bench bench-guard fuzz cluster demo
 
 deps:
 	@scripts/deps.sh
@@ -94,6 +96,13 @@ bench: deps
 	$(MAKE) all
 	$(MAKE) install
 	bench/run.sh
+	@if [ -n "$(GUARD)" ]; then bench/guard.sh $(GUARD); fi
+
+# bench/guard.sh builds and installs both builds itself; make bench
+# GUARD=main runs it after the bench.
+BASE ?= main
+bench-guard: deps
+	bench/guard.sh $(BASE)
 
 cluster: deps
 	$(MAKE) all
