@@ -41,6 +41,7 @@
 #include "serve/compress.h"
 #include "serve/cors.h"
 #include "serve/auth.h"
+#include "serve/jwt_secret.h"
 #include "serve/pipeline.h"
 #include "serve/rate_limit.h"
 #include "serve/refusal_log.h"
@@ -1118,7 +1119,10 @@ pipeline_run(h2o_req_t *req, PipelineRun *run, char **body, size_t *bodylen)
  * (a REVOKE, a DROP ROLE, the role made a superuser), as requests are
  * refused: at most once every STREAM_ROLE_CHECK_MS, in a transaction of its
  * own whose start takes in the role changes other sessions made, and only
- * when there were any since the last look.
+ * when there were any since the last look.  Streams opened with a token
+ * signed by an HS secret that has since changed (webgres.jwt_secret_file's
+ * content, webgres.jwt_secret) end in the same look, as new requests with
+ * such a token are refused.
  */
 static void
 check_stream_roles(void)
@@ -1136,6 +1140,13 @@ check_stream_roles(void)
 	checked_at = now;
 	PG_TRY();
 	{
+		int			stale;
+
+		/* Also rereads the secret file when it is due. */
+		if ((stale = sse_end_secret_changed(jwt_secret_generation())) > 0)
+			ereport(LOG,
+					(errmsg("webgres ends %d event stream(s) opened with a token signed by a JWT secret that has changed",
+							stale)));
 		StartTransactionCommand();
 		if (auth_role_generation() != checked_generation)
 		{
