@@ -15,8 +15,10 @@
  * rate_limit_admit() before authentication (limits by address or by
  * route, and the server's), rate_limit_admit_identity() after it (limits
  * by role or by claim), and both before the request may wait for an
- * executor.  Each limit counts a request once, however often the pipeline
- * looks at its routes.  A refusal is a complete answer: 429 with
+ * executor.  A request handed to an executor carries its state there
+ * (the routes counted, the client's address key), and the executor counts
+ * the routes it runs beyond those.  Each limit counts a request once,
+ * however often the pipeline looks at its routes.  A refusal is a complete answer: 429 with
  * Retry-After, RateLimit and RateLimit-Policy, counted under the route in
  * webgres.route_stats.  The check reads of the request only its
  * connection's peer address, and that only when a limit keyed by address
