@@ -212,6 +212,36 @@ my $bh = get_from('127.0.0.111', '/behind_exec');
 like($bh->{headers}{'ratelimit-policy'} // '', qr/^"route";q=2;w=\d+$/,
 	'the executor\'s 429 carries the route\'s policy');
 
+# ---- a request that runs again after a plan changed is counted once ----
+# With shared read transactions, a request whose route's plan was
+# invalidated (ALTER TABLE) since the worker looked runs its routes again
+# in a transaction of its own; both limited routes it passes count it once.
+# One keep-alive connection keeps the requests on the worker that planned.
+ok(WebgresTest::reload_and_wait($node, "webgres.share_read_transactions = on\n"),
+	'reloaded with shared read transactions');
+$node->safe_psql('postgres', q{CREATE TABLE rl_plan (x text); INSERT INTO rl_plan VALUES ('planned')});
+route('/rerun', q{SELECT 'first' AS body WHERE false}, rate => 0.001, burst => 2);
+route('/rerun', q{SELECT x AS body FROM rl_plan}, rate => 0.001, burst => 2);
+{
+	my $s = IO::Socket::INET->new(LocalAddr => '127.0.0.114', PeerAddr => '127.0.0.1',
+		PeerPort => $port, Proto => 'tcp', Timeout => 5) or die;
+	$s->autoflush(1);
+	binmode $s;
+	my $ask = sub {
+		print $s "GET /rerun HTTP/1.1\r\nHost: x\r\n\r\n";
+		my ($res) = WebgresTest::read_responses($s, 1, 10, 0, 1);
+		return $res->[0]{status} // 0;
+	};
+	is($ask->(), 200, 'the first request plans the routes');
+	$node->safe_psql('postgres', 'ALTER TABLE rl_plan ADD COLUMN y int');
+	is($ask->(), 200, 'the plan changed: the request runs again, served');
+	is(join(' ', $ask->(), $ask->()), '200 429',
+		'each limit counted the request that ran again once: the third is served, the fourth 429');
+	close $s;
+}
+ok(WebgresTest::reload_and_wait($node, "webgres.share_read_transactions = off\n"),
+	'shared read transactions off again');
+
 # ---- the server's limit, set by a superuser ----
 ok(WebgresTest::reload_and_wait($node, "webgres.rate_limit = 0.001\nwebgres.rate_limit_burst = 1\n"),
 	'reloaded with webgres.rate_limit');
