@@ -277,6 +277,9 @@ static void
 set_hand_off(Request *rq, const Route *r, bool rerun)
 {
 	rq->outcome = PIPELINE_HAND_OFF;
+	/* The executor counts the routes it runs beyond these, by this key. */
+	rate_limit_take_key(&rq->limits);
+	rq->run->limits = rq->limits;
 	rq->run->rerun = rerun;
 	rq->run->route_id = r->id;
 	rq->run->max_concurrency = r->max_concurrency;
@@ -625,7 +628,14 @@ begin_request(Request *rq, h2o_req_t *req, PipelineRun *run, char **body, size_t
 	rq->sink.begin = sink_begin;
 	rq->sink.write = sink_write;
 	rq->sink.arg = rq;
-	rate_limit_begin(&rq->limits, run->client, rq->started);
+	if (run->client != NULL)
+		rate_limit_begin(&rq->limits, run->client, rq->started);
+	else
+	{
+		/* An executor's request: the limits the worker counted stand. */
+		rq->limits = run->limits;
+		rq->limits.now = rq->started;
+	}
 }
 
 /*
