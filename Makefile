@@ -31,11 +31,19 @@ PGFILEDESC = "webgres - HTTP server inside PostgreSQL"
 REGRESS = $(patsubst test/regress/sql/%.sql,%,$(sort $(wildcard test/regress/sql/*.sql)))
 REGRESS_OPTS = --inputdir=test/regress --outputdir=test/regress
 
+# make PG=18 (or 16, 17, 15): build, install, test, run and bench against
+# that Postgres; scripts/postgres.sh says where its pg_config is (Debian's
+# for 15, an unpacked wheel for the others, docs/versions.md).  PG_CONFIG
+# given directly works too, PGXS' own way.
+ifneq ($(PG),)
+PG_CONFIG := $(shell $(dir $(firstword $(MAKEFILE_LIST)))scripts/postgres.sh pg_config $(PG))
+export PG
+endif
 PG_CONFIG ?= pg_config
 # -MMD -MP: each object also depends on the headers it includes (PGXS
 # tracks them only in server builds configured with --enable-depend), so
 # changing a struct in a header rebuilds every file that uses it.
-PG_CPPFLAGS = -DH2O_USE_LIBUV=0 -Isrc -Isrc/h2o_compat -MMD -MP
+PG_CPPFLAGS = -DH2O_USE_LIBUV=0 -I$(srcdir)/src -I$(srcdir)/src/h2o_compat -MMD -MP
 # -Wextra minus unused parameters: callbacks have fixed signatures, and
 # Postgres' own headers trip it.
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter
@@ -49,12 +57,14 @@ SHLIB_LINK += -fsanitize=address,undefined
 export SANITIZE
 endif
 
-# The objects depend on a stamp naming the SANITIZE mode they were built
-# for, rewritten only when the mode changes: switching to or from
-# SANITIZE=address rebuilds everything, so a plain 'make install' after a
-# sanitized run installs the normal library again.
+# The objects depend on a stamp naming the SANITIZE mode and the Postgres
+# (its pg_config) they were built for, rewritten only when either changes:
+# switching to or from SANITIZE=address, or to another Postgres, rebuilds
+# everything, so a plain 'make install' after a sanitized run or a
+# 'make PG=18' installs the normal library for the default Postgres again.
 BUILD_MODE = .build-mode
-$(shell echo 'SANITIZE=$(SANITIZE)' | cmp -s - $(BUILD_MODE) 2>/dev/null || echo 'SANITIZE=$(SANITIZE)' > $(BUILD_MODE))
+BUILD_MODE_LINE = SANITIZE=$(SANITIZE) PG_CONFIG=$(shell command -v $(PG_CONFIG))
+$(shell echo '$(BUILD_MODE_LINE)' | cmp -s - $(BUILD_MODE) 2>/dev/null || echo '$(BUILD_MODE_LINE)' > $(BUILD_MODE))
 EXTRA_CLEAN = $(BUILD_MODE) $(OBJS:.o=.d)
 
 # No JIT bitcode: handlers are SQL, and the build stays quick.
@@ -68,6 +78,22 @@ all install:
 else
 include $(PGXS)
 $(OBJS): $(BUILD_MODE)
+# A Postgres built by a newer gcc passes warning options this one does not
+# know (18's -Wmissing-variable-declarations, new in gcc 14), and gcc stops
+# on an unknown -W option: drop exactly those, asking the compiler once.
+CC_UNKNOWN_FLAGS := $(shell LC_ALL=C $(CC) $(filter -W%,$(CFLAGS)) -E -x c /dev/null -o /dev/null 2>&1 | \
+	sed -n "s/.*unrecognized command-line option '\(-W[^']*\)'.*/\1/p")
+override CFLAGS := $(filter-out $(CC_UNKNOWN_FLAGS),$(CFLAGS))
+# A relocated Postgres (the wheels of scripts/postgres.sh) names its build
+# machine's lib directory as an rpath; the extension needs none.
+comma := ,
+override LDFLAGS := $(filter-out -Wl$(comma)-rpath$(comma)%,$(LDFLAGS))
+# A VPATH build (make -f ../Makefile from a build directory, as
+# scripts/test.sh does for each Postgres): gcc writes src/x/y.o into
+# folders that must exist there.
+ifneq ($(srcdir),.)
+$(shell mkdir -p $(sort $(dir $(OBJS))))
+endif
 -include $(OBJS:.o=.d)
 endif
 
