@@ -2,7 +2,9 @@
 #
 #   make            build the extension
 #   make install    install it into the Postgres that pg_config names
-#   make test       install missing packages, build, install, run every test
+#   make test       install missing packages, build, run every test on 15, 16 and 18
+#   make test PG=18 the same on one Postgres (15, 16, 17 or 18; docs/versions.md);
+#                   PG=N also picks the Postgres of make, install, run, demo, bench
 #   make run        build, install and serve the example and TechEmpower routes
 #   make bench      the benchmark harness (bench/README.md)
 #   make cluster    a primary, two standbys and HAProxy on this machine (docs/scale-out.md)
@@ -25,7 +27,9 @@ OBJS = \
 	src/common/h2o_mirror.o src/common/shmem.o src/common/stats.o
 
 MODULEDIR = extension
-DATA = extension/webgres.control $(wildcard extension/webgres--*.sql)
+# (named relative to the source folder, which PGXS puts before them: a VPATH
+# build finds them there)
+DATA = extension/webgres.control $(addprefix extension/,$(notdir $(wildcard $(srcdir)/extension/webgres--*.sql)))
 PGFILEDESC = "webgres - HTTP server inside PostgreSQL"
 
 REGRESS = $(patsubst test/regress/sql/%.sql,%,$(sort $(wildcard test/regress/sql/*.sql)))
@@ -37,7 +41,8 @@ REGRESS_OPTS = --inputdir=test/regress --outputdir=test/regress
 # given directly works too, PGXS' own way.
 ifneq ($(PG),)
 PG_CONFIG := $(shell $(dir $(firstword $(MAKEFILE_LIST)))scripts/postgres.sh pg_config $(PG))
-export PG
+# The scripts (test.sh, run.sh, cluster.sh, bench/run.sh) follow them too.
+export PG PG_CONFIG
 endif
 PG_CONFIG ?= pg_config
 # -MMD -MP: each object also depends on the headers it includes (PGXS
@@ -65,7 +70,7 @@ endif
 BUILD_MODE = .build-mode
 BUILD_MODE_LINE = SANITIZE=$(SANITIZE) PG_CONFIG=$(shell command -v $(PG_CONFIG))
 $(shell echo '$(BUILD_MODE_LINE)' | cmp -s - $(BUILD_MODE) 2>/dev/null || echo '$(BUILD_MODE_LINE)' > $(BUILD_MODE))
-EXTRA_CLEAN = $(BUILD_MODE) $(OBJS:.o=.d)
+EXTRA_CLEAN = $(BUILD_MODE) $(OBJS:.o=.d) build
 
 # No JIT bitcode: handlers are SQL, and the build stays quick.
 override with_llvm = no
@@ -90,9 +95,14 @@ comma := ,
 override LDFLAGS := $(filter-out -Wl$(comma)-rpath$(comma)%,$(LDFLAGS))
 # A VPATH build (make -f ../Makefile from a build directory, as
 # scripts/test.sh does for each Postgres): gcc writes src/x/y.o into
-# folders that must exist there.
+# folders that must exist there, and only sources are looked for in the
+# checkout (its own objects, built by a plain 'make' for another Postgres,
+# must not pass for this build's).
 ifneq ($(srcdir),.)
 $(shell mkdir -p $(sort $(dir $(OBJS))))
+VPATH =
+vpath %.c $(srcdir)
+vpath %.h $(srcdir)
 endif
 -include $(OBJS:.o=.d)
 endif
@@ -101,10 +111,17 @@ endif
 
 deps:
 	@scripts/deps.sh
+ifneq ($(PG),)
+	@scripts/postgres.sh install $(PG) >/dev/null
+endif
 
+# scripts/test.sh builds webgres for each version it tests in build/pgN;
+# SANITIZE=address tests the installed build instead.
 test: deps
+ifeq ($(SANITIZE),address)
 	$(MAKE) all
 	$(MAKE) install
+endif
 	scripts/test.sh
 
 # make test, ten times in a row, beside a CPU-bound load (scripts/stress-test.sh).

@@ -5,7 +5,8 @@
 #   PORT    HTTP port (default 8080)
 #   PGPORT  Postgres port (default 5432); the cluster listens on a Unix
 #           socket in its data directory, and on 127.0.0.1
-#   WEBGRES_DATA  data directory (default /var/tmp/webgres-run-$PGPORT);
+#   WEBGRES_DATA  data directory (default /var/tmp/webgres-run-$PGPORT, with
+#              -pgN after it under make run PG=N: a cluster is one version's);
 #           kept between runs, so data and routes persist
 #   WORKERS webgres.workers (default: two per CPU)
 #   EXECUTORS webgres.executors (default 4; see docs/execution.md)
@@ -14,7 +15,7 @@ set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 port=${PORT:-8080}
 pgport=${PGPORT:-5432}
-data=${WEBGRES_DATA:-/var/tmp/webgres-run-$pgport}
+data=${WEBGRES_DATA:-/var/tmp/webgres-run-$pgport${PG:+-pg$PG}}
 workers=${WORKERS:-$(( 2 * $(nproc) ))}
 executors=${EXECUTORS:-4}
 cluster=$src/scripts/cluster.sh

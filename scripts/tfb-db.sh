@@ -20,7 +20,7 @@ sqldir=$here/sql/tfb
 export PGHOST PGPORT PGUSER=${PGUSER:-postgres}
 # "already exists, skipping" notices are expected on a second run.
 export PGOPTIONS="${PGOPTIONS:-} -c client_min_messages=warning"
-bindir=${WEBGRES_BINDIR:-$(pg_config --bindir)}
+bindir=${WEBGRES_BINDIR:-$(${PG_CONFIG:-pg_config} --bindir)}
 
 psql() { "$bindir/psql" -X -q -v ON_ERROR_STOP=1 "$@"; }
 
