@@ -26,6 +26,12 @@ if [ "${1:-}" = down ]; then
 	exit 0
 fi
 
+# The board keeps its passwords with pgcrypto, which not every installation
+# of docs/versions.md has (the Postgres 16 there does not).
+if [ ! -f "$(${PG_CONFIG:-pg_config} --pkglibdir)/pgcrypto.so" ]; then
+	echo "webgres: the board needs pgcrypto, which $(${PG_CONFIG:-pg_config} --version) here lacks (docs/versions.md)" >&2
+	exit 1
+fi
 "$cluster" check-free "$data" "$pgport" "$port"
 "$cluster" check-free "$data" "" "$http_port"
 

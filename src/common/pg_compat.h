@@ -11,7 +11,7 @@
  *
  * Include it after the Postgres headers that declare what it maps
  * (miscadmin.h, storage/proc.h, storage/latch.h, utils/fmgroids.h,
- * utils/memutils.h): it only defines names.
+ * utils/guc.h, utils/memutils.h): it only defines names.
  */
 #ifndef WEBGRES_PG_COMPAT_H
 #define WEBGRES_PG_COMPAT_H
@@ -19,6 +19,18 @@
 /* shmem_request_hook (common/shmem.c) and MERGE (handler/splice.c) are 15's. */
 #if PG_VERSION_NUM < 150000
 #error "webgres needs PostgreSQL 15 or later"
+#endif
+
+#if PG_VERSION_NUM < 160000
+
+/*
+ * 16 keeps GUC values and check hooks' extra data in a memory context of
+ * guc.c's and frees them with guc_free() (pfree); a hook's extra must come
+ * from guc_malloc(), exported from 16 on.  Before, guc.c used malloc() and
+ * free().  NULL when out of memory, as guc_malloc(LOG, ...) returns.
+ */
+#define guc_malloc(elevel, size) malloc(size)
+
 #endif
 
 #if PG_VERSION_NUM < 170000
