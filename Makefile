@@ -79,7 +79,7 @@ PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
 ifeq ($(PGXS),)
 # pg_config is not there yet: only the targets that install it can run.
 all install:
-	@echo "pg_config not found: run 'make test' or 'make run' (they install what is missing)" >&2; exit 1
+	@echo "$(PG_CONFIG) not found: run 'make test' or 'make run' (they install what is missing), or 'make deps$(if $(PG), PG=$(PG))'" >&2; exit 1
 else
 include $(PGXS)
 $(OBJS): $(BUILD_MODE)

@@ -7,6 +7,7 @@
 #   scripts/test.sh          15 (Debian's) with the fuzzers, then 16 and 18;
 #                            17 is built only (scripts/postgres.sh versions, built)
 #   PG=18 scripts/test.sh    that version only (make test PG=18)
+#   WEBGRES_TAP=... scripts/test.sh   those TAP files on 15 only (PG=N for another)
 #
 # Postgres will not run as root, and the checkout may sit where the
 # 'postgres' user cannot read it, so the tests run as that user from a
@@ -33,6 +34,10 @@ if [ "${SANITIZE:-}" = address ]; then
 	built_only=""
 elif [ -n "${PG:-}" ]; then
 	versions=$PG
+	built_only=""
+elif [ -n "${WEBGRES_TAP:-}" ]; then
+	# A few files for quick work: on the default Postgres, as before.
+	versions=15
 	built_only=""
 else
 	versions=$("$postgres" versions)
