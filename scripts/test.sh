@@ -191,9 +191,11 @@ test_version() {
 		what="$what, $ntap TAP file(s)"
 	else
 		local n
-		# prove: "Failed N/M test programs."; none after a bail-out.
-		n=$(sed -n 's/^Failed \([0-9]*\)\/[0-9]* test programs.*/\1/p' "$vs/prove.out" | tail -n 1)
-		n=${n:-$ntap}
+		# prove's Test Summary Report names each failed file, as
+		# "t/x.pl (Wstat: ...)"; after a bail-out the files not run count too.
+		n=$(grep -c '^t/[^ ]* *(Wstat: ' "$vs/prove.out" || true)
+		grep -q '^FAILED--Further testing stopped' "$vs/prove.out" && n=$ntap
+		[ "${n:-0}" -gt 0 ] || n=$ntap
 		failed=$((failed + n))
 		passed=$((passed + ntap - n))
 		what="$what, TAP FAILED ($n of $ntap file(s))"
