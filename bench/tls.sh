@@ -15,14 +15,19 @@
 #   - full handshakes per second: wrk with "Connection: close" on /json,
 #     so that every request opens a new connection (wrk resumes no TLS
 #     session: each is a full handshake), over TLS and in cleartext; and
-#     cleartext keep-alive /json with wrk, the base of their ratios.
+#     cleartext keep-alive /json with wrk, the base of their ratios;
+#   - session resumption across workers: one full handshake with openssl
+#     s_client, then RESUMES connections offering its session, on TLS 1.2
+#     and on TLS 1.3; SO_REUSEPORT spreads them over the workers, so each is
+#     resumed only if every worker can decrypt the ticket (the keys are
+#     shared: docs/tls.md).
 #
 # Writes OUTDIR/tls.jsonl (one line per run) and prints (and writes to
 # OUTDIR/tls.md) a table of median requests per second and each case's
 # ratio to cleartext HTTP/1.1 measured by the same tool.
 #
 # Settings (environment): REPS (3), DURATION (10), CONNS (64), WORKERS
-# (2 x nproc), BENCH_TFB_DB (scripts/tfb-db.sh).
+# (2 x nproc), RESUMES (200), BENCH_TFB_DB (scripts/tfb-db.sh).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,6 +37,7 @@ REPS=${REPS:-3}
 DURATION=${DURATION:-10}
 CONNS=${TLS_CONNS:-64}
 WORKERS=${WORKERS:-$(( 2 * $(nproc) ))}
+RESUMES=${RESUMES:-200}
 
 command -v h2load > /dev/null || { log "h2load is missing (Debian: nghttp2-client)"; exit 1; }
 throwaway_cluster tls
@@ -125,9 +131,29 @@ for rep in $(seq 1 "$REPS"); do
 	wrk_case tls-h1-close /json "$rep" "$TLS/json" "Connection: close"
 done
 
+# resumed VERSION: how many of RESUMES connections offering one session resumed it.
+resumed() {
+	local v=$1 sess="$OUT/session.$v.pem" n=0
+	local req='GET /json HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'
+	printf "$req" | openssl s_client -connect "127.0.0.1:$TLS_PORT" "-$v" -ign_eof \
+		-sess_out "$sess" > /dev/null 2>&1 || true
+	for _ in $(seq 1 "$RESUMES"); do
+		printf "$req" | openssl s_client -connect "127.0.0.1:$TLS_PORT" "-$v" -ign_eof \
+			-sess_in "$sess" 2> /dev/null | grep -q '^Reused' && n=$((n + 1))
+	done
+	echo "$n"
+}
+log "session resumption: $RESUMES connections offering one session, TLS 1.2 and 1.3"
+R12=$(resumed tls1_2)
+R13=$(resumed tls1_3)
+printf '{"case":"resumption","tls12":%d,"tls13":%d,"of":%d,"workers":%d}\n' \
+	"$R12" "$R13" "$RESUMES" "$WORKERS" >> "$OUT/tls.jsonl"
+
 python3 - "$OUT/tls.jsonl" "$CONNS" <<'PY' | tee "$OUT/tls.md"
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
+resumption = [r for r in rows if r.get('case') == 'resumption']
+rows = [r for r in rows if r.get('case') != 'resumption']
 conns = sys.argv[2]
 def med(case, tool, path):
     xs = [r['rps'] for r in rows if (r['case'], r['tool'], r['path']) == (case, tool, path)]
@@ -160,4 +186,7 @@ print()
 m = med('tls-h1-close', 'wrk', '/json')
 if m:
     print('Full TLS handshakes per second (ECDSA P-256, one per request): %.0f.' % m)
+for r in resumption:
+    print('Session resumption across %d workers: TLS 1.2 %d of %d connections resumed, TLS 1.3 %d of %d.' %
+          (r['workers'], r['tls12'], r['of'], r['tls13'], r['of']))
 PY

@@ -15,7 +15,7 @@ case $seconds in
 	''|*[!0-9]*|0) echo "fuzz: SECONDS must be a whole number above 0, not '$seconds'" >&2; exit 2 ;;
 esac
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(screen pattern form h2_screen accept_encoding static_path jwt)
+[ ${#targets[@]} -eq 0 ] && targets=(screen pattern form h2_screen accept_encoding static_path jwt handoff_frame accept_media listen cors sse_format)
 
 # Without a working clang nothing was fuzzed: that is a failure, never a
 # pass (make test and make fuzz install it through WEBGRES_DEPS_EXTRA).
@@ -45,6 +45,12 @@ flags=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefine
 "$cc" "${flags[@]}" "$src/fuzz/fuzz_static_path.c" "$src/src/parse/static_path.c" "$src/src/parse/percent.c" \
 	-o "$bin/fuzz_static_path"
 "$cc" "${flags[@]}" "$src/fuzz/fuzz_jwt.c" "$src/src/parse/jwt.c" "$src/fuzz/shim/shim.c" -lm -o "$bin/fuzz_jwt"
+"$cc" "${flags[@]}" "$src/fuzz/fuzz_sse_format.c" "$src/src/parse/sse_format.c" -o "$bin/fuzz_sse_format"
+"$cc" "${flags[@]}" "$src/fuzz/fuzz_handoff_frame.c" "$src/src/parse/frame_decode.c" -o "$bin/fuzz_handoff_frame"
+"$cc" "${flags[@]}" "$src/fuzz/fuzz_accept_media.c" "$src/src/parse/accept_media.c" -o "$bin/fuzz_accept_media"
+"$cc" "${flags[@]}" "$src/fuzz/fuzz_listen.c" "$src/src/parse/listen_syntax.c" "$src/fuzz/shim/shim.c" \
+	-o "$bin/fuzz_listen"
+"$cc" "${flags[@]}" "$src/fuzz/fuzz_cors.c" "$src/src/parse/cors_syntax.c" -o "$bin/fuzz_cors"
 
 status=0
 for t in "${targets[@]}"; do

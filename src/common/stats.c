@@ -75,12 +75,18 @@ stats_shmem_request(void)
 				(void **) &executors_running, executors_init);
 }
 
-/* At process exit: gives back this worker's slot. */
+/*
+ * At process exit: gives back this worker's slot, unless another process
+ * has claimed it meanwhile (the supervisor starts none in a slot whose
+ * worker is still running; this is the second guard).
+ */
 static void
 stats_detach(int code, Datum arg)
 {
+	uint32		mine = (uint32) MyProcPid;
+
 	if (my_slot != NULL)
-		pg_atomic_write_u32(&my_slot->pid, 0);
+		(void) pg_atomic_compare_exchange_u32(&my_slot->pid, &mine, 0);
 	my_slot = NULL;
 }
 

@@ -23,6 +23,13 @@
  * its client has not taken (sse.c): each stream's memory stays bounded by
  * the limit, and a client that does not read holds delivery up for a
  * bounded grace, then is cut.
+ *
+ * Meanwhile the queue may grow toward its whole size, and one read would
+ * hand all of it over: what a read returns beyond webgres.events_read_limit
+ * is not kept.  The streams that follow a channel that lost notifications
+ * get what was kept, then a comment saying so and the end of their
+ * response, so that their clients reconnect and catch up through the
+ * handler's rows (Last-Event-ID) instead of silently missing events.
  */
 #include "postgres.h"
 
@@ -35,6 +42,7 @@
 #include "miscadmin.h"
 #include "tcop/dest.h"
 #include "tcop/tcopprot.h"
+#include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -48,6 +56,7 @@
 #include <h2o.h>
 
 #include "events/events.h"
+#include "events/notify_sign.h"
 #include "message/response.h"
 #include "events/sse.h"
 #include "common/settings.h"
@@ -58,6 +67,7 @@ typedef struct Channel
 	char		name[NAMEDATALEN];	/* hash key */
 	dlist_head	subscribers;
 	int			nsubscribers;
+	bool		lost;			/* the last read dropped some of its notifications */
 } Channel;
 
 typedef struct EventStream EventStream;
@@ -77,6 +87,9 @@ struct EventStream
 	char	  **catchup_ids;	/* ids sent as catch-up, sorted, for de-duplication */
 	int			ncatchup_ids;
 	uint64		subscribed_at;	/* reads of the queue before the stream began */
+	bool		restricted;		/* only notifications signed by senders */
+	Oid		   *senders;		/* the handler's `senders`, as role OIDs */
+	int			nsenders;
 	int			nsubscriptions;
 	Subscription subscriptions[FLEXIBLE_ARRAY_MEMBER];
 };
@@ -89,6 +102,12 @@ typedef struct Notification
 	size_t		len;			/* of channel and payload: what a slice counts */
 } Notification;
 
+/* What keeping one notification costs besides its bytes: its record and list cell. */
+#define NOTIFICATION_OVERHEAD (sizeof(Notification) + 2 * sizeof(ListCell))
+
+/* The last line a stream gets when it is ended for notifications it lost. */
+#define EVENTS_LOST_COMMENT ": webgres lost notifications for this stream; reconnect\n\n"
+
 static Channel *channel_enter(const char *name);
 
 static HTAB *channels;
@@ -98,6 +117,19 @@ static List *received = NIL;	/* of Notification, in notify_cxt */
 static int	ndelivered = 0;		/* how many of received went out */
 static uint64 nreads = 0;		/* reads of the queue that returned notifications */
 static bool unlisten_due = false;
+static size_t read_bytes = 0;	/* kept by the current read, overheads included */
+static uint64 read_dropped = 0; /* notifications the current read did not keep */
+static size_t read_dropped_bytes = 0;
+static bool lost_pending = false;	/* some channel is marked lost */
+
+/* The stream phase 2 made ready, until its transaction commits. */
+static struct
+{
+	EventStream *stream;		/* NULL: none */
+	char	   *first;			/* the catch-up events, in events_cxt */
+	size_t		firstlen;
+	TimestampTz expires_at;		/* of the token it was opened with; 0: none */
+}			pending;
 
 /*
  * Most notification bytes delivered in one pass of the event loop (less
@@ -208,6 +240,53 @@ row_channels(SPITupleTable *rows, int *nchannels)
 	return names;
 }
 
+/*
+ * The first row's `senders` column: the roles whose signed notifications
+ * (webgres.notify()) the stream accepts, as OIDs in the current memory
+ * context.  False when there is no such column or it is NULL: the stream
+ * takes any notification on its channels.
+ */
+static bool
+row_senders(SPITupleTable *rows, Oid **senders, int *nsenders)
+{
+	int			col = column_of(rows->tupdesc, "senders");
+	bool		isnull;
+	Datum		d;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			nelems;
+	Oid			elemtype;
+
+	*senders = NULL;
+	*nsenders = 0;
+	if (col == 0)
+		return false;
+	d = SPI_getbinval(rows->vals[0], rows->tupdesc, col, &isnull);
+	if (isnull)
+		return false;
+	elemtype = get_element_type(TupleDescAttr(rows->tupdesc, col - 1)->atttypid);
+	if (elemtype != TEXTOID && elemtype != VARCHAROID && elemtype != NAMEOID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("an event-stream handler's senders column must be an array of role names")));
+	deconstruct_array(DatumGetArrayTypeP(d), elemtype, elemtype == NAMEOID ? NAMEDATALEN : -1,
+					  false, elemtype == NAMEOID ? TYPALIGN_CHAR : TYPALIGN_INT,
+					  &elems, &nulls, &nelems);
+	*senders = palloc(sizeof(Oid) * Max(nelems, 1));
+	for (int i = 0; i < nelems; i++)
+	{
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_EXTERNAL_ROUTINE_EXCEPTION),
+					 errmsg("handler returned a NULL sender role")));
+		/* An unknown role is the handler's mistake: an error, not a silent stream. */
+		(*senders)[(*nsenders)++] =
+			get_role_oid(elemtype == NAMEOID ? NameStr(*DatumGetName(elems[i])) :
+						 TextDatumGetCString(elems[i]), false);
+	}
+	return true;
+}
+
 /* ---- phase 1 ---- */
 
 /* Phase 1 of an event stream: answers, or LISTENs and awaits phase 2. */
@@ -276,6 +355,7 @@ channel_enter(const char *name)
 	{
 		dlist_init(&c->subscribers);
 		c->nsubscribers = 0;
+		c->lost = false;
 		ereport(DEBUG1,
 				(errmsg_internal("webgres worker listens on channel \"%s\"", name)));
 	}
@@ -300,6 +380,8 @@ on_stream_close(SseStream *sse, void *arg)
 		pfree(es->catchup_ids[i]);
 	if (es->catchup_ids)
 		pfree(es->catchup_ids);
+	if (es->senders)
+		pfree(es->senders);
 	pfree(es);
 }
 
@@ -312,7 +394,8 @@ compare_ids(const void *a, const void *b)
 
 /* Makes the stream's record and subscribes it to its channels. */
 static EventStream *
-subscribe(char **names, int n, char **ids, int nids)
+subscribe(char **names, int n, char **ids, int nids, bool restricted,
+		  Oid *senders, int nsenders)
 {
 	EventStream *es = MemoryContextAllocZero(events_cxt,
 											 offsetof(EventStream, subscriptions) +
@@ -329,6 +412,13 @@ subscribe(char **names, int n, char **ids, int nids)
 	}
 	es->nsubscriptions = n;
 	es->subscribed_at = nreads;
+	es->restricted = restricted;
+	if (nsenders > 0)
+	{
+		es->senders = MemoryContextAlloc(events_cxt, sizeof(Oid) * nsenders);
+		memcpy(es->senders, senders, sizeof(Oid) * nsenders);
+		es->nsenders = nsenders;
+	}
 	if (nids > 0)
 	{
 		es->catchup_ids = MemoryContextAlloc(events_cxt, sizeof(char *) * nids);
@@ -392,6 +482,9 @@ events_second_phase(RequestData *rd, const EventsListen *listen, SPITupleTable *
 	size_t		ignoredlen;
 	ssize_t		h;
 	EventStream *es;
+	Oid		   *senders;
+	int			nsenders;
+	bool		restricted;
 
 	if (row_status(rows) != 200)
 	{
@@ -406,6 +499,7 @@ events_second_phase(RequestData *rd, const EventsListen *listen, SPITupleTable *
 			if (strcmp(names[i], listen->channels[j]) == 0)
 				names[nkept++] = names[i];
 
+	restricted = row_senders(rows, &senders, &nsenders);
 	initStringInfo(&first);
 	format_catchup(rows, &first, &ids, &nids);
 	/* The first row's headers column applies to the stream too, but not a content type. */
@@ -413,14 +507,49 @@ events_second_phase(RequestData *rd, const EventsListen *listen, SPITupleTable *
 	while ((h = h2o_find_header(&req->res.headers, H2O_TOKEN_CONTENT_TYPE, -1)) != -1)
 		h2o_delete_header(&req->res.headers, h);
 
-	es = subscribe(names, nkept, ids, nids);
-	es->sse = sse_start(req, first.data, first.len, on_stream_close, es);
+	/*
+	 * Nothing goes out before phase 2 commits: its COMMIT may still fail (a
+	 * deferred constraint, a serialization failure), and the request is then
+	 * answered with the error instead.  Notifications are read only between
+	 * requests, so none reaches the stream before it starts.
+	 */
+	es = subscribe(names, nkept, ids, nids, restricted, senders, nsenders);
+	pending.stream = es;
+	pending.first = MemoryContextAlloc(events_cxt, Max(first.len, 1));
+	memcpy(pending.first, first.data, first.len);
+	pending.firstlen = first.len;
 	/* Opened with a token: it ends when the token does. */
-	if (rd->expires_at > 0)
-		sse_set_expiry(es->sse, rd->expires_at);
+	pending.expires_at = rd->expires_at;
 	/* A stream only listened to what both phases returned. */
 	unlisten_due = true;
 	return true;
+}
+
+/* Phase 2 committed: the stream it made ready starts as req's response. */
+void
+events_start_stream(h2o_req_t *req)
+{
+	EventStream *es = pending.stream;
+
+	Assert(es != NULL);
+	pending.stream = NULL;
+	es->sse = sse_start(req, pending.first, pending.firstlen, on_stream_close, es);
+	if (pending.expires_at > 0)
+		sse_set_expiry(es->sse, pending.expires_at);
+	pfree(pending.first);
+	pending.first = NULL;
+}
+
+/* Phase 2 failed, or did not make a stream ready: forgets what it made. */
+void
+events_forget_stream(void)
+{
+	if (pending.stream == NULL)
+		return;
+	on_stream_close(NULL, pending.stream);
+	pending.stream = NULL;
+	pfree(pending.first);
+	pending.first = NULL;
 }
 
 /* ---- receiving notifications ---- */
@@ -460,6 +589,22 @@ comm_putmessage(char msgtype, const char *s, size_t len)
 	clen = strnlen(channel, len - 4);
 	if (4 + clen + 1 >= len)
 		return 0;
+	/* Over the limit: not kept, and the channel's streams are told later. */
+	if (read_bytes + len + NOTIFICATION_OVERHEAD > (size_t) webgres_events_read_limit)
+	{
+		Channel    *c = clen < NAMEDATALEN ?
+			hash_search(channels, channel, HASH_FIND, NULL) : NULL;
+
+		if (c != NULL && c->nsubscribers > 0)
+		{
+			c->lost = true;
+			lost_pending = true;
+		}
+		read_dropped++;
+		read_dropped_bytes += len;
+		return 0;
+	}
+	read_bytes += len + NOTIFICATION_OVERHEAD;
 	oldcxt = MemoryContextSwitchTo(notify_cxt);
 	n = palloc(sizeof(Notification));
 	n->channel = pstrdup(channel);
@@ -513,6 +658,38 @@ read_notifications(void)
 	whereToSendOutput = save_dest;
 	PqCommMethods = save_methods;
 	MemoryContextSwitchTo(oldcxt);
+}
+
+/*
+ * Ends the streams that follow a channel the last read lost notifications
+ * of, once what it kept is delivered: they get a comment and the end of
+ * their response.  Streams that began after that read lost nothing.
+ */
+static void
+end_streams_that_lost(void)
+{
+	HASH_SEQ_STATUS status;
+	Channel    *c;
+
+	lost_pending = false;
+	hash_seq_init(&status, channels);
+	while ((c = hash_seq_search(&status)) != NULL)
+	{
+		dlist_mutable_iter iter;
+
+		if (!c->lost)
+			continue;
+		c->lost = false;
+		dlist_foreach_modify(iter, &c->subscribers)
+		{
+			Subscription *sub = dlist_container(Subscription, node, iter.cur);
+
+			if (sub->stream->subscribed_at >= nreads)
+				continue;
+			sse_push(sub->stream->sse, EVENTS_LOST_COMMENT, sizeof(EVENTS_LOST_COMMENT) - 1);
+			sse_end(sub->stream->sse);
+		}
+	}
 }
 
 /* The text of a jsonb value: strings as they are, anything else as JSON. */
@@ -608,6 +785,18 @@ decode_payload(const char *payload, char **id, char **event, char **data)
 	return true;
 }
 
+/* Whether the stream accepts a notification signed by role (InvalidOid: unsigned). */
+static bool
+sender_accepted(const EventStream *es, Oid role)
+{
+	if (!OidIsValid(role))
+		return false;
+	for (int i = 0; i < es->nsenders; i++)
+		if (es->senders[i] == role)
+			return true;
+	return false;
+}
+
 /* Sends one notification to the streams that follow its channel. */
 static void
 deliver(Notification *n, StringInfo buf)
@@ -616,11 +805,15 @@ deliver(Notification *n, StringInfo buf)
 	char	   *id;
 	char	   *event;
 	char	   *data;
+	const char *payload = n->payload;
+	Oid			signer = InvalidOid;
 	dlist_mutable_iter iter;
 
 	if (c == NULL || c->nsubscribers == 0 || strlen(n->channel) >= NAMEDATALEN)
 		return;
-	if (!decode_payload(n->payload, &id, &event, &data))
+	/* Signed by webgres.notify(): its sender is known, its payload inside. */
+	(void) notify_sign_verify(n->channel, n->payload, &signer, &payload);
+	if (!decode_payload(payload, &id, &event, &data))
 		return;
 	resetStringInfo(buf);
 	sse_format_event(buf, id, event, data, strlen(data));
@@ -632,6 +825,9 @@ deliver(Notification *n, StringInfo buf)
 
 		/* Read before the stream's LISTEN: a burst being delivered in slices. */
 		if (es->subscribed_at >= nreads)
+			continue;
+		/* The stream takes only what its senders signed. */
+		if (es->restricted && !sender_accepted(es, signer))
 			continue;
 		/* Sent already as a catch-up row: the NOTIFY committed before phase 2's snapshot. */
 		if (id != NULL && es->ncatchup_ids > 0 &&
@@ -702,7 +898,10 @@ deliver_slice(void)
 	{
 		received = NIL;
 		ndelivered = 0;
+		read_bytes = 0;
 		MemoryContextReset(notify_cxt);
+		if (lost_pending)
+			end_streams_that_lost();
 	}
 }
 
@@ -720,12 +919,24 @@ events_between_requests(void)
 	 * The queue is read again once the last read is delivered, outside the
 	 * read's transaction, so that the queue moves on at once.
 	 */
-	if (received == NIL && notifyInterruptPending)
+	if (received == NIL && !lost_pending && notifyInterruptPending)
 	{
+		read_dropped = 0;
+		read_dropped_bytes = 0;
 		read_notifications();
-		if (received != NIL)
+		if (received != NIL || read_dropped > 0)
 			nreads++;
+		if (read_dropped > 0)
+			ereport(LOG,
+					(errmsg("webgres worker dropped " UINT64_FORMAT " notifications (%zu bytes) over webgres.events_read_limit",
+							read_dropped, read_dropped_bytes),
+					 errdetail("The event streams that follow their channels are ended once the %d notifications kept are delivered.",
+							   list_length(received)),
+					 errhint("Raise webgres.events_read_limit, or make clients read faster: delivery waits while a stream is over webgres.sse_buffer_limit.")));
 	}
+	/* Everything read was dropped: its streams end now. */
+	if (received == NIL && lost_pending)
+		end_streams_that_lost();
 	/* While a client has not taken its backlog, the rest waits (sse.c). */
 	if (received != NIL && !sse_backlogged())
 	{

@@ -55,12 +55,21 @@ extern void events_listened(const EventsListen *listen);
 /*
  * Phase 2, in a new transaction, with every row (at least one) of the
  * handler run again: a status other than 200 shapes a normal response from
- * the first row and returns false; otherwise the stream starts with the
- * catch-up events, on the channels both phases returned, and true is
- * returned: the response is under way (sse.c).
+ * the first row and returns false; otherwise the stream is made ready with
+ * the catch-up events, on the channels both phases returned, and true is
+ * returned.  Nothing is sent yet: once the transaction has committed,
+ * events_start_stream() starts the response (sse.c); should it fail,
+ * events_forget_stream() drops what was made ready, and the request is
+ * answered with the error.
  */
 extern bool events_second_phase(RequestData *rd, const EventsListen *listen,
 								SPITupleTable *rows, char **body, size_t *bodylen);
+
+/* Phase 2 committed: starts the stream it made ready as req's response. */
+extern void events_start_stream(struct st_h2o_req_t *req);
+
+/* Phase 2 did not commit: forgets the stream it made ready, if any. */
+extern void events_forget_stream(void);
 
 /*
  * Between requests, outside any transaction: delivers the notifications

@@ -207,7 +207,8 @@ flush(SseStream *s)
 
 	if (s->in_flight || s->dropped)
 		return;
-	if (s->ending)
+	/* An ending stream sends what was queued before it ended, then its end. */
+	if (s->ending && s->queued.len == 0)
 	{
 		finish(s);
 		return;
@@ -427,6 +428,17 @@ sse_push(SseStream *s, const char *bytes, size_t len)
 	check_backlog(s);
 }
 
+/* Ends the stream cleanly once what is queued for it has gone out. */
+void
+sse_end(SseStream *s)
+{
+	if (s->dropped || s->ending)
+		return;
+	s->ending = true;
+	if (!s->in_flight)
+		flush_soon(s);
+}
+
 /* True while some stream holds more than webgres.sse_buffer_limit its client has not taken. */
 bool
 sse_backlogged(void)
@@ -466,39 +478,18 @@ sse_end_all(void)
 }
 
 
-/* True if s may be an id or event field: no CR or LF in it. */
-bool
-sse_field_ok(const char *s, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		if (s[i] == '\r' || s[i] == '\n' || s[i] == '\0')
-			return false;
-	return true;
-}
-
-/* Appends one event in the text/event-stream format. */
+/* Appends one event in the text/event-stream format (parse/sse_format.c). */
 void
 sse_format_event(StringInfo buf, const char *id, const char *event,
 				 const char *data, size_t datalen)
 {
-	size_t		start = 0;
+	size_t		len = sse_event_length(id, event, data, datalen);
 
-	if (id != NULL)
-		appendStringInfo(buf, "id: %s\n", id);
-	if (event != NULL && event[0] != '\0')
-		appendStringInfo(buf, "event: %s\n", event);
-	/* Every line of the data is a data: line; CR LF, CR and LF all end one. */
-	for (size_t i = 0; i <= datalen; i++)
-	{
-		if (i == datalen || data[i] == '\n' || data[i] == '\r')
-		{
-			appendStringInfoString(buf, "data: ");
-			appendBinaryStringInfo(buf, data + start, i - start);
-			appendStringInfoChar(buf, '\n');
-			if (i < datalen && data[i] == '\r' && i + 1 < datalen && data[i + 1] == '\n')
-				i++;
-			start = i + 1;
-		}
-	}
-	appendStringInfoChar(buf, '\n');
+	if (len >= (size_t) (MaxAllocSize - buf->len))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("an event of %zu bytes is too long to send", len)));
+	enlargeStringInfo(buf, (int) len);
+	buf->len += (int) sse_event_write(buf->data + buf->len, id, event, data, datalen);
+	buf->data[buf->len] = '\0';
 }

@@ -16,6 +16,8 @@
 
 #include "lib/stringinfo.h"
 
+#include "parse/sse_format.h"
+
 struct st_h2o_req_t;
 struct st_h2o_context_t;
 
@@ -45,6 +47,9 @@ extern void sse_set_expiry(SseStream *stream, int64 expires_at);
 /* Queues bytes for the client and offers them to its connection. */
 extern void sse_push(SseStream *stream, const char *bytes, size_t len);
 
+/* Ends the stream cleanly (the response's end) once what is queued has gone out. */
+extern void sse_end(SseStream *stream);
+
 /*
  * True while some stream holds more than webgres.sse_buffer_limit bytes its
  * client has not taken: push nothing more until it drains or is cut.
@@ -63,7 +68,5 @@ extern void sse_end_all(void);
 extern void sse_format_event(StringInfo buf, const char *id, const char *event,
 							 const char *data, size_t datalen);
 
-/* True if s may be an id or event field: no CR, LF or NUL. */
-extern bool sse_field_ok(const char *s, size_t len);
 
 #endif

@@ -106,7 +106,8 @@ typedef struct Handoff
 	bool		executor_done;	/* ... and it ends with END */
 	char	   *body;			/* the response body, in req's pool */
 	size_t		bodylen;
-	size_t		bodycap;
+	size_t		bodycap;		/* the length the HEAD frame gave */
+	size_t		bodyalloc;		/* what body has room for */
 	uint64		streamed;		/* bytes of a streamed body passed to h2o */
 } Handoff;
 
@@ -294,6 +295,29 @@ on_request_disposed(void *p)
 	fail(h, 0, NULL, false);
 }
 
+/*
+ * Makes room for need bytes of a whole response's body, which the BODY
+ * frames in hand already hold: what is reserved follows what the executor
+ * sent, never only the length its head claimed.  An executor sends a body
+ * of known length as one BODY frame, so this is one allocation; more frames
+ * grow it by doubling, up to the length the head gave.
+ */
+static void
+grow_body(Handoff *h, size_t need)
+{
+	size_t		cap;
+	char	   *body;
+
+	if (need <= h->bodyalloc)
+		return;
+	cap = Min(h->bodycap, Max(need, h->bodyalloc * 2));
+	body = h2o_mem_alloc_pool(&h->req->pool, cap);
+	if (h->bodylen > 0)
+		memcpy(body, h->body, h->bodylen);
+	h->body = body;
+	h->bodyalloc = cap;
+}
+
 /* Takes one frame from the executor; false if it was malformed. */
 static bool
 take_frame(Handoff *h, char type, const char *payload, uint32 len, bool *done)
@@ -310,8 +334,8 @@ take_frame(Handoff *h, char type, const char *payload, uint32 len, bool *done)
 			h->head_seen = true;
 			if (req->res.content_length != SIZE_MAX)
 			{
+				/* Reserved as BODY frames come, not on the head's word. */
 				h->bodycap = req->res.content_length;
-				h->body = h2o_mem_alloc_pool(&req->pool, Max(h->bodycap, 1));
 			}
 			else
 			{
@@ -325,12 +349,15 @@ take_frame(Handoff *h, char type, const char *payload, uint32 len, bool *done)
 		case FRAME_BODY:
 			if (!h->head_seen || h->bodylen + len > h->bodycap)
 				return false;
+			grow_body(h, h->bodylen + len);
 			memcpy(h->body + h->bodylen, payload, len);
 			h->bodylen += len;
 			return true;
 		case FRAME_END:
 			if (!h->head_seen || (!h->streaming && h->bodylen != h->bodycap))
 				return false;
+			if (!h->streaming && h->body == NULL)
+				h->body = h2o_mem_alloc_pool(&req->pool, 1);
 			*done = true;
 			return true;
 		default:
@@ -528,6 +555,45 @@ watch_clients(void)
 		h2o_timeout_link(loop, &client_timeout, &client_entry);
 }
 
+/*
+ * Reserves h's request frame whole, so that writing it never grows (and
+ * never raises an error on the event loop, where nothing would catch it).
+ * A request too large to frame is answered 413, one that finds no memory
+ * 503; false then, and h has ended.
+ */
+static bool
+frame_alloc(Handoff *h)
+{
+	uint64		size = frame_request_size(h->req);
+
+	h->frame.data = NULL;
+	/* The frame, its header and the StringInfo's NUL in one allocation. */
+	if (size > FRAME_HEADER_SIZE + (uint64) FRAME_MAX_PAYLOAD || size + 1 > MaxAllocSize)
+	{
+		ereport(LOG,
+				(errmsg("webgres cannot hand a request of %llu bytes to an executor",
+						(unsigned long long) size),
+				 errdetail("A frame carries at most %u bytes.", (unsigned) (MaxAllocSize - 1)),
+				 errhint("Lower webgres.max_body_size.")));
+		fail(h, 413, "Payload Too Large", false);
+		return false;
+	}
+	h->frame.data = MemoryContextAllocExtended(TopMemoryContext, (Size) size + 1,
+											   MCXT_ALLOC_NO_OOM);
+	if (h->frame.data == NULL)
+	{
+		ereport(LOG,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("webgres has no memory for a request of %llu bytes to an executor",
+						(unsigned long long) size)));
+		fail(h, 503, "Service Unavailable", true);
+		return false;
+	}
+	h->frame.maxlen = (int) size + 1;
+	resetStringInfo(&h->frame);
+	return true;
+}
+
 /* Connects to the executors and writes the request; h is admitted. */
 static void
 send_to_executor(Handoff *h)
@@ -555,14 +621,8 @@ send_to_executor(Handoff *h)
 	}
 	h->sock = h2o_evloop_socket_create(loop, fd, 0);
 	h->sock->data = h;
-
-	h->frame.data = NULL;
-	{
-		MemoryContext oldcxt = MemoryContextSwitchTo(TopMemoryContext);
-
-		initStringInfo(&h->frame);
-		MemoryContextSwitchTo(oldcxt);
-	}
+	if (!frame_alloc(h))
+		return;
 	frame_put_request(&h->frame, h->req, &h->meta);
 	buf = h2o_iovec_init(h->frame.data, h->frame.len);
 	h2o_socket_write(h->sock, &buf, 1, on_request_written);
@@ -570,35 +630,75 @@ send_to_executor(Handoff *h)
 	watch_clients();
 }
 
-/* Sends what waits and may run now, in order; answers what waited too long. */
+/*
+ * Sends what waits and may run now, in order; answers what waited too long.
+ *
+ * Answering or sending runs code that may end other hand-offs and call this
+ * again (a connect that fails answers 503 and frees a place): so the queue
+ * is first sorted into local lists without running any of it, then those
+ * lists are emptied from their heads, and a call made meanwhile only asks
+ * for another pass once this one is done.
+ */
 static void
 admit_queued(void)
 {
-	TimestampTz now = 0;
-	dlist_mutable_iter iter;
+	static bool admitting = false;
+	static bool admit_again = false;
 
-	dlist_foreach_modify(iter, &queued)
+	if (admitting)
 	{
-		Handoff    *h = dlist_container(Handoff, node, iter.cur);
+		admit_again = true;
+		return;
+	}
+	admitting = true;
+	do
+	{
+		TimestampTz now = 0;
+		dlist_mutable_iter iter;
+		dlist_head	late;
+		dlist_head	go;
 
-		if (h->deadline != 0)
+		admit_again = false;
+		dlist_init(&late);
+		dlist_init(&go);
+		dlist_foreach_modify(iter, &queued)
 		{
-			if (now == 0)
-				now = GetCurrentTimestamp();
-			if (now >= h->deadline)
+			Handoff    *h = dlist_container(Handoff, node, iter.cur);
+
+			if (h->deadline != 0)
 			{
-				fail(h, 504, webgres_expose_errors ? "handler timed out while queued" :
-					 "handler timed out", false);
-				continue;
+				if (now == 0)
+					now = GetCurrentTimestamp();
+				if (now >= h->deadline)
+				{
+					dlist_delete(&h->node);
+					dlist_push_tail(&late, &h->node);
+					continue;
+				}
+			}
+			if (route_limits_try_run(h->limits, h->cap))
+			{
+				/* It holds a running place now: release() gives that back. */
+				route_limits_leave_queue(h->limits);
+				h->state = HANDOFF_SENT;
+				dlist_delete(&h->node);
+				dlist_push_tail(&go, &h->node);
 			}
 		}
-		if (route_limits_try_run(h->limits, h->cap))
+		/* A hand-off ended meanwhile (its client gone) leaves its list itself. */
+		while (!dlist_is_empty(&late))
+			fail(dlist_container(Handoff, node, dlist_head_node(&late)), 504,
+				 webgres_expose_errors ? "handler timed out while queued" :
+				 "handler timed out", false);
+		while (!dlist_is_empty(&go))
 		{
-			route_limits_leave_queue(h->limits);
+			Handoff    *h = dlist_container(Handoff, node, dlist_head_node(&go));
+
 			dlist_delete(&h->node);
 			send_to_executor(h);
 		}
-	}
+	} while (admit_again);
+	admitting = false;
 	if (!dlist_is_empty(&queued) && !h2o_timeout_is_linked(&queue_entry))
 		h2o_timeout_link(loop, &queue_timeout, &queue_entry);
 }

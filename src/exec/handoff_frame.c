@@ -4,18 +4,22 @@
  *
  * Both ends run the same library build on the same machine, so integers go
  * in network byte order only for readability of captures; strings are a
- * 4-byte length and their bytes.  Decoding trusts nothing: every length is
- * checked against what is left.
+ * 4-byte length and their bytes.  Decoding trusts nothing: parse/frame_decode.c
+ * checks every length against what is left, and this file copies what it
+ * accepted.
  */
 #include "postgres.h"
 
 #include <arpa/inet.h>
+
+#include "utils/memutils.h"
 
 #define H2O_USE_LIBUV 0
 #include <h2o.h>
 
 #include "exec/handoff_frame.h"
 #include "message/response.h"
+#include "parse/frame_decode.h"
 
 /* ---- writing ---- */
 
@@ -63,6 +67,27 @@ end_frame(StringInfo buf, int at)
 	uint32		n = htonl((uint32) (buf->len - at - FRAME_HEADER_SIZE));
 
 	memcpy(buf->data + at, &n, 4);
+}
+
+/* The bytes a length-prefixed string of len takes in a frame. */
+#define STR_SIZE(len) (4 + (uint64) (len))
+
+/*
+ * The size of req's REQUEST frame, header included, counted in 64 bits:
+ * the caller makes sure it can hold the frame before writing it.
+ */
+uint64
+frame_request_size(h2o_req_t *req)
+{
+	uint64		size = FRAME_HEADER_SIZE + 8 + 8 + 1 + 1 +
+		STR_SIZE(req->authority.len) + STR_SIZE(req->method.len) +
+		STR_SIZE(req->path.len) + 8 + 4 + 1 +
+		STR_SIZE(req->entity.base != NULL ? req->entity.len : 0);
+
+	for (size_t i = 0; i < req->headers.size; i++)
+		size += STR_SIZE(req->headers.entries[i].name->len) +
+			STR_SIZE(req->headers.entries[i].value.len);
+	return size;
 }
 
 /* Appends a REQUEST frame for req to buf. */
@@ -155,158 +180,95 @@ frame_put_response(StringInfo buf, h2o_req_t *req, const char *body, size_t body
 
 /* ---- reading ---- */
 
-typedef struct Reader
-{
-	const char *p;
-	size_t		left;
-	bool		ok;
-} Reader;
+StaticAssertDecl(FRAME_DECODE_STATUS_MIN == HTTP_STATUS_MIN &&
+				 FRAME_DECODE_STATUS_MAX == HTTP_STATUS_MAX &&
+				 FRAME_DECODE_ROLE_MAX == NAMEDATALEN &&
+				 FRAME_DECODE_LENGTH_UNKNOWN == FRAME_LENGTH_UNKNOWN,
+				 "parse/frame_decode.h agrees with the server's limits");
 
-/* Reads a u32 in network byte order; on a short read, 0 and r->ok false. */
-static uint32
-get_u32(Reader *r)
-{
-	uint32		n;
-
-	if (r->left < 4)
-	{
-		r->ok = false;
-		return 0;
-	}
-	memcpy(&n, r->p, 4);
-	r->p += 4;
-	r->left -= 4;
-	return ntohl(n);
-}
-
-/* Reads a u64 in network byte order; on a short read, r->ok false. */
-static uint64
-get_u64(Reader *r)
-{
-	uint64		hi = get_u32(r);
-
-	return (hi << 32) | get_u32(r);
-}
-
-/* Reads one byte; on a short read, 0 and r->ok false. */
-static uint8
-get_u8(Reader *r)
-{
-	if (r->left < 1)
-	{
-		r->ok = false;
-		return 0;
-	}
-	r->left--;
-	return (uint8) *r->p++;
-}
-
-/* A string copied into pool, NUL-terminated for convenience. */
+/* A decoded string copied into pool, NUL-terminated for convenience. */
 static h2o_iovec_t
-get_str(Reader *r, h2o_mem_pool_t *pool)
+copy_str(FrameString s, h2o_mem_pool_t *pool)
 {
-	uint32		len = get_u32(r);
-	h2o_iovec_t v = {NULL, 0};
+	h2o_iovec_t v;
 
-	if (!r->ok || len > r->left)
-	{
-		r->ok = false;
-		return v;
-	}
-	v.base = h2o_mem_alloc_pool(pool, len + 1);
-	memcpy(v.base, r->p, len);
-	v.base[len] = '\0';
-	v.len = len;
-	r->p += len;
-	r->left -= len;
+	v.base = h2o_mem_alloc_pool(pool, s.len + 1);
+	memcpy(v.base, s.base, s.len);
+	v.base[s.len] = '\0';
+	v.len = s.len;
 	return v;
+}
+
+/* Adds the n headers r holds (a decode checked them) to headers. */
+static void
+copy_headers(FrameReader *r, uint32 n, h2o_mem_pool_t *pool, h2o_headers_t *headers)
+{
+	for (uint32 i = 0; i < n; i++)
+	{
+		FrameString name;
+		FrameString value;
+		h2o_iovec_t n_copy;
+		h2o_iovec_t v_copy;
+
+		frame_decode_header(r, &name, &value);
+		n_copy = copy_str(name, pool);
+		v_copy = copy_str(value, pool);
+		h2o_add_header_by_str(pool, headers, n_copy.base, n_copy.len, 1,
+							  NULL, v_copy.base, v_copy.len);
+	}
 }
 
 /* Reads a frame header. */
 void
 frame_get_header(const char *data, uint32 *len, char *type)
 {
-	uint32		n;
-
-	memcpy(&n, data, 4);
-	*len = ntohl(n);
-	*type = data[4];
+	frame_decode_frame_header(data, len, type);
 }
 
 /* Fills a zeroed h2o request from a REQUEST payload. */
 bool
 frame_get_request(const char *data, size_t len, h2o_req_t *req, HandoffMeta *meta)
 {
-	Reader		r = {data, len, true};
-	uint64		query_at;
-	uint32		nheaders;
-	bool		has_body;
-	h2o_iovec_t body;
+	FrameRequest fr;
 
-	meta->head_at = (TimestampTz) get_u64(&r);
-	meta->route_id = (int64) get_u64(&r);
-	meta->rerun = get_u8(&r) != 0;
+	if (!frame_decode_request(data, len, &fr))
+		return false;
+	meta->head_at = (TimestampTz) fr.head_at;
+	meta->route_id = (int64) fr.route_id;
+	meta->rerun = fr.rerun;
 	/* Whether the client's connection is TLS (the request relation's tls). */
-	req->scheme = get_u8(&r) != 0 ? &H2O_URL_SCHEME_HTTPS : &H2O_URL_SCHEME_HTTP;
+	req->scheme = fr.tls ? &H2O_URL_SCHEME_HTTPS : &H2O_URL_SCHEME_HTTP;
 	/* The host the client named: the CSRF rule's own origin (serve/auth.c). */
-	req->authority = get_str(&r, &req->pool);
-	req->method = get_str(&r, &req->pool);
-	req->path = get_str(&r, &req->pool);
-	query_at = get_u64(&r);
-	req->query_at = (query_at == PG_UINT64_MAX) ? SIZE_MAX : (size_t) query_at;
-	if (req->query_at != SIZE_MAX && req->query_at >= req->path.len)
-		return false;
-	nheaders = get_u32(&r);
-	if (!r.ok || nheaders > r.left / 8)
-		return false;
-	for (uint32 i = 0; i < nheaders && r.ok; i++)
-	{
-		h2o_iovec_t name = get_str(&r, &req->pool);
-		h2o_iovec_t value = get_str(&r, &req->pool);
-
-		if (r.ok)
-			h2o_add_header_by_str(&req->pool, &req->headers, name.base, name.len, 1,
-								  NULL, value.base, value.len);
-	}
-	has_body = get_u8(&r) != 0;
-	body = get_str(&r, &req->pool);
-	if (has_body)
-		req->entity = body;
-	return r.ok && r.left == 0;
+	req->authority = copy_str(fr.authority, &req->pool);
+	req->method = copy_str(fr.method, &req->pool);
+	req->path = copy_str(fr.path, &req->pool);
+	req->query_at = (fr.query_at == PG_UINT64_MAX) ? SIZE_MAX : (size_t) fr.query_at;
+	copy_headers(&fr.headers, fr.nheaders, &req->pool, &req->headers);
+	if (fr.has_body)
+		req->entity = copy_str(fr.body, &req->pool);
+	return true;
 }
 
-/* Sets req->res from a HEAD payload, copying into req's pool. */
+/*
+ * Sets req->res from a HEAD payload, copying into req's pool.  A known
+ * content length is at most what one BODY frame carries, which is how the
+ * executor sends a body it knows the length of: the worker then never
+ * reserves more for a body than an executor can send it.
+ */
 bool
 frame_get_head(const char *data, size_t len, h2o_req_t *req, HandoffAnswerMeta *meta)
 {
-	Reader		r = {data, len, true};
-	uint32		status = get_u32(&r);
-	uint64		content_length = get_u64(&r);
-	uint8		compress_hint = get_u8(&r);
-	h2o_iovec_t role = get_str(&r, &req->pool);
-	uint64		plan_us = get_u64(&r);
-	uint32		nheaders = get_u32(&r);
+	FrameHead	fh;
 
-	if (!r.ok || status < HTTP_STATUS_MIN || status > HTTP_STATUS_MAX || nheaders > r.left / 8 ||
-		role.len >= NAMEDATALEN || plan_us > PG_INT64_MAX ||
-		(compress_hint != H2O_COMPRESS_HINT_AUTO && compress_hint != H2O_COMPRESS_HINT_DISABLE))
+	if (!frame_decode_head(data, len, FRAME_MAX_PAYLOAD,
+						   H2O_COMPRESS_HINT_AUTO, H2O_COMPRESS_HINT_DISABLE, &fh))
 		return false;
-	for (uint32 i = 0; i < nheaders && r.ok; i++)
-	{
-		h2o_iovec_t name = get_str(&r, &req->pool);
-		h2o_iovec_t value = get_str(&r, &req->pool);
-
-		if (r.ok)
-			h2o_add_header_by_str(&req->pool, &req->res.headers, name.base, name.len, 1,
-								  NULL, value.base, value.len);
-	}
-	if (!r.ok || r.left != 0)
-		return false;
-	req->res.status = (int) status;
-	req->compress_hint = (char) compress_hint;
-	meta->role = role.len > 0 ? role.base : NULL;
-	meta->plan_us = (int64) plan_us;
-	req->res.content_length = (content_length == FRAME_LENGTH_UNKNOWN) ?
-		SIZE_MAX : (size_t) content_length;
+	copy_headers(&fh.headers, fh.nheaders, &req->pool, &req->res.headers);
+	req->res.status = (int) fh.status;
+	req->compress_hint = (char) fh.compress_hint;
+	meta->role = fh.role.len > 0 ? copy_str(fh.role, &req->pool).base : NULL;
+	meta->plan_us = (int64) fh.plan_us;
+	req->res.content_length = (fh.content_length == FRAME_LENGTH_UNKNOWN) ?
+		SIZE_MAX : (size_t) fh.content_length;
 	return true;
 }

@@ -22,6 +22,7 @@
 
 #include "datatype/timestamp.h"
 #include "lib/stringinfo.h"
+#include "utils/memutils.h"
 
 struct st_h2o_req_t;
 
@@ -29,6 +30,14 @@ struct st_h2o_req_t;
 /* The largest payload either side accepts. */
 #define FRAME_MAX_PAYLOAD (MaxAllocSize - FRAME_HEADER_SIZE)
 #define FRAME_LENGTH_UNKNOWN UINT64CONST(0xFFFFFFFFFFFFFFFF)
+/*
+ * What a REQUEST frame keeps for the request beside its body: its target,
+ * headers and fixed fields, which h2o and the HTTP/2 screen bound far
+ * below this (H2O_MAX_REQLEN is some 400 kB).
+ */
+#define FRAME_REQUEST_HEAD_ROOM (16 * 1024 * 1024)
+/* The largest request body a frame carries: webgres.max_body_size's upper bound. */
+#define FRAME_MAX_REQUEST_BODY (FRAME_MAX_PAYLOAD - FRAME_REQUEST_HEAD_ROOM)
 
 typedef enum FrameType
 {
@@ -53,6 +62,9 @@ typedef struct HandoffAnswerMeta
 								 * as; NULL: none */
 	int64		plan_us;		/* microseconds spent planning before the head */
 } HandoffAnswerMeta;
+
+/* The size of req's REQUEST frame, its header included. */
+extern uint64 frame_request_size(struct st_h2o_req_t *req);
 
 /* Appends a REQUEST frame for req to buf. */
 extern void frame_put_request(StringInfo buf, struct st_h2o_req_t *req, const HandoffMeta *meta);

@@ -26,156 +26,45 @@
 #include "message/errors.h"
 #include "message/response.h"
 #include "handler/stream.h"
+#include "parse/accept_media.h"
 
 /* The formats in the order preferred when the Accept header ties. */
 static const struct
 {
-	const char *type;
-	const char *subtype;
+	AcceptOffer offer;
 	StreamFormat format;
 	const char *content_type;
 }			formats[] = {
-	{"application", "json", STREAM_JSON, "application/json"},
-	{"application", "x-ndjson", STREAM_NDJSON, "application/x-ndjson"},
-	{"text", "csv", STREAM_CSV, "text/csv; charset=utf-8; header=present"},
+	{{"application", "json"}, STREAM_JSON, "application/json"},
+	{{"application", "x-ndjson"}, STREAM_NDJSON, "application/x-ndjson"},
+	{{"text", "csv"}, STREAM_CSV, "text/csv; charset=utf-8; header=present"},
 };
 
 #define NFORMATS ((int) lengthof(formats))
 
-/* Case-insensitive comparison of a counted string with a C string. */
-static bool
-token_is(const char *s, size_t len, const char *word)
-{
-	return strlen(word) == len && pg_strncasecmp(s, word, len) == 0;
-}
-
-/* Trims spaces and tabs from both ends of [*s, *s + *len). */
-static void
-trim(const char **s, size_t *len)
-{
-	while (*len > 0 && (**s == ' ' || **s == '\t'))
-		(*s)++, (*len)--;
-	while (*len > 0 && ((*s)[*len - 1] == ' ' || (*s)[*len - 1] == '\t'))
-		(*len)--;
-}
-
-/*
- * Scores one media range of an Accept header against every format: the
- * most specific range that matches a format gives that format its q
- * (RFC 9110, 12.5.1).
- */
-static void
-score_range(const char *s, size_t len, int *specificity, double *q)
-{
-	const char *semi = memchr(s, ';', len);
-	size_t		mlen = semi ? (size_t) (semi - s) : len;
-	const char *m = s;
-	const char *slash;
-	double		qv = 1.0;
-
-	trim(&m, &mlen);
-	slash = memchr(m, '/', mlen);
-	if (slash == NULL)
-		return;
-
-	/* Parameters: only q matters here. */
-	while (semi != NULL)
-	{
-		const char *p = semi + 1;
-		size_t		plen = len - (p - s);
-		const char *next = memchr(p, ';', plen);
-
-		if (next != NULL)
-			plen = next - p;
-		trim(&p, &plen);
-		if (plen >= 2 && (p[0] == 'q' || p[0] == 'Q') && p[1] == '=')
-		{
-			char		num[16];
-			size_t		n = Min(plen - 2, sizeof(num) - 1);
-
-			memcpy(num, p + 2, n);
-			num[n] = '\0';
-			qv = strtod(num, NULL);
-			if (qv < 0 || qv > 1)
-				qv = 0;
-		}
-		semi = next;
-	}
-
-	for (int f = 0; f < NFORMATS; f++)
-	{
-		const char *type = m;
-		size_t		typelen = slash - m;
-		const char *sub = slash + 1;
-		size_t		sublen = mlen - typelen - 1;
-		int			spec;
-
-		if (token_is(type, typelen, "*") && token_is(sub, sublen, "*"))
-			spec = 0;
-		else if (!token_is(type, typelen, formats[f].type))
-			continue;
-		else if (token_is(sub, sublen, "*"))
-			spec = 1;
-		else if (token_is(sub, sublen, formats[f].subtype))
-			spec = 2;
-		else
-			continue;
-		if (spec > specificity[f])
-		{
-			specificity[f] = spec;
-			q[f] = qv;
-		}
-	}
-}
-
-/* The format the request's Accept header asks for. */
+/* The format the request's Accept header asks for (parse/accept_media.c). */
 StreamFormat
 stream_negotiate(h2o_req_t *req)
 {
-	int			specificity[NFORMATS];
-	double		q[NFORMATS];
+	AcceptOffer offers[NFORMATS];
+	AcceptScore scores[NFORMATS];
 	bool		any_accept = false;
-	int			best = -1;
+	int			best;
 
 	for (int f = 0; f < NFORMATS; f++)
-	{
-		specificity[f] = -1;
-		q[f] = 0;
-	}
+		offers[f] = formats[f].offer;
+	accept_media_init(scores, NFORMATS);
 	for (size_t i = 0; i < req->headers.size; i++)
 	{
 		h2o_header_t *h = &req->headers.entries[i];
-		const char *v = h->value.base;
-		size_t		left = h->value.len;
 
-		if (!h2o_lcstris(h->name->base, h->name->len, H2O_STRLIT("accept")))
-			continue;
-		while (left > 0)
-		{
-			const char *comma = memchr(v, ',', left);
-			size_t		n = comma ? (size_t) (comma - v) : left;
-			const char *e = v;
-			size_t		elen = n;
-
-			trim(&e, &elen);
-			if (elen > 0)
-			{
-				any_accept = true;
-				score_range(e, elen, specificity, q);
-			}
-			v += n;
-			left -= n;
-			if (comma != NULL)
-				v++, left--;
-		}
+		if (h2o_lcstris(h->name->base, h->name->len, H2O_STRLIT("accept")) &&
+			accept_media_scan(h->value.base, h->value.len, offers, NFORMATS, scores))
+			any_accept = true;
 	}
 	if (!any_accept)
 		return STREAM_JSON;
-	for (int f = 0; f < NFORMATS; f++)
-		if (specificity[f] >= 0 && q[f] > 0 &&
-			(best < 0 || q[f] > q[best] ||
-			 (q[f] == q[best] && specificity[f] > specificity[best])))
-			best = f;
+	best = accept_media_best(scores, NFORMATS);
 	return best < 0 ? STREAM_NOT_ACCEPTABLE : formats[best].format;
 }
 

@@ -65,6 +65,7 @@
 #include "http/h2_guard.h"
 #include "parse/h2_screen.h"
 #include "message/response.h"
+#include "message/response_abort.h"
 #include "common/settings.h"
 
 /* RFC 9113 section 3.4: the client connection preface. */
@@ -320,6 +321,7 @@ take_over_http2(h2o_socket_t *sock, char *stash)
 		ereport(WARNING,
 				(errmsg("webgres could not screen an HTTP/2 connection with this libh2o build")));
 		pfree(stash);
+		response_abort_reset_on_close(h2o_socket_get_fd(sock));
 		shutdown(h2o_socket_get_fd(sock), SHUT_RDWR);
 		return false;
 	}

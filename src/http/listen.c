@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "http/listen.h"
+#include "parse/listen_syntax.h"
 
 /*
  * As long an accept queue as the kernel allows: Linux silently caps the
@@ -24,76 +25,25 @@
  */
 #define LISTEN_BACKLOG INT_MAX
 
-/* Parses one "host:port" entry into out; false with *error if it is bad. */
+/* Resolves one entry read by parse/listen_syntax.c into out; false with *error. */
 static bool
-parse_one(const char *item, ListenAddress *out, char **error)
+resolve_one(const ListenSpec *spec, ListenAddress *out, char **error)
 {
-	char		host[NI_MAXHOST];
-	const char *port;
-	const char *colon;
 	struct addrinfo hints;
 	struct addrinfo *res;
 	int			rc;
-	char	   *end;
-	long		portnum;
 
-	if (strlen(item) >= sizeof(out->text))
-	{
-		*error = psprintf("entry \"%.40s...\" is too long", item);
-		return false;
-	}
-	strlcpy(out->text, item, sizeof(out->text));
-
-	if (item[0] == '[')
-	{
-		const char *close = strchr(item, ']');
-
-		if (close == NULL || close[1] != ':')
-		{
-			*error = psprintf("entry \"%s\" has no port after the bracketed IPv6 address", item);
-			return false;
-		}
-		memcpy(host, item + 1, close - item - 1);
-		host[close - item - 1] = '\0';
-		port = close + 2;
-	}
-	else
-	{
-		colon = strrchr(item, ':');
-		if (colon == NULL)
-		{
-			*error = psprintf("entry \"%s\" has no port", item);
-			return false;
-		}
-		if (colon - item >= (ptrdiff_t) sizeof(host))
-		{
-			*error = psprintf("host in entry \"%s\" is too long", item);
-			return false;
-		}
-		memcpy(host, item, colon - item);
-		host[colon - item] = '\0';
-		port = colon + 1;
-	}
-
-	errno = 0;
-	portnum = strtol(port, &end, 10);
-	if (*port == '\0' || *end != '\0' || errno != 0 || portnum < 1 || portnum > 65535)
-	{
-		*error = psprintf("port \"%s\" in entry \"%s\" is not a number from 1 to 65535", port, item);
-		return false;
-	}
-
+	StaticAssertStmt(sizeof(out->text) == sizeof(spec->text), "entry texts agree");
+	strlcpy(out->text, spec->text, sizeof(out->text));
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
 	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-	if (strcmp(host, "*") == 0 || host[0] == '\0')
-		strlcpy(host, "0.0.0.0", sizeof(host));
-
-	rc = getaddrinfo(host, port, &hints, &res);
+	rc = getaddrinfo(spec->host, spec->port, &hints, &res);
 	if (rc != 0)
 	{
-		*error = psprintf("could not resolve host \"%s\" in entry \"%s\": %s", host, item, gai_strerror(rc));
+		*error = psprintf("could not resolve host \"%s\" in entry \"%s\": %s",
+						  spec->host, spec->text, gai_strerror(rc));
 		return false;
 	}
 	memcpy(&out->addr, res->ai_addr, res->ai_addrlen);
@@ -102,44 +52,25 @@ parse_one(const char *item, ListenAddress *out, char **error)
 	return true;
 }
 
-/* Parses a comma-separated "host:port" list. */
+/* Parses a comma-separated "host:port" list and resolves its hosts. */
 bool
 listen_parse(const char *value, ListenAddress **addrs, int *naddrs, char **error)
 {
-	char	   *copy = pstrdup(value ? value : "");
-	char	   *save = NULL;
-	char	   *tok;
-	int			cap = 4;
+	ListenSpec *specs;
+	int			nspecs;
 
 	*naddrs = 0;
-	*addrs = palloc0(sizeof(ListenAddress) * cap);
-
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+	*addrs = NULL;
+	if (!listen_syntax_parse(value, &specs, &nspecs, error))
+		return false;
+	*addrs = palloc0(sizeof(ListenAddress) * nspecs);
+	for (int i = 0; i < nspecs; i++)
 	{
-		char	   *item = tok;
-		char	   *tail;
-
-		while (*item == ' ' || *item == '\t')
-			item++;
-		tail = item + strlen(item);
-		while (tail > item && (tail[-1] == ' ' || tail[-1] == '\t'))
-			*--tail = '\0';
-		if (*item == '\0')
-			continue;
-		if (*naddrs == cap)
-		{
-			cap *= 2;
-			*addrs = repalloc(*addrs, sizeof(ListenAddress) * cap);
-		}
-		if (!parse_one(item, &(*addrs)[*naddrs], error))
+		if (!resolve_one(&specs[i], &(*addrs)[i], error))
 			return false;
 		(*naddrs)++;
 	}
-	if (*naddrs == 0)
-	{
-		*error = pstrdup("no address given");
-		return false;
-	}
+	pfree(specs);
 	return true;
 }
 

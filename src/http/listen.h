@@ -11,7 +11,8 @@ typedef struct ListenAddress
 {
 	struct sockaddr_storage addr;
 	socklen_t	addrlen;
-	char		text[128];		/* as written in the setting, for messages */
+	char		text[128];		/* as written in the setting, for messages
+								 * (LISTEN_TEXT_MAX) */
 } ListenAddress;
 
 /*

@@ -21,6 +21,8 @@
  */
 #include "postgres.h"
 
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -31,6 +33,7 @@
 
 #include "common/h2o_mirror.h"
 #include "http/timeouts.h"
+#include "message/response_abort.h"
 #include "common/settings.h"
 
 /* The sweep runs every SWEEP_SHARE-th of the shortest timeout, within these. */
@@ -103,12 +106,24 @@ phase_of(Http1ConnHead *c)
 	return (c->sock->input != NULL && c->sock->input->size > 0) ? PHASE_HEAD : PHASE_IDLE;
 }
 
+/* True if bytes sent on fd are still waiting for the peer to take them. */
+static bool
+peer_behind(int fd)
+{
+	int			unacked = 0;
+
+	return ioctl(fd, SIOCOUTQ, &unacked) == 0 && unacked > 0;
+}
+
 /*
  * Closes the connection under h2o: a 408 first if a request was under way,
  * then shutdown(), which h2o's read handler sees as the peer closing.  A
  * TLS connection gets no 408: its bytes would have to go through h2o's
  * encryption, which is h2o's to drive, and cleartext in a TLS stream is
- * garbage to the client.
+ * garbage to the client.  A client that has not taken what was sent to it
+ * (an earlier response still queued: it stopped reading) gets no 408
+ * either, and its connection is reset, so that the kernel does not keep
+ * the queue for it (message/response_abort.h).
  */
 static void
 expire(Http1ConnHead *c, bool answer)
@@ -122,7 +137,9 @@ expire(Http1ConnHead *c, bool answer)
 		"Request Timeout\n";
 	int			fd = h2o_mirror_socket_fd(c->sock);
 
-	if (answer && c->sock->ssl == NULL && write(fd, resp, sizeof(resp) - 1) < 0)
+	if (peer_behind(fd))
+		response_abort_reset_on_close(fd);
+	else if (answer && c->sock->ssl == NULL && write(fd, resp, sizeof(resp) - 1) < 0)
 	{
 		/* The client is gone or not reading: closing is all that is left. */
 	}

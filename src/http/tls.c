@@ -41,7 +41,9 @@
 #include "http/h2_guard.h"
 #include "http/listen.h"
 #include "http/tls.h"
+#include "http/tls_tickets.h"
 #include "message/response.h"
+#include "message/response_abort.h"
 #include "common/settings.h"
 
 /* Mozilla's "intermediate" profile: the key exchange groups. */
@@ -205,6 +207,8 @@ set_protocols(SSL_CTX *ctx, int elevel)
 		return false;
 	}
 	h2o_ssl_register_alpn_protocols(ctx, alpn_protocols);
+	/* Session tickets any worker can decrypt, under keys that rotate. */
+	tls_tickets_install(ctx);
 	return true;
 }
 
@@ -334,6 +338,7 @@ on_handshake_timeout(h2o_timeout_entry_t *entry)
 	h2o_socket_t *sock = hs->sock;
 
 	(void) handshake_done(hs);
+	response_abort_reset_on_close(h2o_socket_get_fd(sock));
 	h2o_socket_close(sock);
 }
 

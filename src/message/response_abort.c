@@ -44,7 +44,17 @@ response_abort_init(h2o_loop_t *loop)
 	h2o_timeout_init(loop, &reset_timeout, 0);
 }
 
-/* Cuts req's response: its HTTP/2 stream reset next pass, or its connection shut down. */
+/* Makes the coming close of fd a reset that drops what is queued for the peer. */
+void
+response_abort_reset_on_close(int fd)
+{
+	struct linger lg = {1, 0};
+
+	/* A socket already gone has nothing queued; that is no error. */
+	(void) setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+}
+
+/* Cuts req's response: its HTTP/2 stream reset next pass, or its connection reset. */
 void
 response_abort(ResponseAbort *a, h2o_req_t *req)
 {
@@ -62,7 +72,11 @@ response_abort(ResponseAbort *a, h2o_req_t *req)
 	}
 	sock = req->conn->callbacks->get_socket ? req->conn->callbacks->get_socket(req->conn) : NULL;
 	if (sock != NULL)
+	{
+		/* A client that reads nothing would keep what is queued for it. */
+		response_abort_reset_on_close(h2o_socket_get_fd(sock));
 		shutdown(h2o_socket_get_fd(sock), SHUT_RDWR);
+	}
 }
 
 /* Forgets a reset that is due: the request goes first. */

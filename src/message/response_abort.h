@@ -32,6 +32,15 @@ extern void response_abort_init(h2o_loop_t *loop);
 /* Cuts req's response; a is where the owner keeps the reset due. */
 extern void response_abort(ResponseAbort *a, h2o_req_t *req);
 
+/*
+ * Makes the coming close of a client's socket a reset (SO_LINGER 0): the
+ * kernel drops what is still queued for the client at once instead of
+ * holding it, in FIN-WAIT-1, for a peer that does not read.  For every
+ * connection webgres cuts because its client does not read or ran out of
+ * time, as nginx's reset_timedout_connection does.
+ */
+extern void response_abort_reset_on_close(int fd);
+
 /* Forgets a reset not yet made: its request is going away first. */
 extern void response_abort_forget(ResponseAbort *a);
 

@@ -11,6 +11,7 @@
 #include "utils/guc.h"
 
 #include "common/settings.h"
+#include "exec/handoff_frame.h"
 #include "http/listen.h"
 #include "parse/jwt.h"
 #include "http/tls.h"
@@ -41,6 +42,7 @@ int			webgres_max_queue;
 int			webgres_stream_timeout;
 int			webgres_sse_heartbeat;
 int			webgres_sse_buffer_limit;
+int			webgres_events_read_limit;
 char	   *webgres_metrics_path;
 char	   *webgres_metrics_listen;
 char	   *webgres_liveness_path;
@@ -57,6 +59,7 @@ int			webgres_tls_min_version;
 char	   *webgres_tls_ciphers;
 char	   *webgres_tls_ciphersuites;
 bool		webgres_tls_redirect;
+int			webgres_tls_ticket_rotation;
 char	   *webgres_access_log;
 char	   *webgres_access_log_format;
 int			webgres_log_slow_requests;
@@ -269,6 +272,19 @@ define_tls_settings(void)
 							 PGC_SIGHUP,
 							 0,
 							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.tls_ticket_rotation",
+							"How long a TLS session ticket key encrypts new tickets.",
+							"The workers share their ticket keys, so a session resumes on "
+							"any worker; the key after this long is new, the previous one "
+							"still decrypts for one more period, then is destroyed. A "
+							"session lives this long at most.",
+							&webgres_tls_ticket_rotation,
+							3600,
+							1, 7 * 24 * 3600,
+							PGC_SIGHUP,
+							GUC_UNIT_S,
+							NULL, NULL, NULL);
 
 	DefineCustomStringVariable("webgres.tls_ciphers",
 							   "Cipher list for TLS 1.2, in OpenSSL's syntax.",
@@ -510,10 +526,12 @@ define_settings(void)
 	DefineCustomIntVariable("webgres.max_body_size",
 							"Largest request body accepted.",
 							"A request with a larger body is answered 413 without "
-							"running any handler.",
+							"running any handler.  At most what one hand-off frame "
+							"carries (1 GB less 16 MB), the largest body a handler "
+							"could be given.",
 							&webgres_max_body_size,
 							1024 * 1024,
-							0, INT_MAX,
+							0, FRAME_MAX_REQUEST_BODY,
 							PGC_SIGHUP,
 							GUC_UNIT_BYTE,
 							NULL, NULL, NULL);
@@ -695,6 +713,20 @@ define_settings(void)
 							&webgres_sse_buffer_limit,
 							1024 * 1024,
 							1024, INT_MAX / 2,
+							PGC_SIGHUP,
+							GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.events_read_limit",
+							"Most notification bytes a worker keeps from one read of the notification queue.",
+							"Postgres hands a listening worker everything queued for it in one "
+							"read; what is over this limit is not kept, and the event streams "
+							"that follow a channel that lost notifications are ended once the "
+							"rest is delivered, so that their clients reconnect and catch up "
+							"through the handler's rows.",
+							&webgres_events_read_limit,
+							64 * 1024 * 1024,
+							16 * 1024, INT_MAX / 2,
 							PGC_SIGHUP,
 							GUC_UNIT_BYTE,
 							NULL, NULL, NULL);

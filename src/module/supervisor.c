@@ -49,6 +49,9 @@ typedef struct WorkerSlot
 	TimestampTz restart_at;		/* earliest time for the next start */
 	int			delay_ms;		/* current back-off */
 	bool		warned_no_slot;
+	bool		stopping;		/* told to stop (the pool shrank); the slot,
+								 * and the worker's stats slot of the same
+								 * index, is free once it has */
 } WorkerSlot;
 
 /* A pool of identical processes kept at the size of a setting. */
@@ -123,7 +126,14 @@ reconcile(Pool *pool)
 
 			pfree(slot->handle);
 			slot->handle = NULL;
-			if (i < *pool->size)
+			if (slot->stopping)
+			{
+				/* Stopped as told: the slot may be started again at once. */
+				slot->stopping = false;
+				slot->delay_ms = 0;
+				slot->restart_at = 0;
+			}
+			else if (i < *pool->size)
 			{
 				if (ran_ms >= HEALTHY_RUN_MS)
 					slot->delay_ms = RESTART_DELAY_MIN_MS;
@@ -139,11 +149,16 @@ reconcile(Pool *pool)
 
 		if (i >= *pool->size)
 		{
-			if (slot->handle != NULL)
+			/*
+			 * The handle is kept until the process has gone: should the pool
+			 * grow again meanwhile, a new process of this index (which would
+			 * share its shared-memory slots, common/stats.c) waits for it.
+			 * The postmaster tells this process (bgw_notify_pid) when it has.
+			 */
+			if (slot->handle != NULL && !slot->stopping)
 			{
 				TerminateBackgroundWorker(slot->handle);
-				pfree(slot->handle);
-				slot->handle = NULL;
+				slot->stopping = true;
 			}
 			slot->delay_ms = 0;
 			slot->restart_at = 0;

@@ -19,6 +19,8 @@
 #include "routes/ownership.h"
 #include "routes/route_limits.h"
 #include "routes/route_stats.h"
+#include "events/notify_sign.h"
+#include "http/tls_tickets.h"
 #include "common/stats.h"
 #include "module/settings_define.h"
 
@@ -56,6 +58,8 @@ _PG_init(void)
 		stats_shmem_request();
 		route_limits_shmem_request();
 		route_stats_shmem_request();
+		notify_sign_shmem_request();
+		tls_tickets_shmem_request();
 		exec_socket_create();
 		register_supervisor();
 	}

@@ -12,7 +12,11 @@
  *
  * Entries are never given back one by one (a process finds a route's entry
  * by probing from its hash, and a hole would hide the entries after it);
- * webgres.route_stats_reset() with no route empties the whole table.
+ * webgres.route_stats_reset() with no route empties the whole table.  A
+ * process that found an entry before such a reset may still add to it, so
+ * a free entry is not known to be zero: whoever claims one marks it
+ * ENTRY_CLAIMING, zeroes it, then writes its route id; others that meet
+ * the mark wait the few microseconds that takes.
  */
 #include "postgres.h"
 
@@ -45,6 +49,9 @@
 #define ROUTE_STATS_STRIPES 8
 /* A stripe takes whole cache lines: this many bytes. */
 #define ROUTE_STATS_STRIPE_BYTES 256
+
+/* An entry's id while the process claiming it zeroes its counters. */
+#define ENTRY_CLAIMING PG_UINT64_MAX
 
 /* Upper bounds of the latency buckets, in microseconds: 1-2.5-5 a decade. */
 static const int64 bucket_bounds_us[ROUTE_STATS_BOUNDS] = {
@@ -138,7 +145,18 @@ route_stats_shmem_request(void)
 	shmem_piece("webgres route stats", table_size(), (void **) &table, stats_init);
 }
 
-/* The route's entry, claimed on first use; NULL if the table is full. */
+/* An entry's id, once no process is in the middle of claiming it. */
+static uint64
+settled_id(RouteStatsEntry *e)
+{
+	uint64		id;
+
+	while ((id = pg_atomic_read_u64(&e->id.route_id)) == ENTRY_CLAIMING)
+		pg_spin_delay();
+	return id;
+}
+
+/* The route's entry, claimed (and zeroed) on first use; NULL if the table is full. */
 static RouteStatsEntry *
 find_entry(int64 route_id)
 {
@@ -150,7 +168,7 @@ find_entry(int64 route_id)
 	for (int probe = 0; probe < ROUTE_STATS_SLOTS; probe++)
 	{
 		RouteStatsEntry *e = &table[(h + probe) & (ROUTE_STATS_SLOTS - 1)];
-		uint64		id = pg_atomic_read_u64(&e->id.route_id);
+		uint64		id = settled_id(e);
 
 		if (id == (uint64) route_id)
 			return e;
@@ -158,8 +176,15 @@ find_entry(int64 route_id)
 		{
 			uint64		expected = 0;
 
-			if (pg_atomic_compare_exchange_u64(&e->id.route_id, &expected, (uint64) route_id) ||
-				expected == (uint64) route_id)
+			if (pg_atomic_compare_exchange_u64(&e->id.route_id, &expected, ENTRY_CLAIMING))
+			{
+				/* What a process counted after a reset freed it is not ours. */
+				zero_counters(e);
+				pg_atomic_write_u64(&e->id.route_id, (uint64) route_id);
+				return e;
+			}
+			/* Another process claimed it meanwhile: look again at whose it is. */
+			if (settled_id(e) == (uint64) route_id)
 				return e;
 		}
 	}
@@ -277,7 +302,7 @@ route_stats_walk(void (*fn) (const RouteStatsSnapshot *snap, void *arg), void *a
 		uint64		id = pg_atomic_read_u64(&table[i].id.route_id);
 		RouteStatsSnapshot snap;
 
-		if (id == 0)
+		if (id == 0 || id == ENTRY_CLAIMING)
 			continue;
 		snapshot(&table[i], id, &snap);
 		fn(&snap, arg);
@@ -405,7 +430,7 @@ webgres_route_latency_quantile(PG_FUNCTION_ARGS)
 	{
 		uint64		id = pg_atomic_read_u64(&table[i].id.route_id);
 
-		if (id != 0 && (int64) id == route_id)
+		if (id != 0 && id != ENTRY_CLAIMING && (int64) id == route_id)
 		{
 			snapshot(&table[i], id, &snap);
 			found = true;
@@ -423,7 +448,8 @@ webgres_route_latency_quantile(PG_FUNCTION_ARGS)
 
 /*
  * webgres.route_stats_reset([route]): zeroes one route's counters, or
- * empties the table.  A response being counted meanwhile may survive.
+ * empties the table.  A response being counted meanwhile may survive; an
+ * entry freed keeps its counts until a route claims it (find_entry()).
  */
 Datum
 webgres_route_stats_reset(PG_FUNCTION_ARGS)
@@ -433,13 +459,15 @@ webgres_route_stats_reset(PG_FUNCTION_ARGS)
 	{
 		uint64		id = pg_atomic_read_u64(&table[i].id.route_id);
 
-		if (id == 0)
+		if (id == 0 || id == ENTRY_CLAIMING)
 			continue;
 		if (!PG_ARGISNULL(0) && (int64) id != PG_GETARG_INT64(0))
 			continue;
-		zero_counters(&table[i]);
+		/* A freed entry is zeroed by whoever claims it next. */
 		if (PG_ARGISNULL(0))
 			pg_atomic_write_u64(&table[i].id.route_id, 0);
+		else
+			zero_counters(&table[i]);
 	}
 	PG_RETURN_VOID();
 }

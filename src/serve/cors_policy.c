@@ -22,25 +22,14 @@
 #include "common/settings.h"
 #include "serve/cors.h"
 #include "serve/cors_policy.h"
-
-/* Longest origin, method or header name in a list, and longest Origin matched. */
-#define CORS_MAX_ITEM 300
-/* Most wildcards in one origin pattern. */
-#define CORS_MAX_STARS 4
-
-typedef enum ListKind
-{
-	LIST_ORIGINS,
-	LIST_METHODS,
-	LIST_HEADERS
-} ListKind;
+#include "parse/cors_syntax.h"
 
 /* The route columns, in the order the loading query reads them. */
 static const char *const column_names[] = {
 	"cors_allowed_origins", "cors_allowed_methods", "cors_allowed_headers",
 	"cors_exposed_headers", "cors_allow_credentials", "cors_max_age"
 };
-static const ListKind column_kinds[] = {LIST_ORIGINS, LIST_METHODS, LIST_HEADERS, LIST_HEADERS};
+static const CorsListKind column_kinds[] = {CORS_LIST_ORIGINS, CORS_LIST_METHODS, CORS_LIST_HEADERS, CORS_LIST_HEADERS};
 
 #define NLISTCOLUMNS 4
 
@@ -59,101 +48,23 @@ static MemoryContext policy_cxt = NULL;
 static Route **routes_by_id = NULL;
 static int	nroutes_by_id = 0;
 
-/* Whether c may stand in an origin's host or port, and so match a *. */
-static bool
-host_char(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		(c >= '0' && c <= '9') || c == '-' || c == '.';
-}
-
-/* Whether c is a token character (RFC 9110), as header names are made of. */
-static bool
-token_char(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		(c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
-}
-
-/*
- * Whether s is "*" or an origin scheme://host[:port], host and port
- * possibly with * standing for a run of host characters.  No path, no
- * trailing slash: browsers send an origin without them.
- */
-static bool
-origin_ok(const char *s, size_t len)
-{
-	size_t		i = 0;
-	size_t		start;
-	int			stars = 0;
-
-	if (len == 1 && s[0] == '*')
-		return true;
-	if (len == 0 || len > CORS_MAX_ITEM || !isalpha((unsigned char) s[0]))
-		return false;
-	while (i < len && (isalnum((unsigned char) s[i]) || s[i] == '+' || s[i] == '-' || s[i] == '.'))
-		i++;
-	if (len - i < 3 || memcmp(s + i, "://", 3) != 0)
-		return false;
-	i += 3;
-	start = i;
-	if (i < len && s[i] == '[')
-	{
-		/* An IPv6 address, written as browsers write it. */
-		while (++i < len && (isxdigit((unsigned char) s[i]) || s[i] == ':' || s[i] == '.'))
-			;
-		if (i >= len || s[i] != ']' || i == start + 1)
-			return false;
-		i++;
-	}
-	else
-		for (; i < len && (host_char(s[i]) || s[i] == '*'); i++)
-			stars += (s[i] == '*');
-	if (i == start)
-		return false;
-	if (i < len && s[i] == ':')
-	{
-		start = ++i;
-		for (; i < len && (isdigit((unsigned char) s[i]) || s[i] == '*'); i++)
-			stars += (s[i] == '*');
-		if (i == start || i - start > 5)
-			return false;
-	}
-	return i == len && stars <= CORS_MAX_STARS;
-}
-
-/* Whether item (len bytes) is well formed for a list of this kind. */
-static bool
-item_ok(ListKind kind, const char *item, size_t len)
-{
-	if (kind == LIST_ORIGINS)
-		return origin_ok(item, len);
-	if (len == 0 || len > CORS_MAX_ITEM || (len == 1 && item[0] == '*'))
-		return false;
-	for (size_t i = 0; i < len; i++)
-		if (kind == LIST_METHODS ? !(isalpha((unsigned char) item[i]) || item[i] == '-' || item[i] == '_')
-			: !token_char(item[i]))
-			return false;
-	return true;
-}
-
 /* The message for a bad entry of list name (a column or a setting). */
 static char *
-item_error(ListKind kind, const char *name, const char *item, size_t len)
+item_error(CorsListKind kind, const char *name, const char *item, size_t len)
 {
 	return psprintf("%s entry \"%.*s\" is not %s", name, (int) Min(len, CORS_MAX_ITEM), item,
-					kind == LIST_ORIGINS ? "an origin" :
-					kind == LIST_METHODS ? "an HTTP method" : "a header name");
+					kind == CORS_LIST_ORIGINS ? "an origin" :
+					kind == CORS_LIST_METHODS ? "an HTTP method" : "a header name");
 }
 
 /* The hint that goes with item_error. */
 static const char *
-item_hint(ListKind kind)
+item_hint(CorsListKind kind)
 {
-	if (kind == LIST_ORIGINS)
+	if (kind == CORS_LIST_ORIGINS)
 		return "Write an origin as scheme://host[:port] without a path, such as https://app.example.com; "
 			"* stands for part of a host name or port (https://*.example.com), and \"*\" alone for any origin.";
-	if (kind == LIST_METHODS)
+	if (kind == CORS_LIST_METHODS)
 		return "Use method names such as GET, PUT or DELETE.";
 	return "Use header names such as Content-Type or X-Request-Id; "
 		"\"*\" is not accepted: leave the list unset to allow whatever headers a preflight asks for.";
@@ -167,7 +78,7 @@ item_hint(ListKind kind)
  * else in cxt.  NULL if guc_malloc fails.
  */
 static CorsList *
-list_build(ListKind kind, char **items, size_t *lens, int n, bool for_setting, MemoryContext cxt)
+list_build(CorsListKind kind, char **items, size_t *lens, int n, bool for_setting, MemoryContext cxt)
 {
 	Size		size = offsetof(CorsList, items) + sizeof(char *) * n;
 	CorsList   *list;
@@ -185,9 +96,9 @@ list_build(ListKind kind, char **items, size_t *lens, int n, bool for_setting, M
 	{
 		list->items[i] = p;
 		for (size_t j = 0; j < lens[i]; j++)
-			*p++ = kind == LIST_METHODS ? pg_ascii_toupper(items[i][j]) : pg_ascii_tolower(items[i][j]);
+			*p++ = kind == CORS_LIST_METHODS ? pg_ascii_toupper(items[i][j]) : pg_ascii_tolower(items[i][j]);
 		*p++ = '\0';
-		if (kind == LIST_ORIGINS && lens[i] == 1 && items[i][0] == '*')
+		if (kind == CORS_LIST_ORIGINS && lens[i] == 1 && items[i][0] == '*')
 			list->any = true;
 	}
 	return list;
@@ -195,48 +106,33 @@ list_build(ListKind kind, char **items, size_t *lens, int n, bool for_setting, M
 
 /*
  * Splits a setting's comma-separated value into its entries and checks
- * them; NULL with *error set if one is bad.
+ * them (parse/cors_syntax.c); NULL with *error set if one is bad.
  */
 static CorsList *
-parse_setting(const char *value, ListKind kind, const char *name, char **error)
+parse_setting(const char *value, CorsListKind kind, const char *name, char **error)
 {
-	int			max = 1;
-	int			n = 0;
-	char	  **items;
-	size_t	   *lens;
-	const char *p = value ? value : "";
-	CorsList   *list;
+	int			max = cors_split_max(value);
+	CorsSpan   *spans = palloc(sizeof(CorsSpan) * max);
+	char	  **items = palloc(sizeof(char *) * max);
+	size_t	   *lens = palloc(sizeof(size_t) * max);
+	CorsSpan	bad;
+	int			n = cors_split(value, kind, spans, &bad);
+	CorsList   *list = NULL;
 
-	for (const char *c = p; *c; c++)
-		max += (*c == ',');
-	items = palloc(sizeof(char *) * max);
-	lens = palloc(sizeof(size_t) * max);
-	while (*p)
+	if (n < 0)
+		*error = item_error(kind, name, bad.base, bad.len);
+	else
 	{
-		const char *end = strchr(p, ',');
-		size_t		len = end ? (size_t) (end - p) : strlen(p);
-
-		while (len > 0 && isspace((unsigned char) *p))
-			p++, len--;
-		while (len > 0 && isspace((unsigned char) p[len - 1]))
-			len--;
-		if (len > 0)
+		for (int i = 0; i < n; i++)
 		{
-			if (!item_ok(kind, p, len))
-			{
-				*error = item_error(kind, name, p, len);
-				return NULL;
-			}
-			items[n] = (char *) p;
-			lens[n++] = len;
+			items[i] = (char *) spans[i].base;
+			lens[i] = spans[i].len;
 		}
-		p = end ? end + 1 : p + len;
-		if (!end)
-			break;
+		list = list_build(kind, items, lens, n, true, NULL);
+		if (list == NULL)
+			*error = "out of memory";
 	}
-	list = list_build(kind, items, lens, n, true, NULL);
-	if (list == NULL)
-		*error = "out of memory";
+	pfree(spans);
 	pfree(items);
 	pfree(lens);
 	return list;
@@ -244,7 +140,7 @@ parse_setting(const char *value, ListKind kind, const char *name, char **error)
 
 /* A list setting's check hook: parses it into *extra. */
 static bool
-check_list_setting(char **newval, void **extra, ListKind kind, const char *name)
+check_list_setting(char **newval, void **extra, CorsListKind kind, const char *name)
 {
 	char	   *error = NULL;
 	CorsList   *list = parse_setting(*newval, kind, name, &error);
@@ -263,7 +159,7 @@ check_list_setting(char **newval, void **extra, ListKind kind, const char *name)
 bool
 cors_check_origins_setting(char **newval, void **extra, GucSource source)
 {
-	if (!check_list_setting(newval, extra, LIST_ORIGINS, "webgres.cors_allowed_origins"))
+	if (!check_list_setting(newval, extra, CORS_LIST_ORIGINS, "webgres.cors_allowed_origins"))
 		return false;
 	if (((CorsList *) *extra)->any && webgres_cors_allow_credentials)
 	{
@@ -286,7 +182,7 @@ cors_assign_origins_setting(const char *newval, void *extra)
 bool
 cors_check_methods_setting(char **newval, void **extra, GucSource source)
 {
-	return check_list_setting(newval, extra, LIST_METHODS, "webgres.cors_allowed_methods");
+	return check_list_setting(newval, extra, CORS_LIST_METHODS, "webgres.cors_allowed_methods");
 }
 
 /* webgres.cors_allowed_methods takes effect. */
@@ -300,7 +196,7 @@ cors_assign_methods_setting(const char *newval, void *extra)
 bool
 cors_check_headers_setting(char **newval, void **extra, GucSource source)
 {
-	return check_list_setting(newval, extra, LIST_HEADERS, "webgres.cors_allowed_headers");
+	return check_list_setting(newval, extra, CORS_LIST_HEADERS, "webgres.cors_allowed_headers");
 }
 
 /* webgres.cors_allowed_headers takes effect. */
@@ -314,7 +210,7 @@ cors_assign_headers_setting(const char *newval, void *extra)
 bool
 cors_check_exposed_setting(char **newval, void **extra, GucSource source)
 {
-	return check_list_setting(newval, extra, LIST_HEADERS, "webgres.cors_exposed_headers");
+	return check_list_setting(newval, extra, CORS_LIST_HEADERS, "webgres.cors_exposed_headers");
 }
 
 /* webgres.cors_exposed_headers takes effect. */
@@ -344,7 +240,7 @@ cors_check_credentials_setting(bool *newval, void **extra, GucSource source)
  * cxt.
  */
 static CorsList *
-list_from_array(Datum value, ListKind kind, const char *column, MemoryContext cxt, int elevel)
+list_from_array(Datum value, CorsListKind kind, const char *column, MemoryContext cxt, int elevel)
 {
 	ArrayType  *arr = DatumGetArrayTypeP(value);
 	Datum	   *elems;
@@ -367,7 +263,7 @@ list_from_array(Datum value, ListKind kind, const char *column, MemoryContext cx
 		}
 		items[i] = TextDatumGetCString(elems[i]);
 		lens[i] = strlen(items[i]);
-		if (!item_ok(kind, items[i], lens[i]))
+		if (!cors_item_ok(kind, items[i], lens[i]))
 		{
 			ereport(elevel,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -571,34 +467,6 @@ cors_effective(const Route *route, CorsEffective *e)
 	return true;
 }
 
-/*
- * Whether pattern (an origin entry, lower case, * standing for a run of one
- * or more host characters) matches s, ignoring case.  Row by row over the
- * pattern, so its cost is bounded by the two lengths whatever the stars.
- */
-static bool
-origin_matches(const char *pattern, const char *s, size_t slen)
-{
-	bool		row[CORS_MAX_ITEM + 1];
-	bool		next[CORS_MAX_ITEM + 1];
-
-	if (slen > CORS_MAX_ITEM)
-		return false;
-	row[0] = true;
-	for (size_t j = 1; j <= slen; j++)
-		row[j] = false;
-	for (const char *p = pattern; *p; p++)
-	{
-		next[0] = false;
-		for (size_t j = 1; j <= slen; j++)
-			next[j] = (*p == '*') ?
-				((row[j - 1] || next[j - 1]) && host_char(s[j - 1])) :
-				(row[j - 1] && *p == pg_ascii_tolower(s[j - 1]));
-		memcpy(row, next, sizeof(bool) * (slen + 1));
-	}
-	return row[slen];
-}
-
 /* Whether origins let origin in, by an entry or by "*" (cors_policy.h). */
 bool
 cors_list_allows_origin(const CorsList *origins, const char *origin, size_t len,
@@ -607,7 +475,7 @@ cors_list_allows_origin(const CorsList *origins, const char *origin, size_t len,
 	*by_entry = false;
 	for (int i = 0; i < origins->n; i++)
 		if (!(origins->items[i][0] == '*' && origins->items[i][1] == '\0') &&
-			origin_matches(origins->items[i], origin, len))
+			cors_origin_matches(origins->items[i], origin, len))
 		{
 			*by_entry = true;
 			return true;

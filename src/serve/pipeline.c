@@ -754,6 +754,7 @@ run_matching_routes(Request *rq, const RouteTable *routes)
 	bool		path_matched = false;
 	bool		method_matched = false;
 	bool		answered = false;
+	int64		declined_by = 0;
 	Route	   *r;
 	int			ncaps;
 
@@ -796,11 +797,18 @@ run_matching_routes(Request *rq, const RouteTable *routes)
 			note_role(rq);
 		request_set_captures(&rq->rd, caps, ncaps);
 		answered = run_route(rq, r);
+		if (!answered)
+			declined_by = r->id;
 	}
 	handlers_end(nguc);
 	if (!answered && !rq->restart && rq->outcome != PIPELINE_HAND_OFF)
 	{
-		rq->run->answered_by = 0;
+		/*
+		 * A handler that returned no rows produced the 404 that follows: it
+		 * is that route's response (the last one to decline), counted under
+		 * it.  With no handler run, no route answered.
+		 */
+		rq->run->answered_by = declined_by;
 		if (path_matched || !answer_from_mount(rq, mounts_current()))
 			answer_no_route(rq, routes, path_matched && !method_matched, caps);
 	}
@@ -899,6 +907,11 @@ run_handlers(Request *rq)
 		rq->deadline = webgres_handler_timeout > 0 ?
 			TimestampTzPlusMilliseconds(GetCurrentTimestamp(), webgres_handler_timeout) : 0;
 		(void) run_in_transaction(rq, catch_up_event_stream);
+		/* Its response starts only once phase 2 has committed. */
+		if (rq->outcome == PIPELINE_EVENT_STREAM)
+			events_start_stream(rq->req);
+		else
+			events_forget_stream();
 	}
 	/* Whatever became of the request, the next one must not see its claims. */
 	request_clear_settings(&rq->rd);

@@ -155,7 +155,10 @@ sub header_of
 		['text/csv', 'text/csv; charset=utf-8; header=present', $csv],
 		['text/csv;q=0.5, application/x-ndjson', 'application/x-ndjson', $ndjson],
 		['application/json;q=0, text/*', 'text/csv; charset=utf-8; header=present', $csv],
-		['text/html, */*;q=0.1', 'application/json', $json])
+		['text/html, */*;q=0.1', 'application/json', $json],
+		# q-values are read by their grammar: a malformed one is q=0.
+		['application/x-ndjson;q=0.5, text/csv;q=1e0', 'application/x-ndjson', $ndjson],
+		['text/csv;q=nan, application/json;q=0.001', 'application/json', $json])
 	{
 		my ($accept, $type, $want) = @$case;
 		my ($h, $b, $c) = dechunk(get_raw('/small', $accept));
@@ -167,6 +170,11 @@ sub header_of
 	$res = WebgresTest::http_get($port, '/small',
 		headers => { Accept => 'application/json;q=0, text/csv;q=0, application/x-ndjson;q=0' });
 	is($res->{status}, 406, '... also when every format has q=0');
+	for my $accept ('text/csv;q=nan', 'text/csv;q=0x1', 'application/json;q=+1', 'text/csv;q=1.0001')
+	{
+		$res = WebgresTest::http_get($port, '/small', headers => { Accept => $accept });
+		is($res->{status}, 406, "a malformed q-value is q=0: $accept gives 406");
+	}
 }
 
 # ---- zero rows: a complete empty document ----

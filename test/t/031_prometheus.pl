@@ -14,7 +14,8 @@ use WebgresTest;
 my $python = $ENV{WEBGRES_PYTHON} or BAIL_OUT('WEBGRES_PYTHON is not set (scripts/test.sh sets it)');
 
 my $node = WebgresTest->new_node('prometheus', workers => 2,
-	conf => "webgres.metrics_path = '/metrics'\nwebgres.executors = 1\n");
+	conf => "webgres.metrics_path = '/metrics'\nwebgres.executors = 1\n"
+	  . "webgres.max_queue = 0\nwebgres.handler_timeout = '1s'\n");
 my $port = $node->{webgres_port};
 
 my %id;
@@ -22,6 +23,16 @@ $id{a} = WebgresTest::add_route($node, 'GET', '/a', q{SELECT 'aaa' AS body});
 $id{b} = WebgresTest::add_route($node, 'GET', '/b/:id', q{SELECT 201 AS status, request.params->>'id' AS body FROM request});
 $id{c} = $node->safe_psql('postgres', q{INSERT INTO webgres.routes (method, path, handler, mode)
 	VALUES ('POST', '/c', $$SELECT 'posted' AS body FROM request$$, 'executor') RETURNING id});
+# /d finds no row (its handler answers 404), /e fails, /late outlives
+# webgres.handler_timeout, /q runs one at a time with no queue.
+$id{d} = WebgresTest::add_route($node, 'GET', '/d/:id',
+	q{SELECT 'd' AS body FROM request WHERE (params->>'id')::int < 3});
+$id{e} = WebgresTest::add_route($node, 'GET', '/e', q{SELECT (1 / 0)::text AS body FROM request});
+$id{late} = $node->safe_psql('postgres', q{INSERT INTO webgres.routes (method, path, handler, mode)
+	VALUES ('GET', '/late', $$SELECT pg_sleep(30)::text AS body FROM request$$, 'executor') RETURNING id});
+$id{q} = $node->safe_psql('postgres', q{INSERT INTO webgres.routes (method, path, handler, mode, max_concurrency)
+	VALUES ('GET', '/q', $$SELECT pg_advisory_xact_lock_shared(77)::text || 'q' AS body FROM request$$,
+	        'executor', 1) RETURNING id});
 WebgresTest::wait_for_status($port, '/a', 200);
 $node->safe_psql('postgres', 'SELECT webgres.route_stats_reset()');
 
@@ -31,6 +42,23 @@ for my $p ('/b/1', '/b/1', '/b/22', '/b/333')
 	is(WebgresTest::http_get($port, $p)->{status}, 201, "GET $p");
 }
 is(WebgresTest::request($port, 'POST', '/c', body => 'x')->{status}, 200, 'POST /c (executor)');
+is(WebgresTest::http_get($port, "/d/$_")->{status}, $_ < 3 ? 200 : 404, "GET /d/$_") for 1 .. 5;
+is(WebgresTest::http_get($port, '/e')->{status}, 400, 'GET /e: the handler fails');
+is(WebgresTest::http_get($port, '/late', timeout => 60)->{status}, 504, 'GET /late: timed out');
+# /q: the first waits for a lock the test holds; the second finds no room.
+my $gate = $node->background_psql('postgres');
+$gate->query_safe('BEGIN; SELECT pg_advisory_xact_lock(77)');
+my $q1 = WebgresTest::connect_to($port);
+print $q1 "GET /q HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+ok($node->poll_query_until('postgres',
+	q{SELECT count(*) = 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted}),
+	'the first /q runs, waiting for the lock');
+is(WebgresTest::http_get($port, '/q')->{status}, 503, 'the second /q is refused: no queue');
+$gate->query_safe('COMMIT');
+$gate->quit;
+my ($q1r) = WebgresTest::read_responses($q1, 1, 30);
+is($q1r->[0]{status}, 200, 'the first /q is answered once the lock is free');
+close $q1;
 
 # Parses an exposition with prometheus_client; returns {"name{labels}" => value}.
 sub parse
@@ -65,7 +93,11 @@ while (time < $deadline)
 {
 	$res = WebgresTest::http_get($port, '/metrics');
 	$m = parse($res->{body}) if $res->{status} == 200;
-	last if $m && ($m->{"webgres_route_request_duration_seconds_count{method=POST,route=/c,route_id=$id{c}}"} // 0) == 1;
+	last if $m && ($m->{"webgres_route_request_duration_seconds_count{method=POST,route=/c,route_id=$id{c}}"} // 0) == 1
+	  && ($m->{"webgres_route_request_duration_seconds_count{method=GET,route=/d/:id,route_id=$id{d}}"} // 0) == 5
+	  && ($m->{"webgres_route_request_duration_seconds_count{method=GET,route=/q,route_id=$id{q}}"} // 0) == 2
+	  && ($m->{"webgres_route_request_duration_seconds_count{method=GET,route=/late,route_id=$id{late}}"} // 0) == 1
+	  && ($m->{"webgres_route_request_duration_seconds_count{method=GET,route=/e,route_id=$id{e}}"} // 0) == 1;
 	sleep 0.1;
 }
 is($res->{status}, 200, 'GET /metrics answers 200');
@@ -85,6 +117,24 @@ is($m->{"webgres_route_responses_total{code=5xx,$lb}"}, 0, '/b/:id: no 5xx');
 is($m->{"webgres_route_response_bytes_total{$la}"}, 9, '/a: 9 body bytes');
 is($m->{"webgres_route_response_bytes_total{$lb}"}, 7, '/b/:id: 1+1+2+3 body bytes');
 is($m->{"webgres_route_handler_errors_total{$la}"}, 0, 'no handler errors');
+
+# A handler's own 404s are its route's responses.
+my $ld = "method=GET,route=/d/:id,route_id=$id{d}";
+is($m->{"webgres_route_responses_total{code=2xx,$ld}"}, 2, '/d/:id: two 2xx');
+is($m->{"webgres_route_responses_total{code=4xx,$ld}"}, 3, '/d/:id: three 404s for the missing rows');
+my $le = "method=GET,route=/e,route_id=$id{e}";
+my $llate = "method=GET,route=/late,route_id=$id{late}";
+my $lq = "method=GET,route=/q,route_id=$id{q}";
+is($m->{"webgres_route_handler_errors_total{$le}"}, 1, '/e: one handler error');
+is($m->{"webgres_route_timeouts_total{$llate}"}, 1, '/late: one timeout');
+is($m->{"webgres_route_timeouts_total{$la}"}, 0, '/a: no timeout');
+is($m->{"webgres_route_responses_total{code=5xx,$llate}"}, 1, '/late: its 504');
+is($m->{"webgres_route_queue_full_total{$lq}"}, 1, '/q: one refused, its queue full');
+is($m->{"webgres_route_queue_full_total{$lc}"}, 0, '/c: none refused');
+is($m->{"webgres_route_slow{$lq}"}, 1, '/q runs on executors (webgres_route_slow)');
+is($m->{"webgres_route_executor_queued{$lq}"}, 0, '/q: nothing waiting now');
+is($m->{"webgres_route_executor_running{$lq}"}, 0, '/q: nothing running now');
+is($m->{"TYPE webgres_route_slow{$lq}"}, 'gauge', 'executor state is a gauge');
 
 # Buckets are cumulative and agree with the SQL view.
 my %bucket = map { /le=([^,}]+)/; (($1 eq '+Inf' ? 9**9**9 : $1) => $m->{$_}) }
@@ -111,6 +161,39 @@ my $scraped = 0;
 $scraped += $m->{$_} for grep { /^webgres_worker_requests_total\{/ } keys %$m;
 cmp_ok($scraped, '>=', 8 + 1, 'worker request counters count every request');
 cmp_ok($scraped, '<=', $wsum, '... as webgres.workers does');
+
+# Each worker family against webgres.workers, read after the scrape: a
+# counter can only have grown since.
+my %wsql = map { my @f = split /\|/; ($f[0] => \@f) } split /\n/, $node->safe_psql('postgres', q{
+	SELECT worker, responses_2xx, responses_4xx, responses_5xx, from_memory, handler_errors, route_loads
+	FROM webgres.workers});
+is(scalar(keys %wsql), 2, 'webgres.workers: two workers');
+my %sum;
+for my $w (sort keys %wsql)
+{
+	my $lw = "worker=$w";
+	my @fam = (
+		[ "webgres_worker_responses_total{code=2xx,$lw}", 1 ],
+		[ "webgres_worker_responses_total{code=4xx,$lw}", 2 ],
+		[ "webgres_worker_responses_total{code=5xx,$lw}", 3 ],
+		[ "webgres_worker_from_memory_total{$lw}", 4 ],
+		[ "webgres_worker_handler_errors_total{$lw}", 5 ],
+		[ "webgres_worker_route_loads_total{$lw}", 6 ]);
+	for my $f (@fam)
+	{
+		ok(defined $m->{ $f->[0] } && $m->{ $f->[0] } <= $wsql{$w}[ $f->[1] ], "$f->[0] is at most webgres.workers'");
+		$sum{ $f->[0] =~ s/\{.*//r . ($f->[0] =~ /code=(\dxx)/ ? $1 : '') } += $m->{ $f->[0] } // 0;
+	}
+	ok(defined $m->{"webgres_worker_connections{$lw}"}, "webgres_worker_connections for worker $w");
+	$sum{connections} += $m->{"webgres_worker_connections{$lw}"} // 0;
+}
+cmp_ok($sum{webgres_worker_responses_total2xx}, '>=', 3 + 4 + 1 + 2 + 1, 'worker 2xx: every 2xx sent');
+cmp_ok($sum{webgres_worker_responses_total4xx}, '>=', 3 + 1, 'worker 4xx: the 404s and the 400');
+cmp_ok($sum{webgres_worker_responses_total5xx}, '>=', 2, 'worker 5xx: the 504 and the 503');
+cmp_ok($sum{webgres_worker_handler_errors_total}, '>=', 1, 'worker handler errors: /e');
+cmp_ok($sum{webgres_worker_route_loads_total}, '>=', 1, 'worker route loads: the table was loaded');
+cmp_ok($sum{webgres_worker_from_memory_total}, '>=', 0, 'worker from-memory answers are counted');
+is($sum{connections}, $m->{'webgres_connections{}'}, 'the workers\' connections add up to webgres_connections');
 ok(defined $m->{"webgres_route_executor_running{$lc}"}, 'executor state of a route that ran there');
 
 is(WebgresTest::request($port, 'POST', '/metrics', body => 'x')->{status}, 405, 'POST /metrics: 405');

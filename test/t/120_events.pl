@@ -276,12 +276,16 @@ is($got, 200, 'one NOTIFY reaches 200 subscribers');
 # ---- HTTP/2: the same stream as DATA frames ----
 my ($h2out, $h2err) = ('', '');
 my $curl = IPC::Run::start(
-	[ 'curl', '-s', '-i', '-N', '--http2-prior-knowledge', '--max-time', '8',
+	[ 'curl', '-s', '-i', '-N', '--http2-prior-knowledge', '--max-time', '120',
 	  "http://127.0.0.1:$port/plain/h2chan" ],
 	'>', \$h2out, '2>', \$h2err);
-ok(log_has(qr/listens on channel "h2chan"/), 'an HTTP/2 stream subscribed');
+# The head goes out once phase 2 subscribed the stream: a NOTIFY before it
+# (after phase 1's LISTEN) would be the catch-up's, which /plain has none of.
+my $h2deadline = time + 60;
+$curl->pump_nb while $h2out !~ /\r?\n\r?\n/ && time < $h2deadline && sleep 0.05;
+like($h2out, qr{^HTTP/2 200}, 'an HTTP/2 stream subscribed');
 $node->safe_psql('postgres', q{NOTIFY h2chan, 'over h2'});
-my $h2deadline = time + 8;
+$h2deadline = time + 60;
 $curl->pump_nb while $h2out !~ /data: over h2\n\n/ && time < $h2deadline && sleep 0.05;
 $curl->kill_kill;
 like($h2out, qr{^HTTP/2 200}, 'HTTP/2 stream answers 200');
@@ -370,6 +374,80 @@ is(join(',', map { $_->{id} } events_of($gc->{body})), '1,2,3',
 close $gs;
 $listener->quit;
 $locker->quit;
+
+# ---- HEAD: the stream's headers, no body, no subscription ----
+{
+	my $res = WebgresTest::request($port, 'HEAD', '/plain/headch');
+	is($res->{status}, 200, 'HEAD on an event stream: 200');
+	like($res->{headers}{'content-type'} // '', qr{^text/event-stream}, '... with its content type');
+	is($res->{body} // '', '', '... and no body');
+	my $after = sse_open('/plain/afterhead');
+	ok(log_has(qr/listens on channel "afterhead"/), 'a stream opened after the HEAD listens');
+	unlike(slurp_file($node->logfile), qr/listens on channel "headch"/, 'the HEAD listened to nothing');
+	close $after->{sock};
+}
+
+# ---- channel names a handler may not return ----
+WebgresTest::add_route($node, 'GET', '/badch/:kind', q{
+	SELECT ARRAY[CASE request.params->>'kind' WHEN 'empty' THEN '' WHEN 'long' THEN repeat('c', 64)
+	             WHEN 'max' THEN repeat('m', 63) END] AS channels FROM request});
+WebgresTest::wait_for_status($port, '/badch/empty', 500);
+for my $kind ('empty', 'null', 'long')
+{
+	my $res = WebgresTest::http_get($port, "/badch/$kind");
+	is($res->{status}, 500, "a handler returning a bad channel name ($kind): 500");
+	unlike($res->{headers}{'content-type'} // '', qr{event-stream}, '... not a stream');
+}
+like(slurp_file($node->logfile), qr/handler returned an invalid channel name ""/, 'an empty name is logged as invalid');
+like(slurp_file($node->logfile), qr/handler returned a NULL channel name/, 'a NULL name is logged');
+like(slurp_file($node->logfile), qr/handler returned an invalid channel name "c{63}/, 'a name of 64 bytes is logged as invalid');
+my $maxch = sse_open('/badch/max');
+like($maxch->{head} // '', qr{^HTTP/1.1 200}, 'a name of 63 bytes, the most LISTEN takes, opens a stream');
+close $maxch->{sock};
+
+# ---- senders: a stream that takes only notifications its roles signed ----
+$node->safe_psql('postgres', q{
+	CREATE ROLE publisher LOGIN;
+	CREATE ROLE intruder LOGIN;
+});
+WebgresTest::add_route($node, 'GET', '/signed/:ch', q{
+	SELECT ARRAY[request.params->>'ch'] AS channels, ARRAY['publisher'] AS senders FROM request});
+WebgresTest::add_route($node, 'GET', '/nobody/:ch', q{
+	SELECT ARRAY[request.params->>'ch'] AS channels, ARRAY['no_such_role'] AS senders FROM request});
+WebgresTest::wait_for_status($port, '/nobody/x', 500);
+is(WebgresTest::http_get($port, '/nobody/x')->{status}, 500, 'senders naming a role that does not exist: 500');
+{
+	my $strict = sse_open('/signed/signed_room');
+	my $open = sse_open('/plain/signed_room');
+	like($strict->{head} // '', qr{^HTTP/1.1 200}, 'a stream with senders is open');
+	my $pub = $node->safe_psql('postgres', q{SELECT oid FROM pg_roles WHERE rolname = 'publisher'});
+	my @as_intruder = (extra_params => [ '-U', 'intruder' ]);
+	$node->safe_psql('postgres', q{NOTIFY signed_room, '1 plain NOTIFY'}, @as_intruder);
+	$node->safe_psql('postgres', q{SELECT webgres.notify('signed_room', '2 signed by the intruder')}, @as_intruder);
+	$node->safe_psql('postgres',
+		"SELECT pg_notify('signed_room', 'webgres-signed:v1:$pub:" . ('0' x 32) . ":3 forged signature')", @as_intruder);
+	# A signature is for its channel: one made for another channel does not verify here.
+	my $other = $node->safe_psql('postgres', q{
+		LISTEN elsewhere; SELECT webgres.notify('elsewhere', '4 replayed'); SELECT 1;},
+		extra_params => [ '-U', 'publisher' ]);
+	my ($captured) = $other =~ /with payload "(webgres-signed:[^"]*)" received/;
+	ok(defined $captured, 'a listener sees a signed payload');
+	$captured =~ s/'/''/g;
+	$node->safe_psql('postgres', "SELECT pg_notify('signed_room', '$captured')", @as_intruder);
+	$node->safe_psql('postgres', q{SELECT webgres.notify('signed_room', '5 genuine')}, extra_params => [ '-U', 'publisher' ]);
+	fill($open, sub { $open->{body} =~ /data: 5 genuine\n\n/ });
+	fill($strict, sub { $strict->{body} =~ /data: 5 genuine\n\n/ });
+	is(join('|', map { $_->{data} } events_of($strict->{body})), '5 genuine',
+		'the stream with senders got only what its sender signed');
+	my @all = map { $_->{data} } events_of($open->{body});
+	is(scalar(@all), 5, 'a stream without senders got all five');
+	is($all[0], '1 plain NOTIFY', '... a plain NOTIFY as sent');
+	is($all[1], '2 signed by the intruder', '... a signed payload without its signature');
+	like($all[2], qr/^webgres-signed:v1:\d+:0{32}:3 forged signature$/, '... a forged one as sent');
+	like($all[3], qr/^webgres-signed:v1:$pub:[0-9a-f]{32}:4 replayed$/, '... one signed for another channel as sent');
+	is($all[4], '5 genuine', '... and the genuine one');
+	close $_->{sock} for $strict, $open;
+}
 
 # ---- shutdown ends streams cleanly ----
 my $z = sse_open('/plain/zeta');

@@ -107,7 +107,13 @@ sub rss_anon_kb { return ChaosTest::status_kb($worker, 'RssAnon'); }
 	burst('mid', $n);
 	SseReader::read_until([$reader], sub { $reader->{n} >= 1 }, 60);
 	my $late = SseReader::open_h1($port, '/ch/mid');
-	ok(defined $late->{head} && $reader->{n} < $n, 'a stream began in the middle of a burst');
+	ok(defined $late->{head}, 'a stream began after the burst was read');
+	# Mid-burst: the client that does not read still holds the delivery up
+	# (it is cut a second after it went over the limit), so the reader,
+	# drained of all it can get now, cannot have the whole burst yet.
+	is(log_count($cut), $cuts, '... while the client that does not read held the burst up');
+	SseReader::read_until([$reader], sub { 0 }, 0.3);
+	cmp_ok($reader->{n}, '<', $n, '... and before the burst was delivered');
 	# The reader keeps reading while the test waits: a reader left unread
 	# for the server's one-second grace on a busy machine is cut too.
 	ok(ChaosTest::wait_for(sub {
@@ -155,6 +161,35 @@ sub rss_anon_kb { return ChaosTest::status_kb($worker, 'RssAnon'); }
 	is("$status $body", '200 hello', 'another stream on that connection is answered');
 	is(log_count($cut), $cuts + 1, 'one client was cut');
 	close $s;
+}
+
+# ---- one read over webgres.events_read_limit ----
+# Postgres hands the worker the whole queue in one read: what is over the
+# limit is not kept, and a stream that followed the channel gets what was
+# kept, in order, then a comment and the end of its response, so that its
+# client reconnects.  Other channels' streams go on.
+{
+	ok(WebgresTest::reload_and_wait($node, "webgres.events_read_limit = '1MB'"),
+		'the worker took webgres.events_read_limit = 1MB');
+	my $over = SseReader::open_h1($port, '/ch/over');
+	my $calm = SseReader::open_h1($port, '/ch/calm');
+	burst('over', 3000);
+	SseReader::read_until([$over], sub { $over->{ended} || $over->{eof} }, 60);
+	ok($over->{ended}, 'the stream that lost notifications was ended (the last chunk)');
+	is($over->{lost}, 1, '... after a comment saying so');
+	ok($over->{first} == 1 && $over->{bad} == 0 && $over->{n} >= 500 && $over->{n} < 3000,
+		"... having got the first $over->{n} events of 3000, in order, each once")
+	  or diag("n=$over->{n} bad=$over->{bad} first=" . ($over->{first} // '-'));
+	like(slurp_file($node->logfile), qr/webgres worker dropped \d+ notifications \(\d+ bytes\) over webgres.events_read_limit/,
+		'the worker logged what it dropped');
+	$node->safe_psql('postgres', q{SELECT pg_notify('calm', '7 calm')});
+	SseReader::read_until([$calm], sub { $calm->{n} >= 1 }, 30);
+	ok($calm->{n} == 1 && !$calm->{ended}, 'a stream on another channel goes on');
+	my $again = SseReader::open_h1($port, '/ch/over');
+	$node->safe_psql('postgres', q{SELECT pg_notify('over', '9000 again')});
+	SseReader::read_until([$again], sub { $again->{n} >= 1 }, 30);
+	is($again->{first} // 0, 9000, 'a stream opened again on that channel gets what comes next');
+	close $_->{sock} for $over, $calm, $again;
 }
 
 is(WebgresTest::http_get($port, '/hello')->{status}, 200, 'the worker keeps serving');

@@ -76,7 +76,11 @@ sub events
 	{
 		my $block = substr($c->{body}, $p, $e - $p);
 		$p = $e + 2;
-		next if substr($block, 0, 1) eq ':';    # a heartbeat
+		if (substr($block, 0, 1) eq ':')        # a heartbeat, or a note
+		{
+			$c->{lost}++ if $block =~ /^: webgres lost notifications/;
+			next;
+		}
 		my ($id) = $block =~ /^id: (.*)$/m;
 		push @{ $c->{ids} }, $id if $c->{keep_ids} && defined $id;
 		if ($block =~ /^data: (\d+)/m)
