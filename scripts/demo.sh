@@ -52,9 +52,8 @@ if [ ! -f "$data/demo-cert.pem" ]; then
 		-keyout "$data/demo-key.pem" -out "$data/demo-cert.pem" 2>/dev/null
 	"$cluster" as-owner chmod 600 "$data/demo-key.pem"
 fi
-if [ ! -f "$data/demo-secret.conf" ]; then
-	secret=$(openssl rand -base64 48 | tr -d '\n')
-	"$cluster" as-owner sh -c "umask 077; echo \"webgres.jwt_secret = '$secret'\" > '$data/demo-secret.conf'"
+if [ ! -f "$data/demo-jwt.secret" ]; then
+	"$cluster" as-owner sh -c "umask 077; openssl rand -base64 48 > '$data/demo-jwt.secret'"
 fi
 
 # The front end is served from a copy inside the data directory: the
@@ -74,12 +73,12 @@ webgres.tls_listen = '127.0.0.1:$port'
 webgres.tls_cert_file = 'demo-cert.pem'
 webgres.tls_key_file = 'demo-key.pem'
 webgres.tls_redirect = on
-webgres.jwt_cookie = 'board_token'
+webgres.jwt_cookie = '__Host-board_token'
 webgres.anon_role = 'board_anon'
 webgres.workers = ${WORKERS:-2}
 webgres.executors = ${EXECUTORS:-2}
 max_worker_processes = 16
-include_if_exists = 'demo-secret.conf'
+webgres.jwt_secret_file = 'demo-jwt.secret'
 CONF
 "$cluster" as-owner sed -i "s/^port = .*/port = $pgport/" "$data/postgresql.conf"
 

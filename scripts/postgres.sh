@@ -167,6 +167,9 @@ private_install() {
 		mkdir -p "$(dirname "$inst$bindir/$d")"
 		ln -s "$(cd "$bindir/$d" && pwd)" "$(cd "$(dirname "$inst$bindir/$d")" && pwd)/$(basename "$d")"
 	done
+	# Only this checkout's extension files: a script another checkout
+	# installed system-wide (a newer version) would otherwise show here.
+	rm -f "$inst$sharedir/extension/webgres"* "$inst$pkglibdir/webgres.so"
 	make -s -C "$src/build/pg$v" -f "$src/Makefile" PG_CONFIG="$pgc" install DESTDIR="$inst" >/dev/null
 	# The server's OS user reads and runs it all.
 	chmod -R a+rX "$inst"

@@ -75,10 +75,10 @@ export WEBGRES_PYTHON
 # ---- one version: the private installation, pg_regress, TAP, and the
 # fuzzers if $2 is 'fuzz'.  Runs in a subshell of its own (see below), in
 # $scratch/pg$1, and leaves its counts in $scratch/pg$1/result as
-# "PASSED FAILED WHAT".
+# "PASSED FAILED SKIPPED WHAT".
 test_version() {
 	local v=$1 fuzz=$2 vs=$scratch/pg$1 pgc bindir pgxs tests port
-	local passed=0 failed=0 what=""
+	local passed=0 failed=0 skipped=0 what=""
 	pgc=$("$postgres" install "$v")
 	bindir=$("$pgc" --bindir)
 	pgxs=$(cd "$(dirname "$("$pgc" --pgxs)")/../.." && pwd)
@@ -98,12 +98,11 @@ test_version() {
 		bindir=$("$postgres" private "$v" "$vs/install")
 		# scripts/cluster.sh (docker/start.sh in TAP) takes the server from here.
 		export WEBGRES_BINDIR=$bindir
-		# t/013_pg_upgrade.pl upgrades from Debian's 15, with webgres built for it.
-		if [ "$v" != 15 ]; then
-			WEBGRES_UPGRADE_FROM=$(dirname "$("$postgres" private 15 "$vs/from15")")
-			export WEBGRES_UPGRADE_FROM
-		fi
 	fi
+	# t/013_pg_upgrade.pl upgrades from Debian's 15, with webgres built for
+	# it (15 to 15 when 15 is tested), in an installation of its own.
+	WEBGRES_UPGRADE_FROM=$(dirname "$("$postgres" private 15 "$vs/from15")")
+	export WEBGRES_UPGRADE_FROM
 
 	# SANITIZE=address: the extension was built with ASan and UBSan; Postgres
 	# was not, so the runtimes are preloaded into the server, and only there:
@@ -180,26 +179,50 @@ test_version() {
 	fi
 
 	# ---- TAP: servers over real sockets ----
+	# WebgresHarness (test/t) writes each file's outcome to tap-summary:
+	# passed, failed, or skipped (the file skipped all its tests).  A
+	# skipped file is counted as such, never as passed.
+	# WEBGRES_REQUIRE_ALL=1 (make test sets it, having installed every tool
+	# a file may skip for) makes a skipped file fail the run: there it
+	# means a missing tool or a broken setup, and nothing was tested.  Not
+	# so on a version other than 15 for a file whose reason ends with
+	# "(docs/versions.md)": that installation lacks a module the file
+	# needs, a gap of the version that docs/versions.md lists.
 	echo "== TAP (Postgres $v)"
-	local ntap
+	local ntap tap_status=0 tap_summary=$vs/tap-summary tap_passed tap_failed tap_skipped gaps=0
 	ntap=$(cd "$vs/src/test" && ls ${WEBGRES_TAP:-t/*.pl} | wc -l)
-	if (cd "$vs/src/test" && run env WEBGRES_SRC="$vs/src" TESTDIR="$vs/src/test" \
+	(cd "$vs/src/test" && run env WEBGRES_SRC="$vs/src" TESTDIR="$vs/src/test" \
 		PG_REGRESS="$pgxs/src/test/regress/pg_regress" \
 		PERL5LIB="$tap_perl:$vs/src/test/t" \
-		prove ${PROVE_FLAGS:-} ${WEBGRES_TAP:-t/*.pl}) 2>&1 | tee "$vs/prove.out"; [ "${PIPESTATUS[0]}" -eq 0 ]; then
-		passed=$((passed + ntap))
-		what="$what, $ntap TAP file(s)"
-	else
-		local n
-		# prove's Test Summary Report names each failed file, as
-		# "t/x.pl (Wstat: ...)"; after a bail-out the files not run count too.
-		n=$(grep -c '^t/[^ ]* *(Wstat: ' "$vs/prove.out" || true)
-		grep -q '^FAILED--Further testing stopped' "$vs/prove.out" && n=$ntap
-		[ "${n:-0}" -gt 0 ] || n=$ntap
-		failed=$((failed + n))
-		passed=$((passed + ntap - n))
-		what="$what, TAP FAILED ($n of $ntap file(s))"
+		WEBGRES_TAP_SUMMARY="$tap_summary" ${WEBGRES_REQUIRE_ALL:+WEBGRES_REQUIRE_ALL="$WEBGRES_REQUIRE_ALL"} \
+		prove --harness=WebgresHarness ${PROVE_FLAGS:-} ${WEBGRES_TAP:-t/*.pl}) || tap_status=$?
+	tap_passed=$(tap_count "$tap_summary" passed)
+	tap_skipped=$(tap_count "$tap_summary" skipped)
+	# A file the harness never reported (prove itself broke) counts as failed.
+	tap_failed=$(( ntap - tap_passed - tap_skipped ))
+	if [ "$tap_skipped" -gt 0 ]; then
+		echo "TAP files skipped (Postgres $v):"
+		sed -n 's/^skipped \([^ ]*\) \(.*\)/  \1: \2/p' "$tap_summary"
+		[ "$v" != 15 ] && gaps=$(grep -c '^skipped .*(docs/versions\.md)$' "$tap_summary" || true)
+		if [ -n "${WEBGRES_REQUIRE_ALL:-}" ] && [ "$tap_skipped" -gt "$gaps" ]; then
+			echo "webgres: WEBGRES_REQUIRE_ALL is set (make test installs every tool these files need): a skipped file fails the run, but for the version's gaps of docs/versions.md" >&2
+			tap_failed=$(( tap_failed + tap_skipped - gaps ))
+			tap_skipped=$gaps
+		fi
 	fi
+	if [ "$tap_status" -ne 0 ] && [ "$tap_failed" -eq 0 ]; then
+		tap_failed=1
+	fi
+	[ -f "$tap_summary" ] && sed -n 's/^failed /TAP file failed: /p' "$tap_summary" >&2
+	passed=$((passed + tap_passed))
+	failed=$((failed + tap_failed))
+	skipped=$((skipped + tap_skipped))
+	if [ "$tap_failed" -gt 0 ]; then
+		what="$what, TAP FAILED ($tap_failed of $ntap file(s))"
+	else
+		what="$what, $tap_passed TAP file(s)"
+	fi
+	[ "$tap_skipped" -gt 0 ] && what="$what ($tap_skipped skipped, named above)"
 
 	# ---- fuzzing: each harness briefly; fails without clang (make test installs it) ----
 	# The harnesses are always built with ASan and UBSan, so a sanitized run
@@ -217,7 +240,12 @@ test_version() {
 			what="$what, fuzzers FAILED"
 		fi
 	fi
-	echo "$passed $failed $what" > "$vs/result"
+	echo "$passed $failed $skipped $what" > "$vs/result"
+}
+
+# The number of TAP files of outcome $2 in the summary $1 (WebgresHarness).
+tap_count() {
+	if [ -f "$1" ]; then grep -c "^$2 " "$1" || true; else echo 0; fi
 }
 
 # ---- SANITIZE=address: reports in files that must stay empty ----
@@ -241,11 +269,20 @@ sanitize_check() {
 
 total_passed=0
 total_failed=0
+total_skipped=0
 summary=()
 
 # ---- the layering check: every include goes down the floors (docs/internals-modules.md) ----
 echo "== layers"
 if "$src/scripts/check-layers.sh"; then
+	total_passed=$((total_passed + 1))
+else
+	total_failed=$((total_failed + 1))
+fi
+
+# ---- docs/testing.md lists every TAP file, once, in order ----
+echo "== TAP table"
+if "$src/scripts/check-test-table.sh"; then
 	total_passed=$((total_passed + 1))
 else
 	total_failed=$((total_failed + 1))
@@ -284,9 +321,9 @@ for v in $versions; do
 	test_version "$v" "$f" &
 	status=0
 	wait $! || status=$?
-	result="0 1 did not finish (status $status)"
+	result="0 1 0 did not finish (status $status)"
 	[ -f "$scratch/pg$v/result" ] && result=$(cat "$scratch/pg$v/result")
-	read -r p fl what <<<"$result"
+	read -r p fl sk what <<<"$result"
 	[ "$status" -ne 0 ] && [ "$fl" -eq 0 ] && fl=1
 	if [ "${SANITIZE:-}" = address ] && ! sanitize_check "$v"; then
 		fl=$((fl + 1))
@@ -294,12 +331,13 @@ for v in $versions; do
 	fi
 	total_passed=$((total_passed + p))
 	total_failed=$((total_failed + fl))
-	summary+=("Postgres $v: $what: $p passed, $fl failed")
+	total_skipped=$((total_skipped + sk))
+	summary+=("Postgres $v: $what: $p passed, $fl failed, $sk skipped")
 done
 
-echo "webgres: the layering check and the bench report's tests, then per version${SANITIZE:+ (SANITIZE=$SANITIZE)}:"
+echo "webgres: the layering check, the TAP table check and the bench report's tests, then per version${SANITIZE:+ (SANITIZE=$SANITIZE)}:"
 for line in "${summary[@]}"; do
 	echo "  $line"
 done
-echo "$total_passed passed, $total_failed failed"
+echo "$total_passed passed, $total_failed failed, $total_skipped skipped"
 [ "$total_failed" -eq 0 ]

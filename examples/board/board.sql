@@ -66,10 +66,11 @@ CREATE FUNCTION board.token_for(a board.accounts) RETURNS text
 
 -- The answer to a successful sign-up or log-in: the token in a cookie the
 -- page's script cannot read, sent only over HTTPS and only with requests
--- from this site's own pages.
+-- from this site's own pages; its __Host- name keeps other hosts (a
+-- sibling subdomain) from setting one of the same name.
 CREATE FUNCTION board.session_cookie(token text) RETURNS text
   LANGUAGE sql IMMUTABLE
-  RETURN 'board_token=' || token || '; Path=/; HttpOnly; Secure; SameSite=Lax; Max-Age=43200';
+  RETURN '__Host-board_token=' || token || '; Path=/; HttpOnly; Secure; SameSite=Lax; Max-Age=43200';
 
 CREATE FUNCTION board.sign_up(name text, password text)
   RETURNS TABLE (status int, headers jsonb, body jsonb)
@@ -236,7 +237,7 @@ INSERT INTO webgres.routes (method, path, auth, owner, description, handler) VAL
  ('POST', '/api/logout', 'none', 'board_api',
   $d$Log out: the session cookie is cleared.$d$, $$
     SELECT 204 AS status,
-           jsonb_build_object('Set-Cookie', 'board_token=; Path=/; HttpOnly; Secure; SameSite=Lax; Max-Age=0') AS headers
+           jsonb_build_object('Set-Cookie', '__Host-board_token=; Path=/; HttpOnly; Secure; SameSite=Lax; Max-Age=0') AS headers
     FROM request $$),
 
  ('GET', '/api/me', 'optional', 'board_api',

@@ -39,7 +39,6 @@ extern int	webgres_stream_timeout;
 extern int	webgres_sse_heartbeat;
 extern int	webgres_sse_buffer_limit;
 extern int	webgres_events_read_limit;
-extern char *webgres_jwt_secret;
 extern char *webgres_jwt_keys_file;
 extern char *webgres_jwt_audience;
 extern char *webgres_jwt_issuer;
@@ -50,8 +49,6 @@ extern char *webgres_jwt_cookie;
 extern char *webgres_csrf_trusted_origins;
 extern bool webgres_postgrest_request_settings;
 
-/* webgres.jwt_secret's shortest allowed length, in bytes. */
-#define JWT_MIN_SECRET_LEN 32
 extern char *webgres_metrics_path;
 extern char *webgres_metrics_listen;
 extern char *webgres_liveness_path;

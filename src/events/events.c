@@ -129,6 +129,8 @@ static struct
 	char	   *first;			/* the catch-up events, in events_cxt */
 	size_t		firstlen;
 	TimestampTz expires_at;		/* of the token it was opened with; 0: none */
+	Oid			authenticator;	/* the route owner that chose run_as; invalid: none */
+	Oid			run_as;			/* the role the stream's handler ran as */
 }			pending;
 
 /*
@@ -520,6 +522,9 @@ events_second_phase(RequestData *rd, const EventsListen *listen, SPITupleTable *
 	pending.firstlen = first.len;
 	/* Opened with a token: it ends when the token does. */
 	pending.expires_at = rd->expires_at;
+	/* Opened as a role: it ends when the route's owner may no longer become it. */
+	pending.authenticator = rd->authenticator;
+	pending.run_as = rd->run_as;
 	/* A stream only listened to what both phases returned. */
 	unlisten_due = true;
 	return true;
@@ -536,6 +541,9 @@ events_start_stream(h2o_req_t *req)
 	es->sse = sse_start(req, pending.first, pending.firstlen, on_stream_close, es);
 	if (pending.expires_at > 0)
 		sse_set_expiry(es->sse, pending.expires_at);
+	/* Opened as a role: it ends when the route's owner may no longer become it. */
+	if (OidIsValid(pending.authenticator))
+		sse_set_identity(es->sse, pending.authenticator, pending.run_as);
 	pfree(pending.first);
 	pending.first = NULL;
 }

@@ -79,6 +79,9 @@ struct SseStream
 	h2o_timeout_entry_t flush_due;	/* linked while queued bytes wait for the loop */
 	ResponseAbort abort;		/* a client dropped for not reading */
 	int64		expires_at;		/* 0, or when to end (sse_set_expiry) */
+	Oid			auth_owner;		/* the route owner that let a role open it
+								 * (sse_set_identity); invalid: none */
+	Oid			auth_role;		/* that role */
 	SseCloseCallback on_close;
 	void	   *arg;
 };
@@ -87,6 +90,7 @@ static MemoryContext stream_cxt;
 static dlist_head all_streams = DLIST_STATIC_INIT(all_streams);
 static int	nstreams = 0;
 static int	nover = 0;			/* streams whose backlog is over the limit */
+static int	nidentified = 0;	/* streams opened as a role (sse_set_identity) */
 static h2o_context_t *loop_ctx;
 static h2o_timeout_t heartbeat_timeout;
 static h2o_timeout_t flush_timeout;	/* 0: the loop's next pass */
@@ -181,6 +185,8 @@ release(SseStream *s)
 		h2o_timeout_unlink(&s->flush_due);
 	dlist_delete(&s->node);
 	nstreams--;
+	if (OidIsValid(s->auth_owner))
+		nidentified--;
 	if (s->on_close)
 		s->on_close(s, s->arg);
 	buffer_free(&s->writing);
@@ -315,9 +321,18 @@ on_heartbeat(h2o_timeout_entry_t *entry)
 	arm_heartbeat(s);
 }
 
+/* Ends the stream cleanly, as sse_end_all() does, once what it holds went out. */
+static void
+end_cleanly(SseStream *s)
+{
+	s->ending = true;
+	if (!s->in_flight)
+		flush_soon(s);
+}
+
 /*
- * The expiry timer: ends the streams whose token has expired, as
- * sse_end_all() ends them, and looks again later while any remain.
+ * The expiry timer: ends the streams whose token has expired, and looks
+ * again later while any remain.
  */
 static void
 on_expiry_sweep(h2o_timeout_entry_t *entry)
@@ -333,11 +348,7 @@ on_expiry_sweep(h2o_timeout_entry_t *entry)
 		if (s->expires_at == 0 || s->dropped || s->ending)
 			continue;
 		if (s->expires_at <= now)
-		{
-			s->ending = true;
-			if (!s->in_flight)
-				flush_soon(s);
-		}
+			end_cleanly(s);
 		else
 			more = true;
 	}
@@ -352,6 +363,45 @@ sse_set_expiry(SseStream *s, int64 expires_at)
 	s->expires_at = expires_at;
 	if (!h2o_timeout_is_linked(&expiry_sweep))
 		h2o_timeout_link(loop_ctx->loop, &expiry_timeout, &expiry_sweep);
+}
+
+/* Notes the route owner and role the stream was opened as. */
+void
+sse_set_identity(SseStream *s, Oid owner, Oid role)
+{
+	if (!OidIsValid(s->auth_owner))
+		nidentified++;
+	s->auth_owner = owner;
+	s->auth_role = role;
+}
+
+/* How many open streams were opened as a role. */
+int
+sse_identified_streams(void)
+{
+	return nidentified;
+}
+
+/* Ends, cleanly, the streams whose role allowed() no longer allows; how many. */
+int
+sse_end_unauthorised(bool (*allowed) (Oid owner, Oid role))
+{
+	dlist_mutable_iter iter;
+	int			ended = 0;
+
+	dlist_foreach_modify(iter, &all_streams)
+	{
+		SseStream  *s = dlist_container(SseStream, node, iter.cur);
+
+		if (!OidIsValid(s->auth_owner) || s->dropped || s->ending)
+			continue;
+		if (!allowed(s->auth_owner, s->auth_role))
+		{
+			end_cleanly(s);
+			ended++;
+		}
+	}
+	return ended;
 }
 
 /* Sets up heartbeats on the worker's loop. */

@@ -44,6 +44,22 @@ extern SseStream *sse_start(struct st_h2o_req_t *req, const char *first, size_t 
  */
 extern void sse_set_expiry(SseStream *stream, int64 expires_at);
 
+/*
+ * Notes that the stream was opened as role, which route owner owner was
+ * allowed to become: sse_end_unauthorised() ends it once it may no longer.
+ */
+extern void sse_set_identity(SseStream *stream, Oid owner, Oid role);
+
+/* How many open streams were opened as a role (sse_set_identity). */
+extern int	sse_identified_streams(void);
+
+/*
+ * Ends cleanly, on the loop's next pass, every stream opened as a role
+ * that allowed(owner, role) no longer allows; returns how many.  The
+ * caller runs it in a transaction if allowed() reads the catalog.
+ */
+extern int	sse_end_unauthorised(bool (*allowed) (Oid owner, Oid role));
+
 /* Queues bytes for the client and offers them to its connection. */
 extern void sse_push(SseStream *stream, const char *bytes, size_t len);
 

@@ -196,6 +196,7 @@ request_init(RequestData *rd, h2o_req_t *req, MemoryContext cxt)
 	rd->fetched = 0;
 	rd->wrote = false;
 	rd->run_as = InvalidOid;
+	rd->authenticator = InvalidOid;
 	rd->claims = NULL;
 	rd->expires_at = 0;
 	rd->nsettings = 0;
@@ -224,6 +225,7 @@ void
 request_set_identity(RequestData *rd, Oid run_as, const char *claims)
 {
 	rd->run_as = run_as;
+	rd->authenticator = InvalidOid;
 	rd->expires_at = 0;
 	if (rd->claims != claims)
 		rd->fetched &= ~(1u << REQ_CLAIMS);

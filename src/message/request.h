@@ -47,6 +47,7 @@ typedef struct RequestData
 	uint32		fetched;		/* bit n set: parameter n is built */
 	bool		wrote;			/* a handler that may write has run */
 	Oid			run_as;			/* the role the handler runs as; invalid: the owner */
+	Oid			authenticator;	/* the route owner that chose run_as (auth.c); invalid: none */
 	const char *claims;			/* a verified token's claims (JSON), or NULL */
 	int64		expires_at;		/* when the token expires (seconds since 1970); 0: never */
 	int			nsettings;		/* settings its handlers run with */

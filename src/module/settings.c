@@ -18,6 +18,7 @@
 #include "serve/access_log.h"
 #include "module/settings_define.h"
 #include "serve/cors.h"
+#include "serve/jwt_secret.h"
 
 /*
  * The settings' variables.  Each default is written once, as the boot value
@@ -72,7 +73,6 @@ char	   *webgres_cors_allowed_headers;
 char	   *webgres_cors_exposed_headers;
 bool		webgres_cors_allow_credentials;
 int			webgres_cors_max_age;
-char	   *webgres_jwt_secret;
 char	   *webgres_jwt_keys_file;
 char	   *webgres_jwt_audience;
 char	   *webgres_jwt_issuer;
@@ -386,21 +386,6 @@ define_cors_settings(void)
 							PGC_SIGHUP,
 							GUC_UNIT_S,
 							NULL, NULL, NULL);
-}
-
-/* Defines every webgres setting; from _PG_init. */
-/* webgres.jwt_secret: empty (no HS keys) or long enough to resist guessing. */
-static bool
-check_jwt_secret(char **newval, void **extra, GucSource source)
-{
-	if (*newval != NULL && (*newval)[0] != '\0' && strlen(*newval) < JWT_MIN_SECRET_LEN)
-	{
-		GUC_check_errdetail("webgres.jwt_secret must be at least %d bytes long.",
-							JWT_MIN_SECRET_LEN);
-		GUC_check_errhint("Generate one with: openssl rand -base64 32");
-		return false;
-	}
-	return true;
 }
 
 /* webgres.jwt_role_claim: a claim path as PostgREST's jwt-role-claim-key. */
@@ -839,15 +824,7 @@ define_settings(void)
 static void
 define_auth_settings(void)
 {
-	DefineCustomStringVariable("webgres.jwt_secret",
-							   "Secret for JSON Web Tokens signed with HS256, HS384 or HS512.",
-							   "At least 32 bytes; empty accepts no HS-signed token. Shown "
-							   "only to superusers. webgres.jwt_sign() signs with it.",
-							   &webgres_jwt_secret,
-							   "",
-							   PGC_SIGHUP,
-							   GUC_SUPERUSER_ONLY | GUC_NO_SHOW_ALL,
-							   check_jwt_secret, NULL, NULL);
+	jwt_secret_define_settings();
 
 	DefineCustomStringVariable("webgres.jwt_keys_file",
 							   "File of public keys for JSON Web Tokens signed with RSA, ECDSA or EdDSA.",

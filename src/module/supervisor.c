@@ -22,6 +22,7 @@
 #include "utils/timestamp.h"
 
 #include "common/settings.h"
+#include "serve/auth.h"
 
 /* Background worker entry point, looked up by name by the postmaster. */
 extern PGDLLEXPORT void webgres_supervisor_main(Datum main_arg);
@@ -268,6 +269,7 @@ webgres_supervisor_main(Datum main_arg)
 	ereport(LOG,
 			(errmsg("webgres supervisor started: %d worker(s) and %d executor(s) serving database \"%s\" on %s",
 					webgres_workers, webgres_executors, webgres_database, webgres_listen)));
+	auth_check_settings();
 
 	while (!ShutdownRequestPending)
 	{
@@ -281,6 +283,7 @@ webgres_supervisor_main(Datum main_arg)
 
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
+			auth_check_settings();
 			if (webgres_workers != before)
 				ereport(LOG,
 						(errmsg("webgres.workers changed from %d to %d", before, webgres_workers)));

@@ -12,6 +12,8 @@
 
 #include <math.h>
 
+#include "access/transam.h"
+#include "catalog/catalog.h"
 #include "catalog/pg_authid.h"
 #include "common/hashfn.h"
 #include "mb/pg_wchar.h"
@@ -32,10 +34,13 @@
 #include "common/settings.h"
 #include "message/querystring.h"
 #include "message/response.h"
+#include "parse/auth_headers.h"
 #include "parse/jwt.h"
 #include "serve/auth.h"
 #include "serve/cors.h"
 #include "serve/jwt_keys.h"
+#include "serve/jwt_secret.h"
+#include "serve/refusal_log.h"
 
 /*
  * Verified tokens kept per process, at most this many and this much memory
@@ -60,6 +65,17 @@ typedef struct TokenKey
 	size_t		len;
 } TokenKey;
 
+/* Whether a route's owner may run a handler as a role, and if not why. */
+typedef enum RoleVerdict
+{
+	ROLE_ALLOWED,
+	ROLE_UNKNOWN,				/* no such role */
+	ROLE_NOT_MEMBER,			/* the owner is not a member of it */
+	ROLE_SUPERUSER,				/* never: role_kind() */
+	ROLE_BYPASSRLS,
+	ROLE_PREDEFINED
+} RoleVerdict;
+
 /* A verified token, and the last route owner its role was checked for. */
 typedef struct CachedToken
 {
@@ -68,8 +84,10 @@ typedef struct CachedToken
 	char	   *role;			/* NULL: the token claims no role */
 	JwtTimes	times;
 	Oid			checked_owner;	/* InvalidOid: not checked yet */
-	Oid			roleid;			/* role's OID then; InvalidOid: refused */
+	Oid			roleid;			/* role's OID then, if it exists */
+	RoleVerdict verdict;		/* the check's verdict then */
 	uint64		checked_generation; /* role_generation then */
+	bool		role_refusal_logged;	/* a refusal of its role was logged */
 } CachedToken;
 
 static HTAB *token_cache = NULL;
@@ -172,8 +190,7 @@ typedef struct CookieCursor
 {
 	h2o_req_t  *req;
 	ssize_t		header;			/* the Cookie header being read; -1: none yet */
-	const char *p;				/* what is left of it */
-	const char *end;
+	CookieScan	scan;			/* what is left of it (parse/auth_headers.h) */
 } CookieCursor;
 
 /* Starts reading req's cookies. */
@@ -182,119 +199,105 @@ cookies_begin(CookieCursor *c, h2o_req_t *req)
 {
 	c->req = req;
 	c->header = -1;
-	c->p = c->end = NULL;
+	c->scan.p = c->scan.end = NULL;
 }
 
 /*
- * The next name=value pair of the request's Cookie headers (RFC 6265 5.4:
- * pairs split by ";", blanks around them dropped); false after the last.
- * Pairs without a name or "=" are passed over.
+ * The next name=value pair of the request's Cookie headers, in the order
+ * sent; false after the last.
  */
 static bool
 next_cookie(CookieCursor *c, const char **name, size_t *namelen,
 			const char **value, size_t *valuelen)
 {
-	for (;;)
+	while (!cookie_scan_next(&c->scan, name, namelen, value, valuelen))
 	{
-		const char *semi;
-		const char *stop;
-		const char *eq;
-
-		if (c->p >= c->end)
-		{
-			c->header = h2o_find_header(&c->req->headers, H2O_TOKEN_COOKIE, c->header);
-			if (c->header == -1)
-				return false;
-			c->p = c->req->headers.entries[c->header].value.base;
-			c->end = c->p + c->req->headers.entries[c->header].value.len;
-			continue;
-		}
-		semi = memchr(c->p, ';', c->end - c->p);
-		stop = semi ? semi : c->end;
-		while (c->p < stop && (*c->p == ' ' || *c->p == '\t'))
-			c->p++;
-		eq = memchr(c->p, '=', stop - c->p);
-		if (eq != NULL && eq > c->p)
-		{
-			*name = c->p;
-			*namelen = eq - c->p;
-			*value = eq + 1;
-			*valuelen = stop - *value;
-			while (*valuelen > 0 && ((*value)[*valuelen - 1] == ' ' ||
-									 (*value)[*valuelen - 1] == '\t'))
-				(*valuelen)--;
-			c->p = stop + 1;
-			return true;
-		}
-		c->p = stop + 1;
+		c->header = h2o_find_header(&c->req->headers, H2O_TOKEN_COOKIE, c->header);
+		if (c->header == -1)
+			return false;
+		cookie_scan_begin(&c->scan, c->req->headers.entries[c->header].value.base,
+						  c->req->headers.entries[c->header].value.len);
 	}
+	return true;
 }
 
-/* Finds the value of cookie name in the request's Cookie headers. */
-static bool
-find_cookie(h2o_req_t *req, const char *name, const char **value, size_t *len)
+/*
+ * How many cookies named name the request has, counting to two (enough to
+ * refuse them); *value is the first one's, without quotes.
+ */
+static int
+count_cookies(h2o_req_t *req, const char *name, const char **value, size_t *len)
 {
 	size_t		namelen = strlen(name);
 	CookieCursor c;
 	const char *n;
 	size_t		nlen;
+	const char *v;
+	size_t		vlen;
+	int			found = 0;
 
 	cookies_begin(&c, req);
-	while (next_cookie(&c, &n, &nlen, value, len))
+	while (found < 2 && next_cookie(&c, &n, &nlen, &v, &vlen))
 	{
 		if (nlen != namelen || memcmp(n, name, namelen) != 0)
 			continue;
-		/* RFC 6265 allows the value in double quotes. */
-		if (*len >= 2 && (*value)[0] == '"' && (*value)[*len - 1] == '"')
-			(*value)++, *len -= 2;
-		return true;
+		if (found++ == 0)
+		{
+			cookie_value_unquote(&v, &vlen);
+			*value = v;
+			*len = vlen;
+		}
 	}
-	return false;
+	return found;
 }
+
+/* What find_token() found. */
+typedef enum TokenSource
+{
+	TOKEN_NONE,					/* no token */
+	TOKEN_HEADER,				/* Authorization: Bearer */
+	TOKEN_COOKIE,				/* the webgres.jwt_cookie cookie */
+	TOKEN_COOKIE_TWICE			/* two or more such cookies: none is trusted */
+} TokenSource;
 
 /*
  * The request's token: from "Authorization: Bearer", else from the
- * webgres.jwt_cookie cookie.  False if it sent none.
+ * webgres.jwt_cookie cookie.  Two cookies of that name are no token: a
+ * sibling subdomain can set one beside the site's own, and which one a
+ * browser sends first is not the site's to choose.
  */
-static bool
-find_token(h2o_req_t *req, const char **token, size_t *len, bool *from_cookie)
+static TokenSource
+find_token(h2o_req_t *req, const char **token, size_t *len)
 {
 	ssize_t		i = h2o_find_header(&req->headers, H2O_TOKEN_AUTHORIZATION, -1);
 
-	*from_cookie = false;
-	if (i != -1)
+	if (i != -1 && bearer_token(req->headers.entries[i].value.base,
+								req->headers.entries[i].value.len, token, len))
+		return TOKEN_HEADER;
+	if (webgres_jwt_cookie == NULL || webgres_jwt_cookie[0] == '\0')
+		return TOKEN_NONE;
+	switch (count_cookies(req, webgres_jwt_cookie, token, len))
 	{
-		const char *v = req->headers.entries[i].value.base;
-		size_t		n = req->headers.entries[i].value.len;
-
-		if (n > 7 && h2o_lcstris(v, 6, H2O_STRLIT("bearer")) && (v[6] == ' ' || v[6] == '\t'))
-		{
-			v += 7, n -= 7;
-			while (n > 0 && (*v == ' ' || *v == '\t'))
-				v++, n--;
-			while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t'))
-				n--;
-			*token = v;
-			*len = n;
-			return true;
-		}
+		case 0:
+			return TOKEN_NONE;
+		case 1:
+			return TOKEN_COOKIE;
+		default:
+			return TOKEN_COOKIE_TWICE;
 	}
-	if (webgres_jwt_cookie != NULL && webgres_jwt_cookie[0] != '\0' &&
-		find_cookie(req, webgres_jwt_cookie, token, len))
-	{
-		*from_cookie = true;
-		return true;
-	}
-	return false;
 }
 
-/* Logs why a token was refused; the client learns only "invalid_token". */
+/*
+ * Logs why a token was refused, within the log's rate limit
+ * (serve/refusal_log.h); the client learns only "invalid_token".
+ */
 static void
 log_refusal(const Route *r, const char *reason)
 {
-	ereport(LOG,
-			(errmsg("webgres route %s: a JSON Web Token was refused: %s", r->label, reason),
-			 errhidestmt(true)));
+	if (refusal_log_allowed(reason))
+		ereport(LOG,
+				(errmsg("webgres route %s: a JSON Web Token was refused: %s", r->label, reason),
+				 errhidestmt(true)));
 }
 
 /*
@@ -307,6 +310,9 @@ verify_and_cache(const TokenKey *key, const char **reason)
 	JwtToken	t;
 	const JwtJson *role;
 	CachedToken *entry;
+	TokenKey	copy;
+	char	   *claims;
+	char	   *rolename;
 	bool		found;
 
 	if (!jwt_parse(key->token, key->len, &t, reason) || !jwt_keys_verify(&t, reason))
@@ -339,14 +345,22 @@ verify_and_cache(const TokenKey *key, const char **reason)
 		MemoryContextReset(token_cxt);
 		create_cache();
 	}
-	entry = hash_search(token_cache, key, HASH_ENTER, &found);
-	/* The key was copied as it is: it must point at the cache's own copy. */
-	entry->key.token = MemoryContextAlloc(token_cxt, key->len);
-	memcpy((char *) entry->key.token, key->token, key->len);
-	entry->claims = MemoryContextStrdup(token_cxt, t.payload_text);
-	entry->role = role ? MemoryContextStrdup(token_cxt, role->str) : NULL;
+	/*
+	 * Everything the entry points at is copied into the cache's memory
+	 * first: an out-of-memory error here then leaves no entry behind, and
+	 * none whose key points into the request's memory, which is freed
+	 * with the request.
+	 */
+	copy.token = memcpy(MemoryContextAlloc(token_cxt, key->len), key->token, key->len);
+	copy.len = key->len;
+	claims = MemoryContextStrdup(token_cxt, t.payload_text);
+	rolename = role ? MemoryContextStrdup(token_cxt, role->str) : NULL;
+	entry = hash_search(token_cache, &copy, HASH_ENTER, &found);
+	entry->claims = claims;
+	entry->role = rolename;
 	entry->times = t.times;
 	entry->checked_owner = InvalidOid;
+	entry->role_refusal_logged = false;
 	return entry;
 }
 
@@ -361,12 +375,25 @@ authenticate(h2o_req_t *req, const Route *r, AuthState *st, MemoryContext cxt)
 	CachedToken *entry;
 	const char *reason = NULL;
 	bool		found;
+	TokenSource source = find_token(req, &key.token, &key.len);
 
 	st->looked = true;
-	if (!find_token(req, &key.token, &key.len, &st->from_cookie))
+	if (source == TOKEN_NONE)
 		return;
+	st->from_cookie = (source != TOKEN_HEADER);
 	st->invalid_token = true;
 	st->status = 401;
+	if (source == TOKEN_COOKIE_TWICE)
+	{
+		/* Perhaps not the client's doing: the body says what to clear. */
+		MemoryContext oldcxt = MemoryContextSwitchTo(cxt);
+
+		st->message = psprintf("Unauthorized: the request has more than one \"%s\" cookie",
+							   webgres_jwt_cookie);
+		MemoryContextSwitchTo(oldcxt);
+		log_refusal(r, st->message + strlen("Unauthorized: "));
+		return;
+	}
 	if (key.len > JWT_MAX_TOKEN_LEN)
 	{
 		log_refusal(r, "token too long");
@@ -397,17 +424,6 @@ authenticate(h2o_req_t *req, const Route *r, AuthState *st, MemoryContext cxt)
 	st->token_epoch = cache_epoch;
 }
 
-/* The scheme and authority of an origin, as in "https://example.com:8443". */
-static bool
-origin_equals(const char *a, size_t alen, const char *b, size_t blen)
-{
-	while (alen > 0 && a[alen - 1] == '/')
-		alen--;
-	while (blen > 0 && b[blen - 1] == '/')
-		blen--;
-	return alen == blen && pg_strncasecmp(a, b, alen) == 0;
-}
-
 /*
  * True if origin (scheme://host[:port]) is the server's own, one of
  * webgres.csrf_trusted_origins, or one route r's CORS settings allow by
@@ -417,24 +433,16 @@ static bool
 origin_allowed(h2o_req_t *req, const Route *r, const char *origin, size_t len)
 {
 	const char *list = webgres_csrf_trusted_origins;
+	const char *item;
+	size_t		itemlen;
 	char	   *own = psprintf("%s://%.*s", req->scheme ? req->scheme->name.base : "http",
 							   (int) req->authority.len, req->authority.base);
 
 	if (origin_equals(origin, len, own, strlen(own)) || cors_origin_allowed(r, origin, len))
 		return true;
-	while (list != NULL && *list != '\0')
-	{
-		const char *comma = strchr(list, ',');
-		const char *end = comma ? comma : list + strlen(list);
-
-		while (list < end && (*list == ' ' || *list == '\t'))
-			list++;
-		while (end > list && (end[-1] == ' ' || end[-1] == '\t'))
-			end--;
-		if (end > list && origin_equals(origin, len, list, end - list))
+	while (list_next_item(&list, &item, &itemlen))
+		if (origin_equals(origin, len, item, itemlen))
 			return true;
-		list = comma ? comma + 1 : "";
-	}
 	return false;
 }
 
@@ -450,6 +458,7 @@ csrf_allowed(h2o_req_t *req, const Route *r)
 	ssize_t		i;
 	const char *v;
 	size_t		n;
+	size_t		originlen;
 
 	if (is_safe_method(req))
 		return true;
@@ -461,16 +470,9 @@ csrf_allowed(h2o_req_t *req, const Route *r)
 	}
 	if ((i = h2o_find_header(&req->headers, H2O_TOKEN_REFERER, -1)) != -1)
 	{
-		const char *scheme_end;
-		const char *path;
-
 		v = req->headers.entries[i].value.base;
 		n = req->headers.entries[i].value.len;
-		/* The referrer's origin: everything before the path after "://". */
-		if ((scheme_end = memmem(v, n, "://", 3)) == NULL)
-			return false;
-		path = memchr(scheme_end + 3, '/', v + n - scheme_end - 3);
-		return origin_allowed(req, r, v, path ? (size_t) (path - v) : n);
+		return referer_origin(v, n, &originlen) && origin_allowed(req, r, v, originlen);
 	}
 	return false;
 }
@@ -543,11 +545,17 @@ set_request_settings(h2o_req_t *req, RequestData *rd, AuthState *st, const char 
 	st->settings_done = true;
 }
 
-/* Answers 401 (with WWW-Authenticate, RFC 6750) or 403. */
+/*
+ * Answers 401 (with WWW-Authenticate, RFC 6750) or 403; message, if not
+ * NULL, instead of the bare reason phrase.
+ */
 static bool
-refuse(h2o_req_t *req, int status, bool invalid_token, char **body, size_t *bodylen)
+refuse(h2o_req_t *req, int status, bool invalid_token, const char *message,
+	   char **body, size_t *bodylen)
 {
-	response_simple(req, status, status == 401 ? "Unauthorized" : "Forbidden", body, bodylen);
+	if (message == NULL)
+		message = status == 401 ? "Unauthorized" : "Forbidden";
+	response_simple(req, status, message, body, bodylen);
 	if (status == 401)
 	{
 		const char *value = invalid_token ? "Bearer error=\"invalid_token\"" : "Bearer";
@@ -573,34 +581,173 @@ role_name(const AuthState *st)
 }
 
 /*
- * The OID of the role owner may run a handler as, or InvalidOid if it may
- * not: the owner is the authenticator, it may become only roles it is a
- * member of, and never a superuser it is not.  A token's verdict is kept
- * in its cache entry until roles or memberships change.
+ * Whether roleid is a role no request may run as, whoever owns the route:
+ * a superuser, a role with BYPASSRLS (row level security is how a token's
+ * rows are kept apart), or one of Postgres' predefined roles (created
+ * with the cluster, or reserved by their pg_ name: pg_read_server_files,
+ * pg_execute_server_program and the like reach outside the database).
+ * Must run in a transaction.
  */
-static Oid
-role_for_owner(const AuthState *st, Oid owner, const char *role)
+static RoleVerdict
+role_kind(Oid roleid)
+{
+	HeapTuple	tup = SearchSysCache1(AUTHOID, ObjectIdGetDatum(roleid));
+	Form_pg_authid role;
+	RoleVerdict verdict = ROLE_ALLOWED;
+
+	if (!HeapTupleIsValid(tup))
+		return ROLE_UNKNOWN;
+	role = (Form_pg_authid) GETSTRUCT(tup);
+	if (role->rolsuper)
+		verdict = ROLE_SUPERUSER;
+	else if (role->rolbypassrls)
+		verdict = ROLE_BYPASSRLS;
+	else if (roleid < FirstNormalObjectId || IsReservedName(NameStr(role->rolname)))
+		verdict = ROLE_PREDEFINED;
+	ReleaseSysCache(tup);
+	return verdict;
+}
+
+/*
+ * Whether route owner owner may run a handler as roleid: the owner is the
+ * authenticator, it may become only roles it is a member of, and never one
+ * role_kind() forbids.  Must run in a transaction.
+ */
+static RoleVerdict
+owner_may_become(Oid owner, Oid roleid)
+{
+	RoleVerdict verdict = role_kind(roleid);
+
+	if (verdict == ROLE_ALLOWED && !is_member_of_role(owner, roleid))
+		verdict = ROLE_NOT_MEMBER;
+	return verdict;
+}
+
+/*
+ * Whether owner may run a handler as role (a name) and as which OID: a
+ * token's verdict is kept in its cache entry until roles or memberships
+ * change.
+ */
+static RoleVerdict
+role_for_owner(const AuthState *st, Oid owner, const char *role, Oid *roleid)
 {
 	CachedToken *entry = NULL;
-	Oid			roleid;
+	RoleVerdict verdict;
 
 	/* Only the token's own role claim: webgres.anon_role may change. */
 	if (st->token != NULL && st->token_epoch == cache_epoch && st->role != NULL)
 		entry = st->token;
 	if (entry != NULL && entry->checked_owner == owner &&
 		entry->checked_generation == role_generation)
-		return entry->roleid;
-	roleid = get_role_oid(role, true);
-	if (OidIsValid(roleid) &&
-		(!is_member_of_role(owner, roleid) || (roleid != owner && superuser_arg(roleid))))
-		roleid = InvalidOid;
+	{
+		*roleid = entry->roleid;
+		return entry->verdict;
+	}
+	*roleid = get_role_oid(role, true);
+	verdict = OidIsValid(*roleid) ? owner_may_become(owner, *roleid) : ROLE_UNKNOWN;
 	if (entry != NULL)
 	{
 		entry->checked_owner = owner;
-		entry->roleid = roleid;
+		entry->roleid = *roleid;
+		entry->verdict = verdict;
 		entry->checked_generation = role_generation;
 	}
-	return roleid;
+	return verdict;
+}
+
+/*
+ * Logs why role may not be used: once per cached token (its entry notes
+ * it), and within the log's rate limit.
+ */
+static void
+log_role_refusal(const Route *r, const AuthState *st, const char *role, RoleVerdict verdict)
+{
+	CachedToken *entry = NULL;
+	const char *why;
+
+	if (st->token != NULL && st->token_epoch == cache_epoch && st->role != NULL)
+		entry = st->token;
+	if (entry != NULL && entry->role_refusal_logged)
+		return;
+	switch (verdict)
+	{
+		case ROLE_UNKNOWN:
+			why = "it does not exist";
+			break;
+		case ROLE_SUPERUSER:
+			why = "it is a superuser";
+			break;
+		case ROLE_BYPASSRLS:
+			why = "it has BYPASSRLS";
+			break;
+		case ROLE_PREDEFINED:
+			why = "it is one of Postgres' predefined roles";
+			break;
+		default:
+			why = "the route's owner is not a member of it";
+			break;
+	}
+	if (entry != NULL)
+		entry->role_refusal_logged = true;
+	if (!refusal_log_allowed(why))
+		return;
+	if (verdict == ROLE_NOT_MEMBER)
+		ereport(LOG,
+				(errmsg("webgres route %s: role \"%s\" may not be used by the route's owner",
+						r->label, role),
+				 errhint("The route's owner must be a member of the role: GRANT \"%s\" TO the owner.",
+						 role),
+				 errhidestmt(true)));
+	else
+		ereport(LOG,
+				(errmsg("webgres route %s: no request may run as role \"%s\": %s",
+						r->label, role, why),
+				 errhint("Tokens and webgres.anon_role must name roles without SUPERUSER or BYPASSRLS, and not pg_ roles."),
+				 errhidestmt(true)));
+}
+
+/*
+ * The checks that need no catalog, once per request: a valid token if one
+ * was sent (or one at all, on a required route), a role to run as, and the
+ * CSRF rule.  Returns the status refusing the request (with *message for
+ * its body, or NULL), or 0 with *role the role to run as.
+ */
+static int
+check_credentials(h2o_req_t *req, const Route *r, AuthState *st, MemoryContext cxt,
+				  const char **role, const char **message)
+{
+	*message = NULL;
+	if (!st->looked)
+		authenticate(req, r, st, cxt);
+	if (st->status != 0)
+	{
+		*message = st->message;
+		return st->status;
+	}
+	if (st->claims == NULL && r->auth == ROUTE_AUTH_REQUIRED)
+		return 401;
+	if ((*role = role_name(st)) == NULL)
+		return 401;
+	if (st->from_cookie && !csrf_allowed(req, r))
+	{
+		log_refusal(r, "a cookie-authenticated request came from another origin");
+		return 403;
+	}
+	return 0;
+}
+
+/* Checks a request before it waits for an executor; false after answering 401 or 403. */
+bool
+auth_admit(h2o_req_t *req, const Route *r, AuthState *st, MemoryContext cxt,
+		   char **body, size_t *bodylen)
+{
+	const char *role;
+	const char *message;
+	int			status = check_credentials(req, r, st, cxt, &role, &message);
+
+	if (status != 0)
+		return refuse(req, status, st->invalid_token, message, body, bodylen);
+	return true;
 }
 
 /* Authenticates a request for a route with auth; false after answering 401 or 403. */
@@ -609,35 +756,50 @@ auth_route(h2o_req_t *req, const Route *r, AuthState *st, RequestData *rd,
 		   char **body, size_t *bodylen)
 {
 	const char *role;
+	const char *message;
 	Oid			roleid;
+	RoleVerdict verdict;
+	int			status = check_credentials(req, r, st, rd->cxt, &role, &message);
 
-	if (!st->looked)
-		authenticate(req, r, st, rd->cxt);
-	if (st->status != 0)
-		return refuse(req, st->status, st->invalid_token, body, bodylen);
-	if (st->claims == NULL && r->auth == ROUTE_AUTH_REQUIRED)
-		return refuse(req, 401, false, body, bodylen);
-	if ((role = role_name(st)) == NULL)
-		return refuse(req, 401, false, body, bodylen);
-	if (st->from_cookie && !csrf_allowed(req, r))
+	if (status != 0)
+		return refuse(req, status, st->invalid_token, message, body, bodylen);
+	if ((verdict = role_for_owner(st, r->owner, role, &roleid)) != ROLE_ALLOWED)
 	{
-		log_refusal(r, "a cookie-authenticated request came from another origin");
-		return refuse(req, 403, false, body, bodylen);
-	}
-	if (!OidIsValid(roleid = role_for_owner(st, r->owner, role)))
-	{
-		ereport(LOG,
-				(errmsg("webgres route %s: role \"%s\" may not be used by the route's owner",
-						r->label, role),
-				 errhint("The route's owner must be a member of the role: GRANT \"%s\" TO the owner.",
-						 role),
-				 errhidestmt(true)));
-		return refuse(req, 403, false, body, bodylen);
+		log_role_refusal(r, st, role, verdict);
+		return refuse(req, 403, false, NULL, body, bodylen);
 	}
 	st->run_as = role;
 	request_set_identity(rd, roleid, st->claims);
+	rd->authenticator = r->owner;
 	rd->expires_at = st->has_exp ? (int64) ceil(st->exp) : 0;
 	if (!st->settings_done)
 		set_request_settings(req, rd, st, role);
 	return true;
+}
+
+/* Whether owner may still run handlers as roleid; in a transaction. */
+bool
+auth_role_allowed(Oid owner, Oid roleid)
+{
+	return owner_may_become(owner, roleid) == ROLE_ALLOWED;
+}
+
+/* The count of role and membership changes this process has seen. */
+uint64
+auth_role_generation(void)
+{
+	return role_generation;
+}
+
+/* Warns, once at start and after each reload, of settings that weaken authentication. */
+void
+auth_check_settings(void)
+{
+	if (webgres_jwt_keys_file != NULL && webgres_jwt_keys_file[0] != '\0' &&
+		(webgres_jwt_audience == NULL || webgres_jwt_audience[0] == '\0'))
+		ereport(WARNING,
+				(errmsg("webgres.jwt_keys_file is set but webgres.jwt_audience is empty"),
+				 errdetail("Tokens the same identity provider issued for other applications are accepted."),
+				 errhint("Set webgres.jwt_audience to the audience your identity provider puts in this application's tokens.")));
+	jwt_secret_check_settings();
 }

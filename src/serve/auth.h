@@ -6,12 +6,14 @@
  * A route's auth column says whether its requests carry a token (see
  * docs/authentication.md).  For a route with auth, the pipeline calls
  * auth_route() before the handler: the token (Authorization: Bearer, or
- * the webgres.jwt_cookie cookie) is verified once per request, and at most
- * once per worker while it lasts (a bounded cache keyed by the token's
- * SHA-256, signature included); the role it names, or webgres.anon_role,
- * is checked against the route owner's memberships; request.jwt.claims and
- * PostgREST's other request.* settings are set for the transaction.  A
- * failure answers 401 or 403 and the handler does not run.
+ * the webgres.jwt_cookie cookie, of which there must be one) is verified
+ * once per request, and at most once per worker while it lasts (a bounded
+ * cache keyed by the whole token, signature included); the role it names,
+ * or webgres.anon_role, is checked against the route owner's memberships
+ * and refused if it is a superuser, has BYPASSRLS or is a predefined role;
+ * request.jwt.claims and PostgREST's other request.* settings are set for
+ * the transaction.  A failure answers 401 or 403 and the handler does not
+ * run; its reason goes to the log, within serve/refusal_log.h's bound.
  */
 #ifndef WEBGRES_AUTH_H
 #define WEBGRES_AUTH_H
@@ -28,6 +30,7 @@ typedef struct AuthState
 	int			status;			/* 0, or the status refusing it (401, 403) */
 	bool		invalid_token;	/* a token was sent and refused */
 	bool		from_cookie;	/* it came in webgres.jwt_cookie */
+	const char *message;		/* the refusal's body, or NULL: the reason phrase */
 	char	   *claims;			/* its claims (JSON), or NULL without one */
 	char	   *role;			/* the role it claims, or NULL */
 	const char *run_as;			/* the role the handler runs as (the
@@ -51,6 +54,39 @@ extern void auth_begin(AuthState *st);
  */
 extern bool auth_route(struct st_h2o_req_t *req, const Route *r, AuthState *st,
 					   RequestData *rd, char **body, size_t *bodylen);
+
+/*
+ * The checks of auth_route() that need no catalog and no transaction, for a
+ * request about to wait for an executor, so that requests without a valid
+ * token never take a place in the queue: the token, if one was sent, is
+ * verified; a required one is there; there is a role to run as; the CSRF
+ * rule.  Returns true to hand the request off (the executor runs
+ * auth_route() in full); false after answering 401 or 403 into *body.
+ * Allocates in cxt.
+ */
+extern bool auth_admit(struct st_h2o_req_t *req, const Route *r, AuthState *st,
+					   MemoryContext cxt, char **body, size_t *bodylen);
+
+/*
+ * Whether route owner owner may still run handlers as roleid (auth_route()'s
+ * role check, by OID); for event streams, which outlive their request.
+ * Call inside a transaction.
+ */
+extern bool auth_role_allowed(Oid owner, Oid roleid);
+
+/*
+ * Grows whenever this process sees a role or a role membership change (in
+ * the invalidations a transaction's start takes in): role checks made
+ * before are stale.
+ */
+extern uint64 auth_role_generation(void);
+
+/*
+ * Warns of settings that weaken authentication (a keys file without an
+ * audience) or cannot work (an unusable secret file); at start and after
+ * each reload, from the supervisor.
+ */
+extern void auth_check_settings(void);
 
 /* The settings may have changed (SIGHUP): forget keys and verified tokens. */
 extern void auth_reload(void);

@@ -21,7 +21,9 @@
 #include "utils/memutils.h"
 
 #include "common/settings.h"
+#include "parse/jwk.h"
 #include "serve/jwt_keys.h"
+#include "serve/jwt_secret.h"
 
 /* A keys file larger than this is refused. */
 #define KEYS_FILE_MAX_BYTES (1024 * 1024)
@@ -132,29 +134,6 @@ add_key(EVP_PKEY *pkey, const char *kid, const char *alg, const char *file)
 	nkeys++;
 }
 
-/* A JWKS member's string value, or NULL. */
-static const char *
-jwk_string(const JwtJson *jwk, const char *name)
-{
-	for (int i = 0; i < jwk->n; i++)
-		if (strcmp(jwk->keys[i], name) == 0 && jwk->items[i].kind == JWT_JSON_STRING)
-			return jwk->items[i].str;
-	return NULL;
-}
-
-/* A JWKS member's base64url value decoded as a big number, or NULL. */
-static BIGNUM *
-jwk_bignum(const JwtJson *jwk, const char *name)
-{
-	const char *s = jwk_string(jwk, name);
-	unsigned char *raw;
-	size_t		len;
-
-	if (s == NULL || !jwt_base64url_decode(s, strlen(s), &raw, &len) || len == 0)
-		return NULL;
-	return BN_bin2bn(raw, (int) len, NULL);
-}
-
 /* Builds a public key of type name (RSA, EC) from the parameters in bld. */
 static EVP_PKEY *
 pkey_from_params(const char *name, OSSL_PARAM_BLD *bld)
@@ -173,10 +152,10 @@ pkey_from_params(const char *name, OSSL_PARAM_BLD *bld)
 
 /* An RSA public key from a JWK's n and e. */
 static EVP_PKEY *
-rsa_from_jwk(const JwtJson *jwk)
+rsa_from_jwk(const JwkKey *jwk)
 {
-	BIGNUM	   *n = jwk_bignum(jwk, "n");
-	BIGNUM	   *e = jwk_bignum(jwk, "e");
+	BIGNUM	   *n = BN_bin2bn(jwk->n, (int) jwk->nlen, NULL);
+	BIGNUM	   *e = BN_bin2bn(jwk->e, (int) jwk->elen, NULL);
 	OSSL_PARAM_BLD *bld = OSSL_PARAM_BLD_new();
 	EVP_PKEY   *pkey = NULL;
 
@@ -190,113 +169,66 @@ rsa_from_jwk(const JwtJson *jwk)
 	return pkey;
 }
 
-/* An EC public key from a JWK's crv, x and y. */
+/* An EC public key from a JWK's curve and point. */
 static EVP_PKEY *
-ec_from_jwk(const JwtJson *jwk)
+ec_from_jwk(const JwkKey *jwk)
 {
-	const char *crv = jwk_string(jwk, "crv");
-	const char *x = jwk_string(jwk, "x");
-	const char *y = jwk_string(jwk, "y");
-	const char *group;
-	size_t		size;
-	unsigned char *xr;
-	unsigned char *yr;
-	size_t		xlen;
-	size_t		ylen;
-	unsigned char *point;
-	OSSL_PARAM_BLD *bld;
+	OSSL_PARAM_BLD *bld = OSSL_PARAM_BLD_new();
 	EVP_PKEY   *pkey = NULL;
 
-	if (crv == NULL || x == NULL || y == NULL)
-		return NULL;
-	if (strcmp(crv, "P-256") == 0)
-		group = "prime256v1", size = 32;
-	else if (strcmp(crv, "P-384") == 0)
-		group = "secp384r1", size = 48;
-	else if (strcmp(crv, "P-521") == 0)
-		group = "secp521r1", size = 66;
-	else
-		return NULL;
-	if (!jwt_base64url_decode(x, strlen(x), &xr, &xlen) ||
-		!jwt_base64url_decode(y, strlen(y), &yr, &ylen) || xlen != size || ylen != size)
-		return NULL;
-	/* The uncompressed point: 0x04, x, y (SEC 1 section 2.3.3). */
-	point = palloc(1 + 2 * size);
-	point[0] = 0x04;
-	memcpy(point + 1, xr, size);
-	memcpy(point + 1 + size, yr, size);
-	bld = OSSL_PARAM_BLD_new();
 	if (bld != NULL &&
-		OSSL_PARAM_BLD_push_utf8_string(bld, OSSL_PKEY_PARAM_GROUP_NAME, group, 0) &&
-		OSSL_PARAM_BLD_push_octet_string(bld, OSSL_PKEY_PARAM_PUB_KEY, point, 1 + 2 * size))
+		OSSL_PARAM_BLD_push_utf8_string(bld, OSSL_PKEY_PARAM_GROUP_NAME, jwk->curve, 0) &&
+		OSSL_PARAM_BLD_push_octet_string(bld, OSSL_PKEY_PARAM_PUB_KEY, jwk->point, jwk->pointlen))
 		pkey = pkey_from_params("EC", bld);
 	OSSL_PARAM_BLD_free(bld);
 	return pkey;
 }
 
-/* An Ed25519 public key from a JWK's crv and x. */
-static EVP_PKEY *
-okp_from_jwk(const JwtJson *jwk)
-{
-	const char *crv = jwk_string(jwk, "crv");
-	const char *x = jwk_string(jwk, "x");
-	unsigned char *raw;
-	size_t		len;
-
-	if (crv == NULL || strcmp(crv, "Ed25519") != 0 || x == NULL ||
-		!jwt_base64url_decode(x, strlen(x), &raw, &len))
-		return NULL;
-	return EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, NULL, raw, len);
-}
-
-/* Adds the signing keys of a JWKS document (RFC 7517 section 5). */
+/* Adds the signing keys of a JWKS document (RFC 7517 section 5), read by parse/jwk.c. */
 static void
 load_jwks(const char *text, size_t len, const char *file)
 {
 	const char *error = NULL;
-	JwtJson    *doc = jwt_json_parse(text, len, &error);
-	const JwtJson *set = NULL;
+	JwkKey	   *set;
+	int			n;
 
-	if (doc != NULL && doc->kind == JWT_JSON_OBJECT)
-		for (int i = 0; i < doc->n; i++)
-			if (strcmp(doc->keys[i], "keys") == 0 && doc->items[i].kind == JWT_JSON_ARRAY)
-				set = &doc->items[i];
-	if (set == NULL)
+	if (!jwks_parse(text, len, &set, &n, &error))
 	{
 		ereport(WARNING,
-				(errmsg("webgres.jwt_keys_file \"%s\" is not a JWKS document: %s",
-						file, error ? error : "it has no \"keys\" array")));
+				(errmsg("webgres.jwt_keys_file \"%s\" is not a JWKS document: %s", file, error)));
 		return;
 	}
-	for (int i = 0; i < set->n; i++)
+	for (int i = 0; i < n; i++)
 	{
-		const JwtJson *jwk = &set->items[i];
-		const char *kty;
-		const char *use;
+		const JwkKey *jwk = &set[i];
 		EVP_PKEY   *pkey = NULL;
 
-		if (jwk->kind != JWT_JSON_OBJECT || (kty = jwk_string(jwk, "kty")) == NULL)
+		if (jwk->has_private)
+			ereport(WARNING,
+					(errmsg("webgres.jwt_keys_file \"%s\": key %d holds a private key", file, i),
+					 errdetail("Only its public part is used."),
+					 errhint("Publish only public keys in the file: whoever can read a private key can sign tokens.")));
+		if (jwk->status == JWK_SKIPPED)
 			continue;
-		/* A key meant for encryption is not one to trust for signatures. */
-		if ((use = jwk_string(jwk, "use")) != NULL && strcmp(use, "sig") != 0)
-			continue;
-		if (strcmp(kty, "RSA") == 0)
-			pkey = rsa_from_jwk(jwk);
-		else if (strcmp(kty, "EC") == 0)
-			pkey = ec_from_jwk(jwk);
-		else if (strcmp(kty, "OKP") == 0)
-			pkey = okp_from_jwk(jwk);
-		else if (strcmp(kty, "oct") == 0)
-			continue;			/* secrets belong in webgres.jwt_secret */
+		if (jwk->status == JWK_USABLE)
+		{
+			if (jwk->type == JWK_RSA)
+				pkey = rsa_from_jwk(jwk);
+			else if (jwk->type == JWK_EC)
+				pkey = ec_from_jwk(jwk);
+			else
+				pkey = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, NULL, jwk->point,
+												   jwk->pointlen);
+		}
 		if (pkey == NULL)
 		{
 			ERR_clear_error();
 			ereport(WARNING,
 					(errmsg("webgres.jwt_keys_file \"%s\": key %d (kty %s) is malformed and not used",
-							file, i, kty)));
+							file, i, jwk->kty ? jwk->kty : "?")));
 			continue;
 		}
-		add_key(pkey, jwk_string(jwk, "kid"), jwk_string(jwk, "alg"), file);
+		add_key(pkey, jwk->kid, jwk->alg, file);
 	}
 }
 
@@ -385,38 +317,6 @@ key_fits(const JwtKey *key, const JwsAlgorithm *alg)
 	return false;
 }
 
-/* Turns a JWS ECDSA signature (r || s) into the DER OpenSSL checks. */
-static unsigned char *
-ecdsa_der(const JwtToken *t, const JwsAlgorithm *alg, int *derlen)
-{
-	ECDSA_SIG  *sig;
-	BIGNUM	   *r;
-	BIGNUM	   *s;
-	unsigned char *der = NULL;
-	unsigned char *copy;
-
-	if (t->siglen != (size_t) alg->ec_bytes * 2)
-		return NULL;
-	sig = ECDSA_SIG_new();
-	r = BN_bin2bn(t->signature, alg->ec_bytes, NULL);
-	s = BN_bin2bn(t->signature + alg->ec_bytes, alg->ec_bytes, NULL);
-	if (sig == NULL || r == NULL || s == NULL || !ECDSA_SIG_set0(sig, r, s))
-	{
-		BN_free(r);
-		BN_free(s);
-		ECDSA_SIG_free(sig);
-		return NULL;
-	}
-	*derlen = i2d_ECDSA_SIG(sig, &der);
-	ECDSA_SIG_free(sig);
-	if (*derlen <= 0)
-		return NULL;
-	copy = palloc(*derlen);
-	memcpy(copy, der, *derlen);
-	OPENSSL_free(der);
-	return copy;
-}
-
 /* True if t's signature checks out with the public key pkey. */
 static bool
 verify_with(const JwtToken *t, const JwsAlgorithm *alg, EVP_PKEY *pkey)
@@ -425,18 +325,18 @@ verify_with(const JwtToken *t, const JwsAlgorithm *alg, EVP_PKEY *pkey)
 	EVP_PKEY_CTX *pctx = NULL;
 	const unsigned char *sig = t->signature;
 	size_t		siglen = t->siglen;
+	unsigned char der[ECDSA_DER_MAX];
 	bool		ok = false;
 
+	/* JWS writes r || s; OpenSSL checks DER (parse/jwk.c). */
 	if (alg->family == JWS_ECDSA)
 	{
-		int			derlen = 0;
-
-		if ((sig = ecdsa_der(t, alg, &derlen)) == NULL)
+		if (!ecdsa_jws_to_der(t->signature, t->siglen, alg->ec_bytes, der, &siglen))
 		{
 			EVP_MD_CTX_free(ctx);
 			return false;
 		}
-		siglen = derlen;
+		sig = der;
 	}
 	if (ctx != NULL &&
 		EVP_DigestVerifyInit(ctx, &pctx, alg->md ? alg->md() : NULL, NULL, pkey) > 0 &&
@@ -450,20 +350,22 @@ verify_with(const JwtToken *t, const JwsAlgorithm *alg, EVP_PKEY *pkey)
 	return ok;
 }
 
-/* True if t's HMAC matches webgres.jwt_secret's. */
+/* True if t's HMAC matches the secret's (serve/jwt_secret.h). */
 static bool
 verify_hmac(const JwtToken *t, const JwsAlgorithm *alg, const char **error)
 {
 	unsigned char mac[EVP_MAX_MD_SIZE];
 	unsigned int maclen = 0;
-	const char *secret = webgres_jwt_secret;
+	const unsigned char *secret;
+	size_t		len;
 
-	if (secret == NULL || secret[0] == '\0')
+	if (!jwt_secret_get(&secret, &len, error))
 	{
-		*error = "an HS-signed token, but webgres.jwt_secret is not set";
+		if (*error == NULL)
+			*error = "an HS-signed token, but no secret is set (webgres.jwt_secret_file, webgres.jwt_secret)";
 		return false;
 	}
-	if (HMAC(alg->md(), secret, (int) strlen(secret),
+	if (HMAC(alg->md(), secret, (int) len,
 			 (const unsigned char *) t->signing_input, t->signing_input_len,
 			 mac, &maclen) == NULL)
 	{
@@ -512,28 +414,38 @@ jwt_keys_verify(const JwtToken *token, const char **error)
 	return false;
 }
 
-/* Signs a claims object's text as HS256 with webgres.jwt_secret. */
+/* Signs a claims object's text as HS256 with the secret (serve/jwt_secret.h). */
 char *
 jwt_keys_sign(const char *claims_json)
 {
 	static const char header[] = "{\"alg\":\"HS256\",\"typ\":\"JWT\"}";
-	const char *secret = webgres_jwt_secret;
+	const unsigned char *secret;
+	size_t		len;
+	const char *error;
 	char	   *h64;
 	char	   *p64;
 	char	   *input;
 	unsigned char mac[EVP_MAX_MD_SIZE];
 	unsigned int maclen = 0;
 
-	if (secret == NULL || secret[0] == '\0')
+	if (!jwt_secret_get(&secret, &len, &error))
+	{
+		if (error == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("no secret to sign JSON Web Tokens with is set"),
+					 errhint("Put a secret of at least %d bytes in a file only the server's user can read, set webgres.jwt_secret_file to its path and reload.",
+							 JWT_MIN_SECRET_LEN)));
+		/* The caller may be any role granted EXECUTE: the details go to the log. */
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("webgres.jwt_secret is not set"),
-				 errhint("Set it in postgresql.conf to a secret of at least %d bytes and reload.",
-						 JWT_MIN_SECRET_LEN)));
+				 errmsg("the secret to sign JSON Web Tokens with cannot be read"),
+				 errdetail_log("%s", error)));
+	}
 	h64 = jwt_base64url_encode((const unsigned char *) header, strlen(header));
 	p64 = jwt_base64url_encode((const unsigned char *) claims_json, strlen(claims_json));
 	input = psprintf("%s.%s", h64, p64);
-	if (HMAC(EVP_sha256(), secret, (int) strlen(secret), (const unsigned char *) input,
+	if (HMAC(EVP_sha256(), secret, (int) len, (const unsigned char *) input,
 			 strlen(input), mac, &maclen) == NULL)
 		elog(ERROR, "HMAC failed");
 	return psprintf("%s.%s", input, jwt_base64url_encode(mac, maclen));

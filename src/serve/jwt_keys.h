@@ -2,7 +2,7 @@
  * jwt_keys.h
  *		The keys JSON Web Tokens are checked against, and the check itself.
  *
- * HS256/384/512 use webgres.jwt_secret; RS256/384/512, PS256/384/512,
+ * HS256/384/512 use the secret (serve/jwt_secret.h); RS256/384/512, PS256/384/512,
  * ES256/384/512 and EdDSA (Ed25519) use the public keys of
  * webgres.jwt_keys_file (a JWKS document or PEM), read when first needed
  * and again after each reload.  An algorithm is only ever checked with a
@@ -26,7 +26,7 @@ extern bool jwt_keys_verify(const JwtToken *token, const char **error);
 extern void jwt_keys_reload(void);
 
 /*
- * Signs claims (a JSON object's text) with webgres.jwt_secret as HS256 and
+ * Signs claims (a JSON object's text) with the secret as HS256 and
  * returns the compact token; raises an error if there is no secret.
  */
 extern char *jwt_keys_sign(const char *claims_json);

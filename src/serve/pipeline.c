@@ -34,6 +34,7 @@
 
 #include "message/errors.h"
 #include "events/events.h"
+#include "events/sse.h"
 #include "handler/handler.h"
 #include "handler/plan_clock.h"
 #include "handler/stream.h"
@@ -41,6 +42,7 @@
 #include "serve/cors.h"
 #include "serve/auth.h"
 #include "serve/pipeline.h"
+#include "serve/refusal_log.h"
 #include "serve/replica.h"
 #include "message/request.h"
 #include "message/response.h"
@@ -99,6 +101,13 @@ static TimestampTz last_transaction_at = 0;
 #define SHARED_XACT_MAX_REQUESTS 64
 static bool shared_xact_open = false;
 static int	shared_xact_requests = 0;
+
+/*
+ * How often event streams opened as a role are checked against role
+ * changes (check_stream_roles); with the loop waiting at most a second, a
+ * stream ends within about two seconds of the change.
+ */
+#define STREAM_ROLE_CHECK_MS 1000
 
 /* A route was reported to pg_stat_activity since the worker last waited. */
 static bool activity_reported = false;
@@ -192,6 +201,31 @@ wants_executor(Route *r)
 		return false;
 	/* An event stream is held open by the worker that listens for it. */
 	return !handler_answers_event_stream(r);
+}
+
+/*
+ * Whether a request that route r, the first to match it, would send to an
+ * executor may wait for one: a route with auth checks its token here first
+ * (auth_admit), so that requests without a valid one are answered on the
+ * loop and never take a place in the route's queue.  False after answering.
+ */
+static bool
+admit_to_executor(Request *rq, Route *r)
+{
+	MemoryContext oldcxt;
+	bool		admitted;
+
+	if (r->auth == ROUTE_AUTH_NONE)
+		return true;
+	/* Outside a transaction: what verifying allocates goes with the request. */
+	oldcxt = MemoryContextSwitchTo(request_cxt);
+	admitted = auth_admit(rq->req, r, &rq->auth, request_cxt, rq->body, rq->bodylen);
+	MemoryContextSwitchTo(oldcxt);
+	if (admitted)
+		return true;
+	rq->run->answered_by = r->id;
+	rq->route = r;
+	return false;
 }
 
 /* Notes that route r sends the request to an executor. */
@@ -582,6 +616,10 @@ answer_without_transaction(Request *rq)
 		if (rq->on_loop && wants_executor(r))
 		{
 			rq->share = false;
+			/* Nothing looked at the token yet: run_handlers() has not run. */
+			auth_begin(&rq->auth);
+			if (first && !admit_to_executor(rq, r))
+				return true;
 			set_hand_off(rq, r, false);
 			return true;
 		}
@@ -755,6 +793,7 @@ run_matching_routes(Request *rq, const RouteTable *routes)
 	bool		method_matched = false;
 	bool		answered = false;
 	int64		declined_by = 0;
+	bool		handlers_ran = false;
 	Route	   *r;
 	int			ncaps;
 
@@ -775,7 +814,10 @@ run_matching_routes(Request *rq, const RouteTable *routes)
 		}
 		if (rq->on_loop && wants_executor(r))
 		{
-			set_hand_off(rq, r, false);
+			if (!handlers_ran && !admit_to_executor(rq, r))
+				answered = true;
+			else
+				set_hand_off(rq, r, false);
 			break;
 		}
 		if (shared_xact_open && !handler_can_share(r))
@@ -799,6 +841,7 @@ run_matching_routes(Request *rq, const RouteTable *routes)
 		answered = run_route(rq, r);
 		if (!answered)
 			declined_by = r->id;
+		handlers_ran = true;
 	}
 	handlers_end(nguc);
 	if (!answered && !rq->restart && rq->outcome != PIPELINE_HAND_OFF)
@@ -944,7 +987,8 @@ serve(Request *rq)
 	 * Authentication (serve/auth.c) is per route, by its auth column: in
 	 * run_matching_routes(), before a route with auth runs its handler (the
 	 * token is verified once per request); such a route is never answered
-	 * from memory (answer_without_transaction).
+	 * from memory (answer_without_transaction), and its token is checked
+	 * before the request may wait for an executor (admit_to_executor).
 	 */
 
 	/*
@@ -1015,12 +1059,60 @@ pipeline_run(h2o_req_t *req, PipelineRun *run, char **body, size_t *bodylen)
 	return rq.outcome;
 }
 
+/*
+ * Ends the event streams whose role the route's owner may no longer become
+ * (a REVOKE, a DROP ROLE, the role made a superuser), as requests are
+ * refused: at most once every STREAM_ROLE_CHECK_MS, in a transaction of its
+ * own whose start takes in the role changes other sessions made, and only
+ * when there were any since the last look.
+ */
+static void
+check_stream_roles(void)
+{
+	static TimestampTz checked_at = 0;
+	static uint64 checked_generation = 0;
+	MemoryContext oldcxt = CurrentMemoryContext;
+	TimestampTz now;
+
+	if (sse_identified_streams() == 0)
+		return;
+	now = GetCurrentTimestamp();
+	if (now - checked_at < STREAM_ROLE_CHECK_MS * 1000)
+		return;
+	checked_at = now;
+	PG_TRY();
+	{
+		StartTransactionCommand();
+		if (auth_role_generation() != checked_generation)
+		{
+			int			ended;
+
+			checked_generation = auth_role_generation();
+			if ((ended = sse_end_unauthorised(auth_role_allowed)) > 0)
+				ereport(LOG,
+						(errmsg("webgres ends %d event stream(s) whose role may no longer be used by the route's owner",
+								ended)));
+		}
+		CommitTransactionCommand();
+	}
+	PG_CATCH();
+	{
+		EmitErrorReport();
+		FlushErrorState();
+		AbortCurrentTransaction();
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(oldcxt);
+}
+
 /* Before the process waits: commits the shared transaction, reports idle. */
 void
 pipeline_before_wait(void)
 {
 	budget_stop();
 	end_shared_transaction();
+	check_stream_roles();
+	refusal_log_flush();
 	if (activity_reported)
 	{
 		/* Reported once a pass: a worker that is not waiting is not idle. */

@@ -182,10 +182,9 @@ my ($list) = WebgresTest::raw($port, $batch, n => 16);
 is(scalar(@$list), 16, '16 pipelined requests, 16 responses');
 is_deeply([ map { $_->{body} =~ /"a": "(\d+)"/ ? $1 : -1 } @$list ], [ 1 .. 16 ], 'answered in order');
 
-# Cleartext HTTP/2 (webgres.http2, on for this node) goes through the same routes.
-SKIP:
+# Cleartext HTTP/2 (webgres.http2, on for this node) goes through the
+# same routes.  curl is one of the packages scripts/deps.sh installs.
 {
-	skip 'curl not installed', 2 unless system('curl --version >/dev/null 2>&1') == 0;
 	my $out = `curl -s -i --max-time 10 --http2-prior-knowledge http://127.0.0.1:$port/users/johndoe`;
 	like($out, qr{^HTTP/2 200}, 'HTTP/2 with prior knowledge');
 	like($out, qr{Hello, <b>John &lt;Doe&gt;</b>!}, 'HTTP/2 body');

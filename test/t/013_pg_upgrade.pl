@@ -8,8 +8,9 @@
 # version.
 #
 # The old installation is Postgres 15 with webgres built for it:
-# scripts/test.sh makes it and names it in WEBGRES_UPGRADE_FROM (the
-# folder holding its bin and lib) when it tests 16 or 18.
+# scripts/test.sh makes one and names it in WEBGRES_UPGRADE_FROM (the
+# folder holding its bin and lib) for every version it tests, so on 15
+# the upgrade is from 15 to 15 (a new cluster of the same major).
 use strict;
 use warnings;
 
@@ -22,7 +23,7 @@ use Test::More;
 use WebgresTest;
 
 my $from = $ENV{WEBGRES_UPGRADE_FROM};
-plan skip_all => 'no older Postgres to upgrade from (scripts/test.sh sets WEBGRES_UPGRADE_FROM for 16 and 18)'
+plan skip_all => 'no Postgres 15 installation to upgrade from (scripts/test.sh sets WEBGRES_UPGRADE_FROM)'
   unless $from;
 
 my $top = $ENV{WEBGRES_SRC} // abs_path(dirname(__FILE__) . "/../..");

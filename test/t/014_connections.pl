@@ -167,7 +167,7 @@ sub cpu_ticks
 	my $log_offset = -s $node->logfile;
 	my $open_fds = () = glob("/proc/$pid/fd/*");
 	system('prlimit', '--pid', $pid, "--nofile=" . ($open_fds + 3) . ":$hard") == 0
-	  or BAIL_OUT('prlimit on the worker failed');
+	  or die 'prlimit on the worker failed';
 	my @s = open_conns(20);
 	ask($_) for @s;
 	my %done;

@@ -66,8 +66,13 @@ while (time < $deadline && $h->pumpable && $out !~ /webgres is serving/)
 	$h->pump_nb;
 	sleep 0.2;
 }
-like($out, qr/webgres is serving http:\/\/127\.0\.0\.1:$http_port/, 'the first run serves')
-  or BAIL_OUT("run.sh did not start: $err");
+# Nothing below means anything without the first run: end this file (as
+# a failure), not the whole suite; TERM lets run.sh stop what it started.
+unless (like($out, qr/webgres is serving http:\/\/127\.0\.0\.1:$http_port/, 'the first run serves'))
+{
+	$h->kill_kill(grace => 60);
+	die "run.sh did not start: $err";
+}
 my ($code, $body) = curl($http_port, '/plaintext');
 is("$code $body", '200 Hello, World!', 'the first run answers /plaintext');
 my $pmpid = (split /\n/, slurp_file("$data/postmaster.pid"))[0];

@@ -187,7 +187,11 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM items'), '1', 'refused pre
 		head('GET', '/off', 'Origin' => 'http://global.test') . "\r\n");
 	is(acheaders($g)->{'access-control-allow-origin'}, 'http://global.test',
 		'webgres.cors_allowed_origins applies to a route with NULL columns');
+	# No header is also what a 404, a 500 or no answer would carry: the
+	# answers must be the routes' own first.
+	is("$gbad->{status} $gbad->{body}", '200 global', 'another origin: the route answers');
 	is_deeply(acheaders($gbad), {}, '... and only to its origins');
+	is("$off->{status} $off->{body}", '200 off', 'a route with an empty cors_allowed_origins answers');
 	is_deeply(acheaders($off), {}, 'an empty cors_allowed_origins turns CORS off for the route');
 	ok(!varies_on_origin($off), '... entirely: not even Vary');
 	my ($opt) = exchange(preflight('/off', 'http://global.test', 'GET', undef));
@@ -200,7 +204,8 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM items'), '1', 'refused pre
 	# second and third come from there, and must be decorated per origin.
 	my @r = exchange(map({ head('GET', '/const', 'Origin' => $_) . "\r\n" } $app, $app, 'http://evil.test', $app));
 	is(acheaders($_)->{'access-control-allow-origin'}, $app, 'constant route: allowed origin') for @r[0, 1, 3];
-	is_deeply(acheaders($r[2]), {}, 'constant route from memory: nothing for another origin');
+	is("$r[2]{status} $r[2]{body}", '200 constant', 'constant route from memory, another origin: answered');
+	is_deeply(acheaders($r[2]), {}, '... with nothing for that origin');
 	is(scalar(grep { lc($_->[0]) eq 'access-control-allow-origin' } @{ $r[3]{raw_headers} }), 1,
 		'constant route from memory: the header once');
 	my $from_memory = $node->safe_psql('postgres', 'SELECT sum(from_memory) FROM webgres.workers');
@@ -306,6 +311,64 @@ is($got, 'http://a.global.test', 'a reload applies the new origins');
 	is(acheaders($pre)->{'access-control-allow-methods'}, 'GET, PATCH', 'webgres.cors_allowed_methods listed');
 	is(acheaders($pre)->{'access-control-max-age'}, '120', 'webgres.cors_max_age in seconds');
 	is($bad->{status}, 405, 'a method no route takes: 405');
+}
+
+# Reloads after the ALTER SYSTEMs in $sql, then polls until a GET of $path
+# from $origin carries the CORS header $name with the value $want (undef:
+# none); returns that answer's CORS headers.
+sub reload_cors
+{
+	my ($sql, $path, $origin, $name, $want) = @_;
+	$node->safe_psql('postgres', $sql);
+	$node->reload;
+	my $deadline = time + 30;
+	my $r;
+	while (time < $deadline)
+	{
+		my ($res) = WebgresTest::raw($port, head('GET', $path, 'Origin' => $origin) . "\r\n", n => 1);
+		$r = $res->[0] // { status => 0, raw_headers => [] };
+		last if ($r->{status} // 0) == 200 && (acheaders($r)->{$name} // "\0") eq ($want // "\0");
+		sleep 0.1;
+	}
+	return $r;
+}
+
+# ---- the other settings, for routes whose columns are NULL: headers a
+# preflight may ask for, headers a script may read, credentials ----
+{
+	my $r = reload_cors(q{
+		ALTER SYSTEM SET webgres.cors_allowed_headers = 'Content-Type, X-Token';
+		ALTER SYSTEM SET webgres.cors_exposed_headers = 'X-Total, X-Page';
+		ALTER SYSTEM SET webgres.cors_allow_credentials = on;
+	}, '/global', 'http://other.test', 'access-control-allow-credentials', 'true');
+	is("$r->{status} $r->{body}", '200 global', 'with the settings, the route answers');
+	is_deeply(acheaders($r), {
+		'access-control-allow-origin' => 'http://other.test',
+		'access-control-allow-credentials' => 'true',
+		'access-control-expose-headers' => 'x-total, x-page' },
+		'webgres.cors_allow_credentials and webgres.cors_exposed_headers in its answer');
+	my ($ok, $no, $pub, $api) = exchange(preflight('/global', 'http://other.test', 'GET', 'content-type,x-token'),
+		preflight('/global', 'http://other.test', 'GET', 'content-type,x-secret'),
+		head('GET', '/pub', 'Origin' => 'http://other.test') . "\r\n",
+		head('GET', '/api/items', 'Origin' => $app) . "\r\n");
+	is($ok->{status}, 204, 'a preflight asking for headers webgres.cors_allowed_headers lists: 204');
+	is(acheaders($ok)->{'access-control-allow-headers'}, 'content-type, x-token', '... those headers allowed');
+	is(acheaders($ok)->{'access-control-allow-credentials'}, 'true', '... with credentials');
+	is($no->{status}, 403, 'a preflight asking for a header it does not list: refused');
+	is_deeply(acheaders($no), {}, '... without CORS headers');
+	is("$pub->{status} $pub->{body}", '200 public', 'a route allowing any origin answers');
+	is_deeply(acheaders($pub), { 'access-control-allow-origin' => '*',
+			'access-control-expose-headers' => 'x-total, x-page' },
+		'... "*" and never credentials, whatever the setting (its other NULL columns take the settings)');
+	is(acheaders($api)->{'access-control-expose-headers'}, 'x-total',
+		'a route\'s own cors_exposed_headers overrides the setting');
+	$r = reload_cors(q{
+		ALTER SYSTEM RESET webgres.cors_allowed_headers;
+		ALTER SYSTEM RESET webgres.cors_exposed_headers;
+		ALTER SYSTEM RESET webgres.cors_allow_credentials;
+	}, '/global', 'http://other.test', 'access-control-allow-credentials', undef);
+	is_deeply(acheaders($r), { 'access-control-allow-origin' => 'http://other.test' },
+		'the settings reset: neither credentials nor exposed headers');
 }
 
 my ($rc, $out, $err) = $node->psql('postgres', q{ALTER SYSTEM SET webgres.cors_allowed_origins = 'https://ok.test/path'});

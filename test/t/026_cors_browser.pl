@@ -10,14 +10,7 @@ use Test::More;
 use BrowserTest;
 use WebgresTest;
 
-my @missing = BrowserTest::missing();
-if (@missing)
-{
-	fail("the browser harness has what it needs");
-	diag("missing: @missing (make test installs them: WEBGRES_DEPS_TESTS=1 scripts/deps.sh, scripts/pydeps.sh)");
-	done_testing();
-	exit;
-}
+BrowserTest::require_browser();
 
 my $node = WebgresTest->new_node('cors_browser', workers => 1);
 my $api = "http://127.0.0.1:$node->{webgres_port}";
@@ -76,7 +69,7 @@ JS
 
 my $r = BrowserTest::run(page_port => $page_port, page => "<!doctype html><title>cors</title>\n",
 	script => $script);
-ok(defined $r, 'the browser ran the page') or BAIL_OUT('no browser result');
+ok(defined $r, 'the browser ran the page') or die 'no browser result';
 is($r->{origin}, $page_origin, 'the page has its own origin');
 
 is_deeply([ @{ $r->{simple} }{qw(ok status body total)} ], [ JSON::PP::true, 200, '[1,2,3]', '3' ],

@@ -11,7 +11,9 @@ use FindBin;
 use IO::Select;
 use JSON::PP;
 use PostgreSQL::Test::Utils;
+use SseReader;
 use Test::More;
+use Time::HiRes ();
 use WebgresTest;
 
 my $python = $ENV{WEBGRES_PYTHON} // 'python3';
@@ -93,7 +95,7 @@ sub get
 }
 
 # ---- valid tokens of every algorithm choose the role ----
-my @algs = qw(HS256 HS384 HS512 RS256 RS384 RS512 PS256 ES256 ES384 EdDSA);
+my @algs = qw(HS256 HS384 HS512 RS256 RS384 RS512 PS256 PS384 PS512 ES256 ES384 ES512 EdDSA);
 my @valid = mint(map { { alg => $_, claims => claims(role => 'alice', sub => "sub-$_") } } @algs);
 for my $i (0 .. $#algs)
 {
@@ -188,18 +190,46 @@ for my $b (@bad)
 	like($log, qr/a JSON Web Token was refused: .*$b->[2]/, "$b->[0]: the log says why");
 }
 
-# ---- within the leeway ----
-is(get('/who', scalar mint({ alg => 'HS256', claims => claims(role => 'alice', sub => 'late', exp => $now - 5) }))->{status},
-	200, 'a token expired within the leeway is accepted');
+# ---- within the leeway, and webgres.jwt_leeway itself ----
+my ($late, $later) = mint(
+	{ alg => 'HS256', claims => claims(role => 'alice', sub => 'late', exp => int(time) - 5) },
+	{ alg => 'HS256', claims => claims(role => 'alice', sub => 'later', exp => int(time) - 90) });
+is(get('/who', $late)->{status}, 200, 'a token expired within the leeway (30 s) is accepted');
+is(get('/who', $later)->{status}, 401, 'one expired 90 s ago is not');
+# Each token is made once the workers have the new setting, expired by
+# then by the seconds its description says.
+sub expired_by
+{
+	my ($seconds) = @_;
+	return scalar mint({ alg => 'HS256', claims => claims(role => 'alice', sub => 'leeway', exp => int(time) - $seconds) });
+}
+ok(WebgresTest::reload_and_wait($node, 'webgres.jwt_leeway = 0'), 'webgres.jwt_leeway = 0, reloaded');
+is(get('/who', expired_by(5))->{status}, 401, 'webgres.jwt_leeway = 0: a token expired 5 s ago is refused');
+ok(WebgresTest::reload_and_wait($node, 'webgres.jwt_leeway = 120'), 'webgres.jwt_leeway = 120, reloaded');
+my $by90 = expired_by(90);
+is(get('/who', $by90)->{status}, 200, 'webgres.jwt_leeway = 120: a token expired 90 s ago is accepted');
+ok(WebgresTest::reload_and_wait($node, 'webgres.jwt_leeway = 30'), 'back to 30 s');
+is(get('/who', $by90)->{status}, 401, 'and the same token, now cached, is refused');
+
+# ---- aud as an array ----
+my ($aud_in, $aud_out) = mint(
+	{ alg => 'HS256', claims => claims(role => 'alice', sub => 'aud', aud => [ 'another-app', 'webgres-test' ]) },
+	{ alg => 'HS256', claims => claims(role => 'alice', sub => 'aud', aud => [ 'another-app', 'a-third' ]) });
+is(get('/who', $aud_in)->{body}, 'alice aud aud', 'an aud array that names webgres.jwt_audience is accepted');
+is(get('/who', $aud_out)->{status}, 401, 'one that does not is refused');
 
 # ---- roles the owner may not use ----
-my ($stranger, $super, $norole) = mint(
+my ($stranger, $super, $norole, $nobody) = mint(
 	{ alg => 'HS256', claims => claims(role => 'stranger') },
 	{ alg => 'HS256', claims => claims(role => 'admin') },
-	{ alg => 'HS256', claims => claims(sub => 'no role') });
+	{ alg => 'HS256', claims => claims(sub => 'no role') },
+	{ alg => 'HS256', claims => claims(role => 'nobody_at_all') });
 is(get('/who', $stranger)->{status}, 403, 'a role the owner is not a member of: 403');
 is(get('/who', $super)->{status}, 403, 'a superuser role, even one the owner is a member of: 403');
+is(get('/who', $nobody)->{status}, 403, 'a role that does not exist: 403');
 like(slurp_file($node->logfile, $offset), qr/role "stranger" may not be used by the route's owner/, 'logged');
+like(slurp_file($node->logfile, $offset), qr/no request may run as role "nobody_at_all": it does not exist/,
+	'logged: it does not exist');
 is(get('/who', $norole)->{status}, 401, 'a token without a role claim and no anon_role: 401');
 
 # A cached token's role check is forgotten when roles or memberships change.
@@ -342,6 +372,20 @@ is($c->{role}, 'alice', 'PyJWT verifies the issued token: role');
 is($c->{sub}, 'alice@test', 'sub');
 ok($c->{exp} - $c->{iat} == 3600 && abs($c->{iat} - time) < 120, 'iat is now and exp an hour later');
 is(get('/who', $issued)->{body}, 'alice alice@test alice@test', 'the issued token authenticates');
+# Without a ttl: an hour, unless the claims write their own exp.
+sub signed_claims
+{
+	my ($sql) = @_;
+	open my $tf, '>', "$keydir/issued" or die;
+	print $tf $node->safe_psql('postgres', $sql);
+	close $tf;
+	return eval { decode_json(`$python $mint verify '$secret' < $keydir/issued`) } // {};
+}
+$c = signed_claims(q{SELECT webgres.jwt_sign('{"role": "alice"}')});
+ok(defined $c->{exp} && $c->{exp} - $c->{iat} == 3600 && abs($c->{iat} - time) < 120,
+	'webgres.jwt_sign() without a ttl: the token expires in an hour') or diag explain $c;
+$c = signed_claims(q{SELECT webgres.jwt_sign('{"role": "alice", "exp": 2000000000}')});
+ok($c->{exp} == 2000000000 && !exists $c->{iat}, 'claims with their own exp keep it') or diag explain $c;
 is(WebgresTest::request($port, 'POST', '/login',
 	body => '{"email": "alice@test", "password": "wrong"}')->{status}, 404, 'login: a wrong password gets no token');
 my ($rc, $out, $err) = $node->psql('postgres', q{SET ROLE alice; SELECT webgres.jwt_sign('{"role": "postgres"}')});
@@ -408,7 +452,7 @@ route('GET', '/events', 'required', q{
 	SELECT ARRAY['news_' || (current_setting('request.jwt.claims', true)::jsonb->>'sub')] AS channels,
 	       current_user || ' ' || (current_setting('request.jwt.claims', true)::jsonb->>'sub') AS data
 	FROM request});
-my $exp = time + 4;
+my $exp = int(time) + 4;
 my $short = mint({ alg => 'HS256', claims => { %base, role => 'alice', sub => 's1', exp => $exp } });
 my $sock = WebgresTest::connect_to($port);
 print $sock "GET /events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer $short\r\n\r\n";
@@ -422,13 +466,48 @@ while (time < $deadline)
 	my $n = sysread($sock, my $buf, 65536);
 	last unless $n;
 	$wire .= $buf;
-	if ($wire =~ /\r\n0\r\n\r\n\z/) { $ended_at = time; last; }
+	if ($wire =~ /\r\n0\r\n\r\n\z/) { $ended_at = Time::HiRes::time; last; }
 }
 like($wire, qr{^HTTP/1\.1 200}, 'event stream: opened with a token');
 like($wire, qr/data: alice s1/, 'event stream: both phases run as the role, with request.jwt.claims');
 ok(defined $ended_at, 'event stream: ended cleanly (last chunk) once the token expired');
-ok(defined $ended_at && $ended_at >= $exp - 1, 'event stream: not before the token expired');
+ok(defined $ended_at && $ended_at >= $exp, 'event stream: not before the token expired');
+# docs/events.md: within a second after exp (not after exp and the leeway);
+# one second more for a loaded machine.
+ok(defined $ended_at && $ended_at < $exp + 2,
+	'event stream: within a second or so after it expired (' . sprintf('%.2f', ($ended_at // 0) - $exp) . ' s)');
 close $sock;
+
+# ---- a stream ends when its role may no longer be used ----
+# As requests with the token are refused at once, its open streams end:
+# checked once a second, after the role changes.
+my ($long_a, $long_b) = mint(
+	{ alg => 'HS256', claims => claims(role => 'alice', sub => 'long_a') },
+	{ alg => 'HS256', claims => claims(role => 'bob', sub => 'long_b') });
+for my $change (
+	[ 'REVOKE alice FROM authenticator', 'GRANT alice TO authenticator', 'REVOKE of the role from the owner' ],
+	[ 'ALTER ROLE alice BYPASSRLS', 'ALTER ROLE alice NOBYPASSRLS', 'the role given BYPASSRLS' ],
+	[ 'ALTER ROLE alice SUPERUSER', 'ALTER ROLE alice NOSUPERUSER', 'the role made a superuser' ])
+{
+	my ($do, $undo, $desc) = @$change;
+	my $sa = SseReader::open_h1($port, '/events', headers => { Authorization => "Bearer $long_a" });
+	my $sb = SseReader::open_h1($port, '/events', headers => { Authorization => "Bearer $long_b" });
+	like($sa->{head} // '', qr{^HTTP/1\.1 200}, "$desc: alice's stream is open");
+	my $t0 = Time::HiRes::time;
+	$node->safe_psql('postgres', $do);
+	SseReader::read_until([ $sa, $sb ], sub { $sa->{ended} }, 20);
+	my $took = Time::HiRes::time - $t0;
+	ok($sa->{ended}, "$desc: alice's stream ends cleanly (last chunk)");
+	ok($took < 4, sprintf("$desc: within about two seconds (%.2f s)", $took));
+	ok(!$sb->{ended} && !$sb->{eof}, "$desc: bob's stream goes on");
+	my $before = $sb->{other} // 0;
+	$node->safe_psql('postgres', "NOTIFY news_long_b, 'still here'");
+	SseReader::read_until([$sb], sub { ($sb->{other} // 0) > $before }, 20);
+	ok(($sb->{other} // 0) > $before, "$desc: and is delivered to");
+	$node->safe_psql('postgres', $undo);
+	close $sa->{sock};
+	close $sb->{sock};
+}
 
 # ---- the token cache is bounded in bytes as well as in tokens ----
 # Near-8 kB tokens (and claims nearly as large) fill 4 MB long before 1024

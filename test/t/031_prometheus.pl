@@ -11,7 +11,7 @@ use Test::More;
 use Time::HiRes qw(sleep time);
 use WebgresTest;
 
-my $python = $ENV{WEBGRES_PYTHON} or BAIL_OUT('WEBGRES_PYTHON is not set (scripts/test.sh sets it)');
+my $python = $ENV{WEBGRES_PYTHON} or die 'WEBGRES_PYTHON is not set (scripts/test.sh sets it)';
 
 my $node = WebgresTest->new_node('prometheus', workers => 2,
 	conf => "webgres.metrics_path = '/metrics'\nwebgres.executors = 1\n"

@@ -8,7 +8,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use WebgresTest;
 
-my $python = $ENV{WEBGRES_PYTHON} or BAIL_OUT('WEBGRES_PYTHON is not set (scripts/test.sh sets it)');
+my $python = $ENV{WEBGRES_PYTHON} or die 'WEBGRES_PYTHON is not set (scripts/test.sh sets it)';
 (my $bin = $python) =~ s{/python3?$}{};
 
 my $secret = 'an openapi test secret of at least 32 bytes';

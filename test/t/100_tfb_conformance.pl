@@ -295,7 +295,7 @@ while (time < $deadline)
 	last if $ready && $ready->{status} == 200;
 	sleep 0.2;
 }
-ok($ready && $ready->{status} == 200, 'server answers /plaintext') or BAIL_OUT('server not answering');
+ok($ready && $ready->{status} == 200, 'server answers /plaintext') or die 'server not answering';
 
 # ---------------------------------------------------------------------------
 # plaintext and json

@@ -6,7 +6,10 @@
 # TLS, and finish() checks that no worker exited.
 use strict;
 use warnings;
+use IO::Select;
 use IO::Socket::INET;
+use Socket qw(AF_UNIX SOCK_STREAM PF_UNSPEC);
+use IPC::Run;
 use Net::SSLeay;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -29,6 +32,7 @@ webgres.tls_cert_file = '$cert'
 webgres.tls_key_file = '$key'
 webgres.header_timeout = 1000
 webgres.request_timeout = 2000
+log_min_messages = debug1
 EOC
 ok(WebgresTest::wait_for_listen($tport), 'the TLS listener accepts connections');
 
@@ -50,6 +54,79 @@ sub still_serving
 	my $r = $s ? TlsTest::request($s, 'GET', '/hello') : undef;
 	ok($r && $r->{status} == 200, "$desc: TLS is served afterwards");
 }
+
+# Reads a TLS connection until the peer closes it or $seconds pass;
+# returns (how it ended, what it sent, seconds taken).  How: 'closed' (a
+# close_notify or a bare close, which OpenSSL calls an unexpected EOF),
+# 'broken: ERROR' (bytes that are not TLS records, say), or 'open'.
+sub read_to_close
+{
+	my ($sock, $seconds) = @_;
+	my $sel = IO::Select->new($sock);
+	my ($t0, $got) = (time, '');
+	while (time < $t0 + $seconds)
+	{
+		next unless $sock->pending || $sel->can_read(0.5);
+		my $n = sysread($sock, my $chunk, 65536);
+		if (!$n)
+		{
+			my $err = $IO::Socket::SSL::SSL_ERROR // '';
+			my $how = defined $n || $err =~ /unexpected eof/ ? 'closed' : "broken: $err";
+			return ($how, $got, time - $t0);
+		}
+		$got .= $chunk;
+	}
+	return ('open', $got, time - $t0);
+}
+
+# A TLS 1.2 connection asks to renegotiate: its ClientHello is sent, then
+# the bytes that come back are read below TLS.  A record's content type
+# is in the clear: returns the first record's (22 a handshake, 21 an
+# alert), 'closed' if the peer closed first, 'nothing' if it said nothing
+# for 30 s; and whether the peer closed the connection afterwards.
+sub renegotiation_answer
+{
+	my ($port) = @_;
+	my $s = TlsTest::connect($port, version => 'TLSv1_2') or return ("no connection: $IO::Socket::SSL::SSL_ERROR", 0);
+	open(my $raw, '<&=', fileno($s)) or die "fdopen: $!";
+	# OpenSSL writes to the socket but reads from an empty socket of a
+	# pair, so that it cannot take the answer before this reads it.
+	socketpair(my $quiet, my $other, AF_UNIX, SOCK_STREAM, PF_UNSPEC) or die "socketpair: $!";
+	$quiet->blocking(0);
+	my $ssl = $s->_get_ssl_object;
+	Net::SSLeay::set_rfd($ssl, fileno($quiet));
+	Net::SSLeay::renegotiate($ssl) or return ('renegotiation not started', 0);
+	Net::SSLeay::do_handshake($ssl);    # sends the ClientHello, then wants to read
+	my $sel = IO::Select->new($raw);
+	my ($buf, $eof, $deadline) = ('', 0, time + 30);
+	while (!$eof && length($buf) < 5 && time < $deadline)
+	{
+		next unless $sel->can_read(0.5);
+		my $n = sysread($raw, $buf, 65536, length $buf);
+		$eof = 1 if defined $n && $n == 0;
+	}
+	my $first = length($buf) >= 5 ? ord($buf) : $eof ? 'closed' : 'nothing';
+	while (!$eof && time < $deadline)
+	{
+		next unless $sel->can_read(0.5);
+		my $n = sysread($raw, my $more, 65536);
+		$eof = 1 if defined $n && $n == 0;
+	}
+	Net::SSLeay::ERR_clear_error();
+	close $s;
+	return ($first, $eof);
+}
+
+# The control: openssl's own server, allowing TLS 1.0 and 1.1 (security
+# level 0) and client-initiated renegotiation, with the same certificate.
+# What the clients below are refused by webgres they must get from it, or
+# a refusal could be the client's own doing.
+my $cport = PostgreSQL::Test::Cluster::get_free_port();
+my ($cin, $cout) = ('', '');
+my $control = IPC::Run::start([ 'openssl', 's_server', '-accept', "127.0.0.1:$cport", '-cert', $cert,
+		'-key', $key, '-cipher', 'DEFAULT:@SECLEVEL=0', '-client_renegotiation', '-quiet' ],
+	'<', \$cin, '>', \$cout, '2>&1');
+WebgresTest::wait_for_listen($cport) or die "openssl s_server did not start: $cout";
 
 # A TLS record of content type $type.
 sub record { my ($type, $body) = @_; return pack('Cnn', $type, 0x0301, length $body) . $body; }
@@ -111,23 +188,46 @@ still_serving('oversized ClientHello');
 $s = TlsTest::connect($tport, ca => $ca, version => 'TLSv1_2');
 ok($s, 'a TLS 1.2 client');
 is(TlsTest::request($s, 'GET', '/hello')->{status}, 200, '... is served');
-my $ssl = $s->_get_ssl_object;
-Net::SSLeay::renegotiate($ssl);
-my $rc = Net::SSLeay::do_handshake($ssl);
-ok($rc <= 0, 'a client-initiated renegotiation is refused');
 close $s;
+my ($first, $closed) = renegotiation_answer($cport);
+is($first, 22, 'a server that allows renegotiation (openssl s_server) answers the client\'s ClientHello with a handshake record');
+($first, $closed) = renegotiation_answer($tport);
+is($first, 21, 'webgres answers it at once with an alert record, not a handshake or silence till a timeout');
+ok($closed, '... and closes the connection');
 still_serving('renegotiation');
 
 # ---- TLS 1.0 and 1.1 ----
-for my $v ([ 'TLSv1', 'TLS 1.0' ], [ 'TLSv1_1', 'TLS 1.1' ])
+# The clients offer them: openssl s_server takes them.  webgres answers
+# the ClientHello with nothing and closes, logging a failed handshake
+# (libh2o 2.2.5 closes a failed handshake without sending OpenSSL's
+# alert), while the same client settings with TLS 1.2 get a session: the
+# refusal is the server's, for the version.
+my $log = $h->node->logfile;
+my $failed_handshakes = sub { scalar(() = slurp_file($log) =~ /TLS handshake failed: ssl handshake failure/g) };
+my $c = TlsTest::connect($tport, version => 'TLSv1_2', cipher_list => 'DEFAULT:@SECLEVEL=0');
+is($c ? $c->get_sslversion : "refused: $IO::Socket::SSL::SSL_ERROR", 'TLSv1_2',
+	'the clients\' settings with TLS 1.2: a session with webgres');
+close $c if $c;
+for my $v ([ 'TLSv1', 'TLS 1.0', '-tls1', 'TLSv1' ], [ 'TLSv1_1', 'TLS 1.1', '-tls1_1', 'TLSv1.1' ])
 {
-	my $c = TlsTest::connect($tport, version => $v->[0], cipher_list => 'DEFAULT:@SECLEVEL=0');
-	ok(!$c, "$v->[1] is refused");
+	$c = TlsTest::connect($cport, version => $v->[0], cipher_list => 'DEFAULT:@SECLEVEL=0');
+	is($c ? $c->get_sslversion : "refused: $IO::Socket::SSL::SSL_ERROR", $v->[0],
+		"the client speaks $v->[1] to a server that allows it");
+	close $c if $c;
+	my $before = $failed_handshakes->();
+	$c = TlsTest::connect($tport, version => $v->[0], cipher_list => 'DEFAULT:@SECLEVEL=0');
+	ok(!$c, "$v->[1] is refused by webgres");
 	diag("a $v->[1] handshake succeeded: " . $c->get_sslversion) if $c;
+	ok(WebgresTest::poll_until(sub { $failed_handshakes->() > $before }, 30),
+		'... which logs a failed handshake');
+
+	$out = TlsTest::s_client($cport, $v->[2], '-cipher', 'DEFAULT:@SECLEVEL=0');
+	like($out, qr/^ *Protocol *: \Q$v->[3]\E$/m, "openssl s_client $v->[2] with openssl s_server: $v->[1]");
+	like($out, qr/Cipher is (?!\(NONE\))/, '... and a session');
+	$out = TlsTest::s_client($tport, $v->[2], '-cipher', 'DEFAULT:@SECLEVEL=0');
+	like($out, qr/Cipher is \(NONE\)/, "openssl s_client $v->[2] with webgres: no session");
+	like($out, qr/SSL handshake has read 0 bytes/, '... not a byte in answer to its ClientHello, no certificate');
 }
-$out = TlsTest::s_client($tport, '-tls1_1', '-cipher', 'DEFAULT:@SECLEVEL=0');
-like($out, qr/Cipher is \(NONE\)/, 'openssl s_client -tls1_1: no session is made');
-unlike($out, qr/Server certificate/, '... and the server sends no certificate');
 
 # ---- HTTP/1.1 behind TLS keeps its screening and timeouts ----
 $s = TlsTest::connect($tport, ca => $ca);
@@ -135,13 +235,22 @@ my $r = TlsTest::request($s, 'GET', '/x/../hello');
 is($r ? $r->{status} : 'none', 400, 'a dot segment in the target over TLS: 400, as in cleartext');
 close $s;
 
+# Each timeout answers as documented, and not before it is due (a close
+# for any other reason, a crash among them, is quicker or says otherwise).
 $s = TlsTest::connect($tport, ca => $ca);
 print $s "GET /hello HTTP/1.1\r\nHost: x\r\n";
-ok(TlsTest::peer_closes($s, 30), 'half a request head over TLS is closed after webgres.header_timeout');
+my ($how, $got);
+($how, $got, $took) = read_to_close($s, 30);
+is($how, 'closed', 'half a request head over TLS is closed');
+is($got, '', '... without the 408 cleartext gets (docs/tls.md)');
+cmp_ok($took, '>=', 0.9, "... after webgres.header_timeout (1 s), not sooner (${took}s)");
 close $s;
 
 $s = TlsTest::connect($tport, ca => $ca);
-ok(TlsTest::peer_closes($s, 30), 'an idle TLS connection is closed after webgres.request_timeout');
+($how, $got, $took) = read_to_close($s, 30);
+is($how, 'closed', 'an idle TLS connection is closed');
+is($got, '', '... without a response');
+cmp_ok($took, '>=', 1.9, "... after webgres.request_timeout (2 s), not sooner (${took}s)");
 close $s;
 
 # An HTTP/2 client that sends half its preface.
@@ -151,4 +260,5 @@ ok(TlsTest::peer_closes($s, 30), 'an HTTP/2 client over TLS that sends half its 
 close $s;
 still_serving('timeouts');
 
+$control->kill_kill;
 $h->finish;

@@ -33,6 +33,20 @@ sub missing
 	return @missing;
 }
 
+# Skips the whole file, naming what is missing, when the browser harness
+# is not installed.  scripts/test.sh counts the file as skipped, and under
+# make test (WEBGRES_REQUIRE_ALL, which installs all of it) fails the run.
+sub require_browser
+{
+	my @missing = missing();
+	plan skip_all => "the browser harness lacks @missing (make test installs it:"
+	  . " WEBGRES_DEPS_TESTS=1 scripts/deps.sh, scripts/pydeps.sh)"
+	  if @missing;
+	return;
+}
+
+# Runs the script in the page; returns its result, or undef (the browser's
+# error shown as a diagnostic).
 sub run
 {
 	my (%o) = @_;

@@ -33,7 +33,7 @@ SECRET = "the-test-secret-of-at-least-32-bytes!"
 KEYS = {
     "RS256": ("rsa", "rsa-1"), "RS384": ("rsa", "rsa-1"), "RS512": ("rsa", "rsa-1"),
     "PS256": ("rsa", "rsa-1"), "PS384": ("rsa", "rsa-1"), "PS512": ("rsa", "rsa-1"),
-    "ES256": ("ec256", "ec-1"), "ES384": ("ec384", "ec384-1"),
+    "ES256": ("ec256", "ec-1"), "ES384": ("ec384", "ec384-1"), "ES512": ("ec521", "ec521-1"),
     "EdDSA": ("ed25519", "ed-1"),
 }
 
@@ -59,6 +59,7 @@ def make_keys(d):
         "rsa": rsa.generate_private_key(public_exponent=65537, key_size=2048),
         "ec256": ec.generate_private_key(ec.SECP256R1()),
         "ec384": ec.generate_private_key(ec.SECP384R1()),
+        "ec521": ec.generate_private_key(ec.SECP521R1()),
         "ed25519": ed25519.Ed25519PrivateKey.generate(),
         "ec256-rotated": ec.generate_private_key(ec.SECP256R1()),
     }
@@ -71,7 +72,8 @@ def make_keys(d):
         f.write(pub["rsa"].public_bytes(serialization.Encoding.PEM,
                                         serialization.PublicFormat.SubjectPublicKeyInfo))
     first = [jwk(pub["rsa"], "rsa-1", RSAAlgorithm), jwk(pub["ec256"], "ec-1", ECAlgorithm),
-             jwk(pub["ec384"], "ec384-1", ECAlgorithm), jwk(pub["ed25519"], "ed-1", OKPAlgorithm)]
+             jwk(pub["ec384"], "ec384-1", ECAlgorithm), jwk(pub["ec521"], "ec521-1", ECAlgorithm),
+             jwk(pub["ed25519"], "ed-1", OKPAlgorithm)]
     with open(os.path.join(d, "jwks.json"), "w") as f:
         json.dump({"keys": first}, f)
     # The rotation: ec-1 is retired, ec-2 takes its place.
