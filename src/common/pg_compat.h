@@ -25,11 +25,15 @@
 
 /*
  * 16 keeps GUC values and check hooks' extra data in a memory context of
- * guc.c's and frees them with guc_free() (pfree); a hook's extra must come
- * from guc_malloc(), exported from 16 on.  Before, guc.c used malloc() and
- * free().  NULL when out of memory, as guc_malloc(LOG, ...) returns.
+ * guc.c's and frees them with guc_free() (pfree): a value or extra a check
+ * hook makes or replaces must come from guc_malloc() or guc_strdup() and
+ * go with guc_free(), all exported from 16 on.  Before, guc.c used
+ * malloc(), strdup() and free().  NULL when out of memory, as
+ * guc_malloc(LOG, ...) returns.
  */
 #define guc_malloc(elevel, size) malloc(size)
+#define guc_strdup(elevel, src) strdup(src)
+#define guc_free(ptr) free(ptr)
 
 #endif
 
