@@ -7,6 +7,8 @@
 #                   PG=N also picks the Postgres of make, install, run, demo, bench
 #   make run        build, install and serve the example and TechEmpower routes
 #   make bench      the benchmark harness (bench/README.md)
+#   make bench-guard BASE=main   this tree against an older build: fails on a 5 % loss
+#                   (make bench GUARD=main: the bench, then the guard)
 #   make cluster    a primary, two standbys and HAProxy on this machine (docs/scale-out.md)
 #   make demo       the board, a whole application, over HTTPS (examples/board)
 #   make fuzz       run each libFuzzer harness in fuzz/ for FUZZ_SECONDS (60)
@@ -16,15 +18,15 @@ MODULE_big = webgres
 OBJS = \
 	src/module/settings.o src/module/supervisor.o src/module/webgres.o \
 	src/sql/cache.o src/sql/functions.o src/sql/html.o src/sql/jwt_sign.o src/sql/sample.o \
-	src/http/capacity.o src/http/h2_guard.o src/http/health.o src/http/http_guard.o src/http/listen.o src/http/metrics.o src/http/static_files.o src/http/timeouts.o src/http/tls.o src/http/tls_tickets.o src/http/worker.o \
+	src/http/capacity.o src/http/h2_guard.o src/http/health.o src/http/http_guard.o src/http/listen.o src/http/metrics.o src/http/security_headers.o src/http/static_files.o src/http/timeouts.o src/http/tls.o src/http/tls_tickets.o src/http/worker.o \
 	src/exec/exec_socket.o src/exec/executor.o src/exec/handoff.o src/exec/handoff_frame.o \
-	src/serve/access_log.o src/serve/auth.o src/serve/compress.o src/serve/cors.o src/serve/cors_policy.o src/serve/jwt_keys.o src/serve/jwt_secret.o src/serve/pipeline.o src/serve/refusal_log.o src/serve/replica.o \
+	src/serve/access_log.o src/serve/auth.o src/serve/compress.o src/serve/cors.o src/serve/cors_policy.o src/serve/jwt_keys.o src/serve/jwt_secret.o src/serve/pipeline.o src/serve/rate_limit.o src/serve/refusal_log.o src/serve/replica.o \
 	src/events/events.o src/events/notify_sign.o src/events/sse.o \
 	src/handler/handler.o src/handler/plan_clock.o src/handler/simple_eval.o src/handler/splice.o src/handler/stream.o \
 	src/routes/mounts.o src/routes/ownership.o src/routes/route_limits.o src/routes/route_names.o src/routes/route_stats.o src/routes/route_trie.o src/routes/routes.o \
 	src/message/errors.o src/message/querystring.o src/message/request.o src/message/response.o src/message/response_abort.o \
-	src/parse/accept_encoding.o src/parse/accept_media.o src/parse/auth_headers.o src/parse/cors_syntax.o src/parse/formscan.o src/parse/frame_decode.o src/parse/h2_screen.o src/parse/jwk.o src/parse/jwt.o src/parse/listen_syntax.o src/parse/pattern.o src/parse/percent.o src/parse/screen.o src/parse/sse_format.o src/parse/static_path.o \
-	src/common/h2o_mirror.o src/common/shmem.o src/common/stats.o
+	src/parse/accept_encoding.o src/parse/accept_media.o src/parse/auth_headers.o src/parse/byte_ranges.o src/parse/cors_syntax.o src/parse/formscan.o src/parse/frame_decode.o src/parse/h2_screen.o src/parse/jwk.o src/parse/jwt.o src/parse/listen_syntax.o src/parse/networks.o src/parse/pattern.o src/parse/percent.o src/parse/screen.o src/parse/sse_format.o src/parse/static_path.o \
+	src/common/h2o_mirror.o src/common/rate_buckets.o src/common/shmem.o src/common/stats.o
 
 MODULEDIR = extension
 # (named relative to the source folder, which PGXS puts before them: a VPATH
@@ -107,7 +109,7 @@ endif
 -include $(OBJS:.o=.d)
 endif
 
-.PHONY: deps test test-stress run bench fuzz cluster demo
+.PHONY: deps test test-stress run bench bench-guard fuzz cluster demo
 
 deps:
 	@scripts/deps.sh
@@ -137,6 +139,13 @@ bench: deps
 	$(MAKE) all
 	$(MAKE) install
 	bench/run.sh
+	@if [ -n "$(GUARD)" ]; then bench/guard.sh $(GUARD); fi
+
+# bench/guard.sh builds and installs both builds itself; make bench
+# GUARD=main runs it after the bench.
+BASE ?= main
+bench-guard: deps
+	bench/guard.sh $(BASE)
 
 cluster: deps
 	$(MAKE) all

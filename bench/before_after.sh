@@ -71,8 +71,9 @@ log "building and installing this tree ($(git -C "$ROOT" describe --always --dir
 make -C "$ROOT" -s all install > "$SRC/build-after.log" 2>&1 \
 	|| { tail -n 20 "$SRC/build-after.log" >&2; exit 1; }
 
-OUT=$BENCH/results/$(date -u +%Y%m%dT%H%M%SZ)-before-after
-export BENCH_VIA="bench/before_after.sh $BASE" BENCH_OUT=$OUT BASE_BINDIR=$SRC/pg$bindir BASE_BUILD=${base_sha:0:7}
+# BENCH_OUT names another result directory (bench/guard.sh sets it)
+OUT=${BENCH_OUT:-$BENCH/results/$(date -u +%Y%m%dT%H%M%SZ)-before-after}
+export BENCH_VIA="${BENCH_VIA:-bench/before_after.sh $BASE}" BENCH_OUT=$OUT BASE_BINDIR=$SRC/pg$bindir BASE_BUILD=${base_sha:0:7}
 export BASE_TFB_DB=$SRC/tree/scripts/tfb-db.sh
 log "measuring both builds"
 if [ "$AFTER_ALL" = 1 ]; then

@@ -5,6 +5,13 @@
         reads RESULTS_DIR/raw/{meta.json,cases.jsonl,ops.jsonl} and writes
         RESULTS_DIR/results.json, RESULTS_DIR/report.md, RESULTS_DIR/chart.svg
 
+    report.py guard RESULTS_DIR [LOSS]
+        reads a bench/guard.sh run (this build and an older one, repetitions
+        paired) and prints every TechEmpower case whose loss exceeds LOSS
+        (default 0.05) and is more than the repetitions' spread, with the
+        smallest loss the run could flag; exits 1 if any case lost, 2 if no
+        case lost but some case was measured too coarsely to see LOSS.
+
     report.py pgbench-json PGBENCH_OUTPUT LOGDIR
         prints "WRKJSON {...}" for a pgbench run (its text output plus the
         per-transaction logs written with -l --log-prefix=LOGDIR/log), in the
@@ -20,15 +27,17 @@ import re
 import statistics
 import sys
 
-SERVERS = ["webgres", "webgres-base", "h2o", "pgbench", "pgbench-sql", "node-pg"]
+SERVERS = ["webgres", "webgres-base", "h2o", "pgbench", "pgbench-sql", "node-pg", "axum"]
 COLOURS = {"webgres": "#336791", "webgres-base": "#8fa9c4", "h2o": "#e8a33d", "pgbench": "#6a9f58",
-           "pgbench-sql": "#9bc48a", "node-pg": "#c0504d"}
+           "pgbench-sql": "#9bc48a", "node-pg": "#c0504d", "axum": "#7b4ea3"}
 # An older webgres build measured beside this one (bench/before_after.sh); its
 # repetitions are interleaved with this build's, so rep i of each is paired.
 BASE = "webgres-base"
 # A change smaller than this is within the spread of these shared machines.
 BASE_SAME_WITHIN = 0.05
-REFERENCES = ["h2o", "pgbench", "pgbench-sql", "node-pg"]
+REFERENCES = ["h2o", "pgbench", "pgbench-sql", "node-pg", "axum"]
+# The TechEmpower cases (bench/run.sh's tier "tfb") compared with axum.
+AXUM = "axum"
 PCTS = ["p50", "p90", "p99", "p99.9"]
 DB_ENDPOINTS = ["db", "queries", "fortunes", "updates"]
 # pgbench logging 0 µs for more than this share of transactions means its
@@ -212,6 +221,9 @@ def aggregate(cases):
             errs = {k: sum(r["result"]["errors"][k] for r in runs)
                     for k in ("connect", "read", "write", "timeout")}
             cpu = sum(r.get("cpu_s", 0.0) for r in runs)
+            # every core's busy time over the runs: load generator and other
+            # tenants of the machine included
+            mcpu = sum(r.get("machine_cpu_s", 0.0) for r in runs)
             # TCP segments the machine sent per request, both ends together
             tcp = [(r["tcp"]["out_segs"] / r["result"]["requests"], r["tcp"]["delayed_acks"] / r["result"]["requests"])
                    for r in runs if r.get("tcp") and r["result"]["requests"] > 0]
@@ -225,6 +237,8 @@ def aggregate(cases):
                 "requests": reqs,
                 "cpu_s": round(cpu, 2),
                 "requests_per_cpu_s": round(reqs / cpu) if cpu > 0 else None,
+                "machine_cpu_s": round(mcpu, 2),
+                "requests_per_machine_cpu_s": round(reqs / mcpu) if mcpu > 0 else None,
             }
             if tcp:
                 entry["servers"][server]["tcp_per_request"] = {
@@ -539,6 +553,58 @@ def md_table(header, rows):
     return "\n".join(out)
 
 
+def axum_cpu(d, key):
+    """A server's requests per CPU-second (key: requests_per_cpu_s or
+    requests_per_machine_cpu_s), or None."""
+    return d.get(key) or None
+
+
+def axum_md(summary):
+    """Every TechEmpower case against the axum reference: the ratio of
+    median req/s and of requests per CPU-second, server plus Postgres."""
+    rows = []
+    for e in summary:
+        if e.get("tier") != "tfb" or AXUM not in e["servers"]:
+            continue
+        w, a = e["servers"].get("webgres", {}), e["servers"][AXUM]
+        if "rps" not in w or "rps" not in a:
+            rows.append((e["label"], "– (%s)" % w.get("unavailable", "not run") if "rps" not in w
+                         else fmt_rps(w["rps"]["median"]),
+                         "– (%s)" % a.get("unavailable", "?") if "rps" not in a else fmt_rps(a["rps"]["median"]),
+                         "", "", "", "", "", ""))
+            continue
+        ratio = e["ratios"].get(AXUM)
+        doubt = e["ratio_doubts"].get(AXUM)
+        cells = [e["label"],
+                 "%s (%s–%s)" % (fmt_rps(w["rps"]["median"]), fmt_rps(w["rps"]["min"]), fmt_rps(w["rps"]["max"])),
+                 "%s (%s–%s)" % (fmt_rps(a["rps"]["median"]), fmt_rps(a["rps"]["min"]), fmt_rps(a["rps"]["max"])),
+                 ("%.2f× ⚠ (%s)" % (ratio, doubt)) if doubt else "**%.2f×**" % ratio]
+        for key in ("requests_per_cpu_s", "requests_per_machine_cpu_s"):
+            wc, ac = axum_cpu(w, key), axum_cpu(a, key)
+            cells += [fmt_rps(wc), fmt_rps(ac), "%.2f×" % (wc / ac) if wc and ac else "–"]
+        rows.append(cells)
+    if not rows:
+        return []
+    return ["## Against axum (webgres ÷ axum)",
+            "",
+            "`bench/reference/axum`: axum 0.8 and tokio-postgres, built as TechEmpower's axum "
+            "entry is (a single-threaded runtime, listener and Postgres connection per core, "
+            "prepared statements, the queries of a request pipelined on its connection, one "
+            "batched UPDATE), against the same database as the other references, its "
+            "repetitions interleaved with theirs. *req/CPU-s* counts the CPU time of the server "
+            "plus all of Postgres (webgres: the postmaster and its children, which include the "
+            "workers; axum: its process plus the postmaster and its children), summed over the "
+            "repetitions: on a shared 2-core machine, where wrk takes much of a core, it is the "
+            "fairer measure of what each stack costs. *machine* divides by every core's busy "
+            "time over the same runs (`/proc/stat`), the load generator and anything else the "
+            "machine ran included: it is only as clean as the machine was quiet.",
+            "",
+            md_table(["case", "webgres req/s (min–max)", "axum req/s (min–max)", "webgres ÷ axum",
+                      "webgres req/CPU-s", "axum req/CPU-s", "÷ (req/CPU-s)",
+                      "webgres req/machine-CPU-s", "axum req/machine-CPU-s", "÷ (machine)"], rows),
+            ""]
+
+
 def base_md(meta, summary):
     """The section comparing this build with the older one, or nothing."""
     rows = []
@@ -582,13 +648,15 @@ def report_md(meta, summary, ops, target_rows):
     L.append("%s run: %d repetition(s) of %d s per case, %d webgres workers (and as many "
              "h2o_hello processes and node-pg workers), wrk with %d threads, connections %s "
              "(queries/updates/cached-queries at %s). Machine: %d × %s, %s, kernel %s. %s, libh2o %s, "
-             "node %s, wrk %s. Commit `%s`%s."
+             "node %s, wrk %s%s. Commit `%s`%s."
              % ("QUICK" if meta.get("quick") else "Full", meta.get("reps", 0), meta.get("duration_s", 0),
                 meta.get("workers", 0), meta.get("wrk_threads", 2),
                 "/".join(str(c) for c in meta.get("conns", [])), meta.get("qconns"),
                 meta.get("nproc", 0), meta.get("cpu", "?"), fmt_kib(meta.get("mem_total_kib", 0)),
                 meta.get("kernel", "?"), meta.get("postgres", "?"), meta.get("libh2o", "?"),
-                meta.get("node", "?"), meta.get("wrk", "?"), meta.get("git", "?"),
+                meta.get("node", "?"), meta.get("wrk", "?"),
+                (", axum with %s runtimes and connections (%s)" % (meta["axum_threads"], meta.get("rustc") or "?"))
+                if meta.get("axum_threads") else "", meta.get("git", "?"),
                 "; beside it the older build `%s`, served by a second cluster of the same "
                 "settings (see [the comparison](#against-the-older-build))" % meta["base_build"]
                 if meta.get("base_build") else ""))
@@ -656,7 +724,7 @@ def report_md(meta, summary, ops, target_rows):
         cells.append("%d / %d" % (w["socket_errors_total"], w["non_2xx"]) if "rps" in w else "")
         rows.append(cells)
     L.append(md_table(["case", "webgres req/s (min–max)", "h2o_hello", "pgbench", "pgbench, handler's SQL", "node-pg",
-                       "webgres p50 / p99", "webgres sock err / non-2xx"], rows))
+                       "axum", "webgres p50 / p99", "webgres sock err / non-2xx"], rows))
     L.append("")
     L.append("A ratio marked ⚠ compares a server that had socket errors or error statuses "
              "(≥ 400) in that case: it is shown, but no target counts it. † marks latency "
@@ -664,6 +732,7 @@ def report_md(meta, summary, ops, target_rows):
     L.append("")
 
     L.extend(base_md(meta, summary))
+    L.extend(axum_md(summary))
 
     L.append("## Overhead tax")
     L.append("")
@@ -766,8 +835,8 @@ def report_md(meta, summary, ops, target_rows):
     L.append(md_table(["measure", "value"], orows))
     L.append("")
     L.append("Requests per CPU-second of the serving processes (webgres and pgbench: the "
-             "postmaster and all its children; h2o_hello: its processes; node-pg: its "
-             "processes plus Postgres), summed over repetitions:")
+             "postmaster and all its children; h2o_hello: its processes; node-pg and axum: "
+             "their processes plus Postgres), summed over repetitions:")
     L.append("")
     crow = []
     for e in summary:
@@ -987,6 +1056,181 @@ def sse_md(rows):
     return "\n".join(L) + "\n\n"
 
 
+# ---------------------------------------------------------------- guard --
+
+# The guard (bench/guard.sh) judges each TechEmpower case on the paired
+# repetitions of the two builds: d_i = ln(this_i / older_i), rep i of each
+# run side by side.  A case lost when the median of d is below ln(1 - LOSS)
+# and a sign test over the pairs says the loss is more than noise: its exact
+# one-sided upper confidence bound of the median (an order statistic of d)
+# is below 0.  The error rate GUARD_ALPHA is shared among the cases judged
+# (Bonferroni), so that an A/A run of every case flags none in 95 % of runs.
+GUARD_LOSS = 0.05
+GUARD_ALPHA = 0.05             # chance that a run flags a case that did not lose
+GUARD_POWER = 0.80             # "reliably": flagged in this share of runs
+# A case whose smallest reliably flagged loss exceeds this × LOSS was
+# measured too coarsely: the guard says so and names the REPS that would do.
+GUARD_MAX_MDL_FACTOR = 1.2
+# the standard error of a median of normal samples is this × s / sqrt(n)
+MEDIAN_SE_FACTOR = 1.2533
+
+
+def paired_log_ratios(servers):
+    """ln(this / older) for each repetition both builds ran without errors."""
+    pairs = {}
+    for server in ("webgres", BASE):
+        for r in servers.get(server, {}).get("runs", []):
+            res = r.get("result")
+            if res and not any(res["errors"].values()):
+                pairs.setdefault(r["rep"], {})[server] = run_rps(r)
+    return [math.log(p["webgres"] / p[BASE]) for _, p in sorted(pairs.items())
+            if len(p) == 2 and p[BASE] > 0 and p["webgres"] > 0]
+
+
+def sign_bound_rank(n, alpha):
+    """The smallest u such that at least u of n pairs below the true median
+    happens with chance at most alpha: the u-th smallest d is then a one-sided
+    upper bound of the median at 1 - alpha.  None when n is too small."""
+    tail = 0.0
+    for u in range(n, 0, -1):
+        p = tail + math.comb(n, u) / (1 << n)
+        if p > alpha:
+            return u + 1 if u < n else None
+        tail = p
+    return 1
+
+
+def guard_alpha(cases):
+    """The one-sided error rate of each case's test."""
+    return GUARD_ALPHA / max(1, cases)
+
+
+def guard_mdl(spread, n, loss=GUARD_LOSS, cases=1):
+    """The smallest loss flagged in GUARD_POWER of runs with n paired
+    repetitions whose log ratios spread with standard deviation `spread`
+    (normal approximation): the estimate must fall below ln(1 - loss) and
+    clear the sign test's bound.  None when n pairs can never pass the test."""
+    if n < 2 or spread is None or sign_bound_rank(n, guard_alpha(cases)) is None:
+        return None
+    z = statistics.NormalDist()
+    zc, zp = z.inv_cdf(1 - guard_alpha(cases)), z.inv_cdf(GUARD_POWER)
+    se = MEDIAN_SE_FACTOR * spread / math.sqrt(n)
+    need = max(-math.log(1 - loss) + zp * se, (zc + zp) * se)
+    return 1 - math.exp(-need)
+
+
+def guard_reps_needed(spread, loss=GUARD_LOSS, cases=1, mdl=None):
+    """The fewest pairs for which guard_mdl falls to mdl (default
+    GUARD_MAX_MDL_FACTOR × loss)."""
+    mdl = mdl or GUARD_MAX_MDL_FACTOR * loss
+    if not spread:
+        spread = 1e-6
+    # the largest standard error that keeps both conditions of guard_mdl,
+    # then the n it takes, then up to where the sign test can pass too
+    z = statistics.NormalDist()
+    zc, zp = z.inv_cdf(1 - guard_alpha(cases)), z.inv_cdf(GUARD_POWER)
+    se = min((math.log(1 - loss) - math.log(1 - mdl)) / zp, -math.log(1 - mdl) / (zc + zp))
+    n = max(2, int((MEDIAN_SE_FACTOR * spread / se) ** 2) - 1)
+    while guard_mdl(spread, n, loss, cases) is None or guard_mdl(spread, n, loss, cases) > mdl:
+        n += 1
+    return n
+
+
+def guard_cases(cases, loss=GUARD_LOSS):
+    """One verdict per TechEmpower case measured on both builds."""
+    groups, order = {}, []
+    for c in cases:
+        if c.get("tier") != "tfb" or "unavailable" in c:
+            continue
+        key = case_key(c)
+        if key not in groups:
+            order.append(key)
+        groups.setdefault(key, {}).setdefault(c["server"], {"runs": []})["runs"].append(c)
+    judged = len(order)
+    out = []
+    for key in order:
+        d = paired_log_ratios(groups[key])
+        v = {"label": case_label(key), "reps": len(d)}
+        if not d:
+            v.update(verdict="unmeasured")
+            out.append(v)
+            continue
+        spread = statistics.stdev(d) if len(d) >= 2 else None
+        med = statistics.median(d)
+        u = sign_bound_rank(len(d), guard_alpha(judged))
+        upper = sorted(d)[u - 1] if u else None
+        mdl = guard_mdl(spread, len(d), loss, judged)
+        v.update(ratio=math.exp(med), upper=math.exp(upper) if upper is not None else None,
+                 below=sum(1 for x in d if x < 0), spread=spread, mdl=mdl,
+                 reps_needed=guard_reps_needed(spread, loss, judged) if spread is not None else None)
+        if upper is not None and med < math.log(1 - loss) and upper < 0:
+            v["verdict"] = "lost"
+        elif mdl is None or mdl > GUARD_MAX_MDL_FACTOR * loss:
+            v["verdict"] = "coarse"
+        else:
+            v["verdict"] = "ok"
+        out.append(v)
+    return out
+
+
+def guard_report(outdir, loss=GUARD_LOSS):
+    """Prints the guard's table and verdict; returns the exit status."""
+    cases = load_jsonl(os.path.join(outdir, "raw", "cases.jsonl"))
+    meta = {}
+    if os.path.exists(os.path.join(outdir, "raw", "meta.json")):
+        with open(os.path.join(outdir, "raw", "meta.json")) as f:
+            meta = json.load(f)
+    verdicts = guard_cases(cases, loss)
+    rows = []
+    for v in verdicts:
+        if v["verdict"] == "unmeasured":
+            rows.append((v["label"], "–", "–", "–", "–", "–", "not measured on both builds without errors"))
+            continue
+        rows.append((v["label"], "%d (%d lower)" % (v["reps"], v["below"]), "%.3f×" % v["ratio"],
+                     "%.3f×" % v["upper"] if v["upper"] is not None else "–",
+                     "%.1f %%" % (100 * v["spread"]) if v["spread"] is not None else "–",
+                     "%.1f %%" % (100 * v["mdl"]) if v["mdl"] is not None else "–",
+                     {"lost": "**LOST %.1f %%**" % (100 * (1 - v["ratio"])),
+                      "coarse": "too coarse: REPS=%s would see %.1f %%" % (v["reps_needed"], 100 * GUARD_MAX_MDL_FACTOR * loss)
+                      if v["reps_needed"] else "too coarse (one pair)",
+                      "ok": "no loss over %.0f %%" % (100 * loss)}[v["verdict"]]))
+    lines = ["# Guard: this build `%s` against `%s`" % (meta.get("git", "?"), meta.get("base_build", "?")), "",
+             "Each case: the two builds' repetitions alternate; *pairs* counts the repetitions "
+             "run side by side (and in how many this build was slower); *this ÷ older* is "
+             "exp(median of ln(this_i ÷ older_i)); *bound* the sign test's one-sided upper "
+             "bound of that median at %.2f %% error per case (%.0f %% shared among %d cases); "
+             "*spread* the standard deviation of the log ratios (an A/A run, `bench/guard.sh "
+             "HEAD`, shows the machine's own); *flags from* the smallest loss flagged in %.0f %% "
+             "of runs at this spread and count. A case **lost** when the ratio is below %.2f× "
+             "and the bound below 1.00×."
+             % (100 * guard_alpha(len(verdicts)), 100 * GUARD_ALPHA, len(verdicts),
+                100 * GUARD_POWER, 1 - loss), "",
+             md_table(["case", "pairs", "this ÷ older", "bound", "spread", "flags from", "verdict"], rows), ""]
+    lost = [v for v in verdicts if v["verdict"] == "lost"]
+    coarse = [v for v in verdicts if v["verdict"] in ("coarse", "unmeasured")]
+    mdls = [v["mdl"] for v in verdicts if v.get("mdl") is not None]
+    if mdls:
+        lines.append("Power: the smallest loss this run reliably flags is %.1f %% (median over cases; "
+                     "worst %.1f %%)." % (100 * statistics.median(mdls), 100 * max(mdls)))
+    elif verdicts:
+        alpha = guard_alpha(len(verdicts))
+        lines.append("Power: none. With %.2f %% error per case the sign test needs at least %d pairs "
+                     "(all of them slower) to call any loss." % (100 * alpha, math.ceil(math.log2(1 / alpha))))
+    if lost:
+        lines.append("LOST more than %.0f %%: %s." % (100 * loss, "; ".join(
+            "%s (%.3f×)" % (v["label"], v["ratio"]) for v in lost)))
+    elif coarse:
+        lines.append("No loss found, but %d case(s) were measured too coarsely to see %.0f %%: "
+                     "rerun with more repetitions (REPS)." % (len(coarse), 100 * loss))
+    else:
+        lines.append("No case lost more than %.0f %%." % (100 * loss))
+    text = "\n".join(lines) + "\n"
+    with open(os.path.join(outdir, "guard.md"), "w") as f:
+        f.write(text)
+    sys.stdout.write(text)
+    return 1 if lost else (2 if coarse else 0)
+
+
 # ---------------------------------------------------------------- chart --
 
 def esc(s):
@@ -1128,6 +1372,16 @@ def static_md(raw):
             "Accept-Encoding: gzip.\n\n" + open(table).read())
 
 
+def ratelimit_md(raw):
+    """The rate-limit tier's section (bench/ratelimit.sh wrote its tables), or nothing."""
+    table = os.path.join(raw, "ratelimit", "ratelimit.md")
+    if not os.path.exists(table):
+        return ""
+    return ("\n## Rate-limit tier: a limit never hit, and clients over one\n\n"
+            "bench/ratelimit.sh: the same routes without a rate limit and with one they "
+            "never reach, and a route every request is over (429).\n\n" + open(table).read())
+
+
 def build(outdir):
     raw = os.path.join(outdir, "raw")
     meta = {}
@@ -1155,6 +1409,7 @@ def build(outdir):
         f.write(stream_md(raw))
         f.write(tls_md(raw))
         f.write(static_md(raw))
+        f.write(ratelimit_md(raw))
         f.write(sse_md(sse_rows))
     with open(os.path.join(outdir, "chart.svg"), "w") as f:
         f.write(chart_svg(meta, summary))
@@ -1163,6 +1418,8 @@ def build(outdir):
 def main(argv):
     if len(argv) == 3 and argv[1] == "build":
         build(argv[2])
+    elif len(argv) in (3, 4) and argv[1] == "guard":
+        return guard_report(argv[2], float(argv[3]) if len(argv) == 4 else GUARD_LOSS)
     elif len(argv) == 4 and argv[1] == "pgbench-json":
         pgbench_json(argv[2], argv[3])
     else:

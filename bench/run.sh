@@ -19,8 +19,13 @@
 # (its connection levels),
 # AUTH (1: the auth tier, /db with no token, an HS256 and an ES256 token;
 # default on; ONLY=auth runs it alone among the endpoint tiers).
+# AXUM (1: the axum reference, built by cargo from crates.io; default on;
+# 0 leaves it out), AXUM_THREADS (its runtimes and connections, default
+# nproc: one per core, as TechEmpower's entry runs).
 # SSE (1: the sse tier, bench/sse/run.sh, event-stream subscribers; default on;
 # ONLY=sse runs it alone among the endpoint tiers).
+# BENCH_REFERENCES (0: the TechEmpower cases measure only webgres and the
+# older build, no reference; bench/guard.sh sets it).
 # BASE_BINDIR (the bindir of a second Postgres installation holding an older
 # webgres build; bench/before_after.sh makes one): that build is served by a
 # cluster of its own and measured as one more server, webgres-base, in the
@@ -68,9 +73,12 @@ THREADS=2                      # wrk threads (and pgbench -j)
 HANDLER_TIMEOUT_MS=${HANDLER_TIMEOUT_MS:-50}
 
 NODE_POOL=${NODE_POOL:-32}
+AXUM=${AXUM:-1}
+# one runtime and one Postgres connection per core, as TechEmpower's axum entry
+AXUM_THREADS=${AXUM_THREADS:-$(nproc)}
 # what the report states as the command that made it
 BENCH_COMMAND=""
-for v in QUICK WORKERS REPS DURATION MIXED_DURATION CONNS QCONNS SOAK SOAK_REQUESTS RSS_STEPS PROFILE WEBGRES ONLY NODE_POOL HANDLER_TIMEOUT_MS CAPACITY CAP_CONNS CAP_DURATION SSE AUTH ROUTE_COUNTS BENCH_TFB_DB BASE_BUILD; do
+for v in QUICK WORKERS AXUM AXUM_THREADS REPS DURATION MIXED_DURATION CONNS QCONNS SOAK SOAK_REQUESTS RSS_STEPS PROFILE WEBGRES ONLY NODE_POOL HANDLER_TIMEOUT_MS CAPACITY CAP_CONNS CAP_DURATION SSE AUTH ROUTE_COUNTS BENCH_TFB_DB BASE_BUILD; do
 	[ -n "${!v:-}" ] && BENCH_COMMAND+="$v='${!v}' "
 done
 # BENCH_VIA: the command that ran this script (bench/before_after.sh sets it)
@@ -198,9 +206,16 @@ if [ ! -d "$NODEDIR/node_modules/pg" ] || [ "$NODEDIR/package-lock.json" -nt "$N
 	log "installing node-pg's dependencies (npm ci)"
 	(cd "$NODEDIR" && npm ci --no-audit --no-fund --silent)
 fi
+AXUM_SERVER=""
+if [ "$AXUM" = 1 ]; then
+	log "building bench/reference/axum (cargo build --release, crates.io only; quick once cached)"
+	AXUM_BIN=$("$BENCH/reference/axum/build.sh" 2> "$RAW/axum-build.log" | tail -n 1) && [ -x "$AXUM_BIN" ] ||
+		{ cat "$RAW/axum-build.log" >&2; die "could not build the axum reference (AXUM=0 leaves it out)"; }
+	AXUM_SERVER=axum
+fi
 
 # --- the cluster ------------------------------------------------------------
-PGPORT=$(free_port); WG_PORT=$(free_port); H2O_PORT=$(free_port); NODE_PORT=$(free_port)
+PGPORT=$(free_port); WG_PORT=$(free_port); H2O_PORT=$(free_port); NODE_PORT=$(free_port); AXUM_PORT=$(free_port)
 PGHOST=$PGDIR/socket
 export PGHOST PGPORT
 MAX_CLIENTS=$(printf '%s\n' $CONNS $QCONNS 256 | sort -n | tail -n 1)
@@ -219,7 +234,7 @@ webgres.database = 'hello_world'
 webgres.share_read_transactions = off
 # TechEmpower's database settings (REQUIREMENTS §3), scaled to a small machine;
 # room for pgbench's clients at the top level plus node-pg's idle pools
-max_connections = $(( MAX_CLIENTS + WORKERS * NODE_POOL + 64 ))
+max_connections = $(( MAX_CLIENTS + WORKERS * NODE_POOL + AXUM_THREADS + 64 ))
 shared_buffers = 256MB
 work_mem = 64MB
 synchronous_commit = off
@@ -355,6 +370,10 @@ tree_ticks() {
 	echo "$total"
 }
 CLK_TCK=$(getconf CLK_TCK)
+# machine_ticks: CPU ticks every core of the machine spent busy so far (user,
+# nice, system, irq, softirq, steal from /proc/stat): the servers, Postgres,
+# the load generator and whatever else runs on the machine.
+machine_ticks() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat; }
 
 # --- start the references -------------------------------------------------
 "$BENCH/reference/h2o_hello" "$H2O_PORT" "$WORKERS" > "$RAW/h2o_hello.log" 2>&1 &
@@ -362,7 +381,17 @@ H2O_PID=$!; PIDS+=("$H2O_PID")
 PORT=$NODE_PORT WORKERS=$WORKERS POOL=$NODE_POOL PGHOST=$REF_PGHOST PGPORT=$REF_PGPORT \
 	node "$NODEDIR/server.js" > "$RAW/node-pg.log" 2>&1 &
 NODE_PID=$!; PIDS+=("$NODE_PID")
+if [ -n "$AXUM_SERVER" ]; then
+	PORT=$AXUM_PORT THREADS=$AXUM_THREADS PGHOST=$REF_PGHOST PGPORT=$REF_PGPORT \
+		"$AXUM_BIN" > "$RAW/axum.log" 2>&1 &
+	AXUM_PID=$!; PIDS+=("$AXUM_PID")
+fi
 wait_200 "http://127.0.0.1:$H2O_PORT/plaintext" 10 >/dev/null || die "h2o_hello did not start"
+[ -z "$AXUM_SERVER" ] || wait_200 "http://127.0.0.1:$AXUM_PORT/plaintext" 20 >/dev/null ||
+	{ cat "$RAW/axum.log" >&2; die "the axum reference did not start"; }
+# measured only once it answers what TechEmpower's verifier checks
+[ -z "$AXUM_SERVER" ] || python3 "$BENCH/tfb_verify.py" "http://127.0.0.1:$AXUM_PORT" > "$RAW/axum-verify.txt" 2>&1 ||
+	{ cat "$RAW/axum-verify.txt" >&2; die "the axum reference fails TechEmpower's checks (see $RAW/axum-verify.txt)"; }
 wait_200 "http://127.0.0.1:$NODE_PORT/plaintext" 20 >/dev/null || die "node-pg did not start"
 
 server_url() {
@@ -371,6 +400,7 @@ server_url() {
 	webgres-base) echo "http://127.0.0.1:$WG_BASE_PORT" ;;
 	h2o) echo "http://127.0.0.1:$H2O_PORT" ;;
 	node-pg) echo "http://127.0.0.1:$NODE_PORT" ;;
+	axum) echo "http://127.0.0.1:$AXUM_PORT" ;;
 	esac
 }
 # the processes whose CPU time a server's figures are charged with
@@ -381,6 +411,7 @@ server_ticks() {
 	webgres-base) tree_ticks "$(head -n 1 "$BASE_PGDIR/postmaster.pid")" ;;
 	h2o) tree_ticks "$H2O_PID" ;;
 	node-pg) echo $(( $(tree_ticks "$NODE_PID") + $(tree_ticks "$(ref_postmaster_pid)") )) ;;
+	axum) echo $(( $(tree_ticks "$AXUM_PID") + $(tree_ticks "$(ref_postmaster_pid)") )) ;;
 	esac
 }
 
@@ -428,9 +459,9 @@ tcp_counters() {
 run_one() {
 	local server=$1 tier=$2 endpoint=$3 path=$4 accept=$5 conns=$6 pipe=$7 rep=$8 secs=$9 pgscript=${10:-}
 	local out="$RAW/$tier.$server.$endpoint.$(echo "$path" | tr -c 'A-Za-z0-9=' '_').c$conns.p$pipe.r$rep.txt"
-	local t0 t1 w0 w1 result tcp0 tcp1
+	local t0 t1 w0 w1 m0 m1 result tcp0 tcp1
 	tcp0=$(tcp_counters)
-	t0=$(server_ticks "$server"); w0=$(now_ms)
+	t0=$(server_ticks "$server"); m0=$(machine_ticks); w0=$(now_ms)
 	if [[ $server == pgbench* ]]; then
 		pgbench_cmd "$out" "$pgscript" "$conns" "$secs"
 	elif [ "$pipe" -gt 1 ]; then
@@ -438,13 +469,14 @@ run_one() {
 	else
 		wrk_cmd "$out" "$(server_url "$server")$path" "$accept" "$conns" "$secs" report.lua || true
 	fi
-	w1=$(now_ms); t1=$(server_ticks "$server")
+	w1=$(now_ms); m1=$(machine_ticks); t1=$(server_ticks "$server")
 	tcp1=$(tcp_counters)
 	result=$(sed -n 's/^WRKJSON //p' "$out" | tail -n 1)
 	[ -n "$result" ] || result=null
-	printf '{"tier":"%s","endpoint":"%s","path":"%s","conns":%d,"pipeline":%d,"server":"%s","rep":%d,"seconds":%d,"wall_ms":%d,"cpu_s":%.2f,"tcp":%s,"result":%s}\n' \
+	printf '{"tier":"%s","endpoint":"%s","path":"%s","conns":%d,"pipeline":%d,"server":"%s","rep":%d,"seconds":%d,"wall_ms":%d,"cpu_s":%.2f,"machine_cpu_s":%.2f,"tcp":%s,"result":%s}\n' \
 		"$tier" "$endpoint" "$path" "$conns" "$pipe" "$server" "$rep" "$secs" $(( w1 - w0 )) \
 		"$(awk -v t=$(( t1 - t0 )) -v h="$CLK_TCK" 'BEGIN { print t / h }')" \
+		"$(awk -v t=$(( m1 - m0 )) -v h="$CLK_TCK" 'BEGIN { print t / h }')" \
 		"$(echo "$tcp0 $tcp1" | awk 'NF == 6 { printf "{\"out_segs\":%d,\"delayed_acks\":%d,\"loss_probes\":%d}", $4 - $1, $5 - $2, $6 - $3; next } { printf "null" }')" \
 		"$result" >> "$CASES"
 	printf '  %-8s %-26s c=%-4s p=%-2s rep %s: %s req/s\n' "$server" "$path" "$conns" "$pipe" "$rep" \
@@ -463,6 +495,8 @@ bench_case() {
 	for spec in "$@"; do
 		server=${spec%%:*}
 		[ "$server" = webgres ] && [ "$WEBGRES" != 1 ] && continue
+		# BENCH_REFERENCES=0 (bench/guard.sh): the two webgres builds only
+		[ "${BENCH_REFERENCES:-1}" = 0 ] && [[ $server != webgres* ]] && continue
 		# pgbench-sql needs the handler's SQL, which only a webgres run has
 		[[ $server == pgbench-sql && ! -s ${spec#*:} ]] && continue
 		if [[ $server != pgbench* ]]; then
@@ -504,6 +538,7 @@ bench_case() {
 	echo "\"quick\": $QUICK, \"reps\": $REPS, \"duration_s\": $DURATION, \"workers\": $WORKERS,"
 	echo "\"conns\": [$(echo $CONNS | tr ' ' ',')], \"qconns\": $QCONNS, \"wrk_threads\": $THREADS,"
 	echo "\"node_pool\": $NODE_POOL, \"soak\": $SOAK, \"profile\": $PROFILE,"
+	echo "\"axum_threads\": $([ -n "$AXUM_SERVER" ] && echo "$AXUM_THREADS" || echo null), \"rustc\": $(jstr "$([ -n "$AXUM_SERVER" ] && rustc --version 2>/dev/null)"),"
 	echo "\"git\": $(jstr "$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)"),"
 	# BASE_BUILD: the older build measured beside this one (before_after.sh)
 	echo "\"base_build\": $(jstr "$([ -n "$BASE_SERVER" ] && echo "${BASE_BUILD:-unknown}")"),"
@@ -543,23 +578,23 @@ done
 # --- tier 1 + 2 + 4: TechEmpower endpoints against the references ----------
 log "TechEmpower endpoints: $REPS repetition(s) of ${DURATION}s, connections $CONNS (queries: $QCONNS)"
 for c in $CONNS; do
-	bench_case tfb plaintext /plaintext "$ACCEPT_PLAIN" "$c" 1 webgres $BASE_SERVER h2o node-pg
-	bench_case tfb json /json "$ACCEPT_JSON" "$c" 1 webgres $BASE_SERVER h2o "pgbench-sql:$JSON_SQL" node-pg
-	bench_case tfb db /db "$ACCEPT_JSON" "$c" 1 webgres $BASE_SERVER "pgbench:$BENCH/pgbench/db.sql" "pgbench-sql:$DB_SQL" node-pg
+	bench_case tfb plaintext /plaintext "$ACCEPT_PLAIN" "$c" 1 webgres $BASE_SERVER h2o node-pg $AXUM_SERVER
+	bench_case tfb json /json "$ACCEPT_JSON" "$c" 1 webgres $BASE_SERVER h2o "pgbench-sql:$JSON_SQL" node-pg $AXUM_SERVER
+	bench_case tfb db /db "$ACCEPT_JSON" "$c" 1 webgres $BASE_SERVER "pgbench:$BENCH/pgbench/db.sql" "pgbench-sql:$DB_SQL" node-pg $AXUM_SERVER
 	bench_case tfb fortunes /fortunes "$ACCEPT_HTML" "$c" 1 webgres $BASE_SERVER "pgbench:$BENCH/pgbench/fortunes.sql" \
-		"pgbench-sql:$FORTUNES_SQL" node-pg
-	bench_case tfb plaintext-pipelined /plaintext "$ACCEPT_PLAIN" "$c" 16 webgres $BASE_SERVER h2o node-pg
+		"pgbench-sql:$FORTUNES_SQL" node-pg $AXUM_SERVER
+	bench_case tfb plaintext-pipelined /plaintext "$ACCEPT_PLAIN" "$c" 16 webgres $BASE_SERVER h2o node-pg $AXUM_SERVER
 done
 for q in 1 5 20; do
-	bench_case tfb queries "/queries?queries=$q" "$ACCEPT_JSON" "$QCONNS" 1 webgres $BASE_SERVER node-pg
+	bench_case tfb queries "/queries?queries=$q" "$ACCEPT_JSON" "$QCONNS" 1 webgres $BASE_SERVER node-pg $AXUM_SERVER
 done
 for q in 1 5 20; do
 	if [ "$q" = 1 ]; then script=$BENCH/pgbench/updates.sql
 	else script=$TMP/updates-$q.sql; "$BENCH/pgbench/updates.sh" "$q" > "$script"; fi
-	bench_case tfb updates "/updates?queries=$q" "$ACCEPT_JSON" "$QCONNS" 1 webgres $BASE_SERVER "pgbench:$script" node-pg
+	bench_case tfb updates "/updates?queries=$q" "$ACCEPT_JSON" "$QCONNS" 1 webgres $BASE_SERVER "pgbench:$script" node-pg $AXUM_SERVER
 done
 for n in 1 20 100; do
-	bench_case tfb cached-queries "/cached-queries?count=$n" "$ACCEPT_JSON" "$QCONNS" 1 webgres $BASE_SERVER node-pg
+	bench_case tfb cached-queries "/cached-queries?count=$n" "$ACCEPT_JSON" "$QCONNS" 1 webgres $BASE_SERVER node-pg $AXUM_SERVER
 done
 mid=$(echo $CONNS | awk '{ print $(int((NF + 1) / 2)) }')
 bench_case overhead select1 /select1 "$ACCEPT_PLAIN" "$mid" 1 webgres
@@ -841,6 +876,14 @@ if [ "$WEBGRES" = 1 ] && { { [ "$QUICK" = 0 ] && [ -z "${ONLY:-}" ]; } || [[ sta
 	log "static tier"
 	WORKERS=$WORKERS REPS=$REPS DURATION=$DURATION "$BENCH/static.sh" "$RAW/static" > "$RAW/static.log" 2>&1 \
 		|| log "static tier failed (see $RAW/static.log)"
+fi
+
+# --- tier: rate limits (a limit never hit, and clients over one; bench/ratelimit.sh) ---
+# Its own cluster; in full runs, or when ONLY names it.
+if [ "$WEBGRES" = 1 ] && { { [ "$QUICK" = 0 ] && [ -z "${ONLY:-}" ]; } || [[ ratelimit =~ ^(${ONLY:-})$ ]]; }; then
+	log "rate-limit tier"
+	WORKERS=$WORKERS REPS=$REPS DURATION=$DURATION "$BENCH/ratelimit.sh" "$RAW/ratelimit" > "$RAW/ratelimit.log" 2>&1 \
+		|| log "rate-limit tier failed (see $RAW/ratelimit.log)"
 fi
 
 # --- tier: scale-out (reads through HAProxy over 1-3 nodes; bench/scaleout.sh) ---

@@ -8,10 +8,14 @@ never spent on a report that would quote a wrong figure. It builds reports
 from made-up raw results in a temporary directory and reads them back:
 latency that cannot be right (pipelined wrk runs, percentiles of 0, pgbench
 logging 0 us transactions) is never reported, a ratio against a server that
-had errors is marked and not counted, and the fault tier's errors, a dirty
+had errors is marked and not counted, the guard calls a loss only where
+the pairs agree, and the fault tier's errors, a dirty
 tree and the command are stated. Python 3 standard library only.
 """
+import contextlib
+import io
 import json
+import math
 import os
 import shutil
 import sys
@@ -92,6 +96,115 @@ class ReportTest(unittest.TestCase):
         self.assertIn("## Against the older build", md)
         self.assertIn("h2o 0.83× → 0.83×", md)
         self.assertIn("older build `109b006`", md)
+
+    def test_axum_is_compared_in_every_techempower_case(self):
+        for endpoint, path, w, a in (("db", "/db", 60000, 50000), ("fortunes", "/fortunes", 30000, 40000)):
+            cw = case(endpoint, path, 64, 1, "webgres", wrk_result(w))
+            cw.update(cpu_s=2.0, machine_cpu_s=6.0)
+            ca = case(endpoint, path, 64, 1, "axum", wrk_result(a))
+            ca.update(cpu_s=3.0, machine_cpu_s=6.0)
+            self.cases += [cw, ca]
+        # not a TechEmpower case: no row in the axum section
+        c = case("select1", "/select1", 64, 1, "webgres", wrk_result(1000))
+        c["tier"] = "overhead"
+        self.cases.append(c)
+        results, md = self.build()
+        section = md.split("## Against axum (webgres ÷ axum)")[1].split("\n## ")[0]
+        self.assertAlmostEqual(results["cases"][0]["ratios"]["axum"], 1.2)
+        # /db: 180,000 requests over 2 CPU-s against 150,000 over 3
+        self.assertEqual(self.server(results, "/db c=64", "webgres")["requests_per_cpu_s"], 90000)
+        self.assertEqual(self.server(results, "/db c=64", "axum")["requests_per_machine_cpu_s"], 25000)
+        self.assertIn("| /db c=64 | 60.0k (60.0k–60.0k) | 50.0k (50.0k–50.0k) | **1.20×** | 90.0k | 50.0k | 1.80× "
+                      "| 30.0k | 25.0k | 1.20× |", section)
+        self.assertIn("| /fortunes c=64 | 30.0k (30.0k–30.0k) | 40.0k (40.0k–40.0k) | **0.75×** |", section)
+        self.assertNotIn("/select1", section)
+        self.assertIn("| 50.0k → **1.20×** |", md)     # the ratio table's axum column
+
+    def test_axum_ratio_with_errors_is_marked(self):
+        self.cases += [case("db", "/db", 64, 1, "webgres", wrk_result(60000)),
+                       case("db", "/db", 64, 1, "axum", wrk_result(50000, status=12))]
+        _, md = self.build()
+        self.assertIn("1.20× ⚠ (axum had 0 socket errors, 12 non-2xx)", md)
+
+    def guard_cases(self, this, older, endpoint="db", path="/db"):
+        for rep, (new, old) in enumerate(zip(this, older), 1):
+            for server, rps in (("webgres", new), ("webgres-base", old)):
+                c = case(endpoint, path, 256, 1, server, wrk_result(rps))
+                c["rep"] = rep
+                self.cases.append(c)
+
+    def guard(self):
+        self.meta["base_build"] = "109b006"
+        self.build()
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            status = report.guard_report(self.dir)
+        return status, out.getvalue()
+
+    def test_guard_flags_a_loss_beyond_the_spread(self):
+        noise = [1.00, 1.01, 0.99, 1.02, 0.98, 1.00, 1.01, 0.99, 1.02, 0.98]
+        self.guard_cases([90000 * n for n in noise], [100000 * n for n in reversed(noise)])
+        self.guard_cases([100000 * n for n in noise], [100000 * n for n in reversed(noise)], "json", "/json")
+        status, text = self.guard()
+        self.assertEqual(status, 1)
+        self.assertIn("LOST more than 5 %: /db c=256 (0.900×)", text)
+        self.assertIn("| /db c=256 | 10 (10 lower) | 0.900× |", text)
+        self.assertIn("| /json c=256 | 10 (4 lower) | 1.000× |", text)
+        self.assertIn("no loss over 5 %", text)
+        self.assertIn("Power: the smallest loss this run reliably flags is", text)
+
+    def test_guard_does_not_flag_a_loss_below_the_threshold(self):
+        noise = [1.00, 1.01, 0.99, 1.02, 0.98, 1.00, 1.01, 0.99, 1.02, 0.98]
+        self.guard_cases([97000 * n for n in noise], [100000 * n for n in reversed(noise)])
+        status, text = self.guard()
+        self.assertEqual(status, 0)
+        self.assertIn("No case lost more than 5 %.", text)
+
+    def test_guard_does_not_flag_noise(self):
+        # three pairs 7 % down, two 10 % up: the median reads a 7 % loss, but
+        # the pairs disagree and the bootstrap bound stays above 1
+        self.guard_cases([93000, 110000, 92000, 112000, 93000], [100000] * 5)
+        status, text = self.guard()
+        self.assertNotIn("LOST", text)
+        self.assertEqual(status, 2)                    # and it says REPS is too low to tell
+        self.assertRegex(text, r"too coarse: REPS=\d+ would see 6.0 %")
+
+    def test_guard_aa_run_flags_nothing(self):
+        # the same build twice in 14 cases, 12 pairs each, spreading by 10 %
+        # as on a busy machine: judged one by one at 5 % each, one case of
+        # these reads as a loss (so would 8 of 60 such runs; with the 5 %
+        # shared among the cases, 2 of 60)
+        import random
+        rng = random.Random(10)
+        for i in range(14):
+            path = "/queries?queries=%d" % (i + 1)
+            self.guard_cases([100000 * math.exp(rng.gauss(0, 0.10)) for _ in range(12)],
+                             [100000] * 12, "queries", path)
+        status, text = self.guard()
+        self.assertNotIn("LOST", text)
+        self.assertIn("0.36 % error per case (5 % shared among 14 cases)", text)
+
+    def test_guard_power(self):
+        # 10 pairs spreading by 2 %: the median's standard error is
+        # 1.2533 * 0.02 / sqrt(10) = 0.79 %; the estimate must clear ln 0.95
+        # by 0.84 of it: 1 - 0.95 * exp(-0.0084 * 0.79) = 5.6 %
+        self.assertAlmostEqual(report.guard_mdl(0.02, 10), 0.0563, places=3)
+        for spread in (0.01, 0.03, 0.08):
+            n = report.guard_reps_needed(spread)
+            self.assertLessEqual(report.guard_mdl(spread, n), 0.06 + 1e-9)
+            fewer = report.guard_mdl(spread, n - 1)     # and one fewer would not do
+            self.assertTrue(fewer is None or fewer > 0.06)
+        # the sign test alone: 4 pairs can never reach 5 % error, 5 can (1/32)
+        self.assertIsNone(report.sign_bound_rank(4, 0.05))
+        self.assertEqual(report.sign_bound_rank(5, 0.05), 5)
+        self.assertEqual(report.sign_bound_rank(10, 0.025), 9)   # P(>= 9 of 10) = 1.1 %
+        self.assertEqual(report.sign_bound_rank(30, 0.05), 20)   # P(>= 20 of 30) = 4.9 %
+
+    def test_guard_leaves_out_pairs_with_errors(self):
+        self.guard_cases([90000] * 5, [100000] * 5)
+        self.cases[0]["result"]["errors"]["status"] = 3   # rep 1 of this build
+        status, text = self.guard()
+        self.assertIn("| /db c=256 | 4 (4 lower) |", text)
 
     def test_capacity_target_needs_no_socket_errors(self):
         for conns, rps, timeouts in ((256, 100000, 0), (10000, 80000, 12)):

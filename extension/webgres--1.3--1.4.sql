@@ -319,14 +319,3 @@ END;
 
 COMMENT ON FUNCTION webgres.openapi(text[], text, text) IS
   'An OpenAPI 3.1 document describing the routes the calling role can see: paths (parameters as {name}), methods, summary and description from the description column, response content types (stream formats, text/event-stream, a content_type the handler names), and the bearer token (or cookie) security of routes with auth. servers: the base URLs clients use.';
-
--- ==== event streams: notifications whose sender a stream can trust ====
--- Signed with a key that lives only in shared memory (events/notify_sign.c);
--- a stream whose handler returns senders takes only these, from those roles.
-
-CREATE FUNCTION webgres.notify(channel text, payload text) RETURNS void
-	LANGUAGE c VOLATILE STRICT
-	AS 'MODULE_PATHNAME', 'webgres_notify';
-
-COMMENT ON FUNCTION webgres.notify(text, text) IS
-  'NOTIFY channel with payload, signed as the current user: an event stream whose handler returns a senders column delivers only notifications signed by one of those roles. Any role may call it; it can sign only as itself.';

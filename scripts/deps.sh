@@ -24,8 +24,9 @@ packages=(postgresql-15 postgresql-server-dev-15 unzip bzip2
 # test sets it; the image and make run do without): the browser tests
 # (test/browser) drive Debian's chromium through its chromium-driver, with
 # selenium from test/requirements.txt (scripts/pydeps.sh).  Nothing
-# downloads a browser build: the driver is named explicitly.
-[ "${WEBGRES_DEPS_TESTS:-}" ] && packages+=(chromium chromium-driver)
+# downloads a browser build: the driver is named explicitly.  testssl.sh:
+# t/037_security_headers.pl has it judge the TLS listener.
+[ "${WEBGRES_DEPS_TESTS:-}" ] && packages+=(chromium chromium-driver testssl.sh)
 
 missing=()
 for p in "${packages[@]}"; do

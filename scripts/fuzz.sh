@@ -15,7 +15,7 @@ case $seconds in
 	''|*[!0-9]*|0) echo "fuzz: SECONDS must be a whole number above 0, not '$seconds'" >&2; exit 2 ;;
 esac
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(screen pattern form h2_screen accept_encoding static_path jwt handoff_frame accept_media listen cors sse_format auth_headers jwk)
+[ ${#targets[@]} -eq 0 ] && targets=(screen pattern form h2_screen accept_encoding static_path jwt handoff_frame accept_media listen cors sse_format auth_headers jwk byte_ranges networks)
 
 # Without a working clang nothing was fuzzed: that is a failure, never a
 # pass (make test and make fuzz install it through WEBGRES_DEPS_EXTRA).
@@ -40,10 +40,13 @@ flags=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefine
 "$cc" "${flags[@]}" "$src/fuzz/fuzz_pattern.c" "$src/src/parse/pattern.c" "$src/src/parse/percent.c" "$src/fuzz/shim/shim.c" -o "$bin/fuzz_pattern"
 "$cc" "${flags[@]}" "$src/fuzz/fuzz_form.c" "$src/src/parse/formscan.c" "$src/src/parse/percent.c" \
 	"$src/fuzz/shim/shim.c" -o "$bin/fuzz_form"
-"$cc" "${flags[@]}" "$src/fuzz/fuzz_h2_screen.c" "$src/src/parse/h2_screen.c" -o "$bin/fuzz_h2_screen"
+"$cc" "${flags[@]}" "$src/fuzz/fuzz_h2_screen.c" "$src/src/parse/h2_screen.c" "$src/src/parse/screen.c" \
+	"$src/src/parse/percent.c" -o "$bin/fuzz_h2_screen"
 "$cc" "${flags[@]}" "$src/fuzz/fuzz_accept_encoding.c" "$src/src/parse/accept_encoding.c" -o "$bin/fuzz_accept_encoding"
 "$cc" "${flags[@]}" "$src/fuzz/fuzz_static_path.c" "$src/src/parse/static_path.c" "$src/src/parse/percent.c" \
 	-o "$bin/fuzz_static_path"
+"$cc" "${flags[@]}" "$src/fuzz/fuzz_byte_ranges.c" "$src/src/parse/byte_ranges.c" -o "$bin/fuzz_byte_ranges"
+"$cc" "${flags[@]}" "$src/fuzz/fuzz_networks.c" "$src/src/parse/networks.c" -o "$bin/fuzz_networks"
 "$cc" "${flags[@]}" "$src/fuzz/fuzz_jwt.c" "$src/src/parse/jwt.c" "$src/fuzz/shim/shim.c" -lm -o "$bin/fuzz_jwt"
 "$cc" "${flags[@]}" "$src/fuzz/fuzz_sse_format.c" "$src/src/parse/sse_format.c" -o "$bin/fuzz_sse_format"
 "$cc" "${flags[@]}" "$src/fuzz/fuzz_handoff_frame.c" "$src/src/parse/frame_decode.c" -o "$bin/fuzz_handoff_frame"

@@ -18,6 +18,7 @@ extern bool webgres_expose_errors;
 extern int	webgres_request_timeout;
 extern int	webgres_header_timeout;
 extern int	webgres_body_timeout;
+extern int	webgres_send_timeout;
 extern bool webgres_share_read_transactions;
 extern bool webgres_http2;
 extern int	webgres_http2_max_resets;
@@ -81,6 +82,12 @@ extern int	webgres_cors_max_age;
 	"DHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES256-GCM-SHA384:DHE-RSA-CHACHA20-POLY1305"
 #define WEBGRES_TLS_DEFAULT_CIPHERSUITES \
 	"TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256"
+
+/* The response safeguards' settings (module/settings.c, at its end). */
+extern int	webgres_static_max_ranges;
+extern bool webgres_nosniff;
+extern char *webgres_hsts;
+extern char *webgres_metrics_allow;
 
 /* The product name, as it goes into the Server header and process titles. */
 #define WEBGRES_SERVER_NAME "webgres"

@@ -285,6 +285,7 @@ serve_connection(int fd, MemoryContext cxt)
 	run.place = PIPELINE_RUN_HERE;
 	run.head_at = meta.head_at;
 	run.sink = &sink;
+	run.client = NULL;			/* rate limits counted it on the loop */
 
 	current_fd = fd;
 	worker_gone = false;

@@ -521,6 +521,36 @@ header_list_size(h2o_req_t *req)
 	return size;
 }
 
+/*
+ * Screens a decoded request by the rules of the HTTP/1 screen: its
+ * :method, :path and :authority, then each field.  False with the refusal
+ * in res.
+ */
+static bool
+screen_decoded(h2o_req_t *req, ScreenResult *res)
+{
+	/*
+	 * A request without :authority has been given the host's own name by
+	 * h2o (h2o_req_setup): the very same bytes, where a client's is a copy.
+	 */
+	bool		no_authority = req->hostconf != NULL &&
+		req->input.authority.base == req->hostconf->authority.hostport.base;
+
+	if (!h2_screen_request(req->input.method.base, req->input.method.len,
+						   req->input.path.base, req->input.path.len,
+						   no_authority ? NULL : req->input.authority.base,
+						   req->input.authority.len, req->headers.size, res))
+		return false;
+	for (size_t i = 0; i < req->headers.size; i++)
+	{
+		const h2o_header_t *h = &req->headers.entries[i];
+
+		if (!h2_screen_field(h->name->base, h->name->len, h->value.base, h->value.len, res))
+			return false;
+	}
+	return true;
+}
+
 /* Screens an HTTP/2 request before it is routed. */
 bool
 h2_guard_check(h2o_req_t *req, char **body, size_t *bodylen)
@@ -528,22 +558,32 @@ h2_guard_check(h2o_req_t *req, char **body, size_t *bodylen)
 	h2o_socket_t *sock = req->conn->callbacks->get_socket ?
 		req->conn->callbacks->get_socket(req->conn) : NULL;
 	H2Guard    *g = guard_of(sock);
-	h2o_http2_stream_t *stream;
+	ScreenResult res;
 
-	if (g == NULL)
-		return true;
-	stream = H2O_STRUCT_FROM_MEMBER(h2o_http2_stream_t, req, req);
-
-	/* h2o discards the answer when it reads the reset, next. */
-	if (h2_screen_was_reset(&g->screen, stream->stream_id))
+	if (g != NULL)
 	{
-		response_simple(req, 400, "the stream was reset", body, bodylen);
-		return false;
+		h2o_http2_stream_t *stream = H2O_STRUCT_FROM_MEMBER(h2o_http2_stream_t, req, req);
+
+		/* h2o discards the answer when it reads the reset, next. */
+		if (h2_screen_was_reset(&g->screen, stream->stream_id))
+		{
+			response_simple(req, 400, "the stream was reset", body, bodylen);
+			return false;
+		}
+		if (h2_screen_header_list(&g->screen, header_list_size(req)) != H2_OK)
+		{
+			send_goaway((h2o_http2_conn_t *) req->conn, g, g->screen.verdict);
+			response_simple(req, 431, "Request Header Fields Too Large", body, bodylen);
+			return false;
+		}
 	}
-	if (h2_screen_header_list(&g->screen, header_list_size(req)) != H2_OK)
+	/* The stream alone is refused: HTTP/2 frames each request itself. */
+	if (!screen_decoded(req, &res))
 	{
-		send_goaway((h2o_http2_conn_t *) req->conn, g, g->screen.verdict);
-		response_simple(req, 431, "Request Header Fields Too Large", body, bodylen);
+		ereport(DEBUG1,
+				(errmsg_internal("webgres refused an HTTP/2 request with %d: %s",
+								 res.status, res.reason)));
+		response_simple(req, res.status, res.reason, body, bodylen);
 		return false;
 	}
 	return true;

@@ -18,13 +18,19 @@
  * webgres.metrics_listen opens listeners of their own, with an h2o host
  * whose one handler answers the metrics path and 404 to the rest; their
  * connections are few and short, so they are not counted against the
- * worker's connection capacity.
+ * worker's connection capacity.  Without them, the metrics path is
+ * answered on the main listeners, which face the clients, only to those
+ * whose address lies in webgres.metrics_allow (loopback by default); any
+ * other client is answered 404, as if there were no metrics there.
  */
 #include "postgres.h"
 
 #include <math.h>
 
+#include <sys/socket.h>
+
 #include "lib/stringinfo.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 
 #define H2O_USE_LIBUV 0
@@ -32,6 +38,8 @@
 
 #include "http/listen.h"
 #include "http/metrics.h"
+#include "http/security_headers.h"
+#include "parse/networks.h"
 #include "routes/route_limits.h"
 #include "routes/route_names.h"
 #include "routes/route_stats.h"
@@ -42,6 +50,9 @@
 
 static h2o_globalconf_t metrics_config;
 static h2o_accept_ctx_t metrics_accept_ctx;
+
+/* webgres.metrics_allow as read by its check hook (malloc'd by it, as GUC extras are). */
+static NetworkList *metrics_allow = NULL;
 
 /* Appends s as a Prometheus label value: backslash, quote and newline escaped. */
 static void
@@ -91,6 +102,7 @@ typedef struct Exposition
 	StringInfoData errors;
 	StringInfoData timeouts;
 	StringInfoData queue_full;
+	StringInfoData rate_limited;
 	StringInfoData bytes;
 	StringInfoData slow;
 	StringInfoData running;
@@ -140,6 +152,8 @@ put_route(const RouteStatsSnapshot *snap, void *arg)
 					 labels, snap->timeouts);
 	appendStringInfo(&e->queue_full, "webgres_route_queue_full_total{%s} " UINT64_FORMAT "\n",
 					 labels, snap->queue_full);
+	appendStringInfo(&e->rate_limited, "webgres_route_rate_limited_total{%s} " UINT64_FORMAT "\n",
+					 labels, snap->rate_limited);
 	appendStringInfo(&e->bytes, "webgres_route_response_bytes_total{%s} " UINT64_FORMAT "\n",
 					 labels, snap->bytes_out);
 }
@@ -199,7 +213,7 @@ metrics_render(void)
 	Exposition e;
 	StringInfoData out;
 	StringInfo	sections[] = {&e.hist, &e.responses, &e.errors, &e.timeouts, &e.queue_full,
-		&e.bytes, &e.slow, &e.running, &e.queued, &e.w_requests, &e.w_responses,
+		&e.rate_limited, &e.bytes, &e.slow, &e.running, &e.queued, &e.w_requests, &e.w_responses,
 	&e.w_memory, &e.w_errors, &e.w_loads, &e.w_connections};
 
 	memset(&e, 0, sizeof(e));
@@ -220,6 +234,8 @@ metrics_render(void)
 			   "Requests answered 504 because webgres.handler_timeout ran out.", &e.timeouts);
 	put_family(&out, "webgres_route_queue_full_total", "counter",
 			   "Requests refused 503 because the route's executor queue was full.", &e.queue_full);
+	put_family(&out, "webgres_route_rate_limited_total", "counter",
+			   "Requests refused 429 because a rate limit was reached (docs/rate-limits.md).", &e.rate_limited);
 	put_family(&out, "webgres_route_response_bytes_total", "counter",
 			   "Response body bytes sent.", &e.bytes);
 	put_family(&out, "webgres_route_slow", "gauge",
@@ -295,14 +311,82 @@ asks_for_metrics(h2o_req_t *req)
 		h2o_memis(req->path.base, len, webgres_metrics_path, strlen(webgres_metrics_path));
 }
 
-/* Answers req if it asks for webgres.metrics_path; returns whether it did. */
+/* Whether req's client lies in a network of webgres.metrics_allow. */
+static bool
+client_allowed(h2o_req_t *req)
+{
+	struct sockaddr_storage ss;
+
+	if (metrics_allow == NULL || req->conn->callbacks->get_peername == NULL ||
+		req->conn->callbacks->get_peername(req->conn, (struct sockaddr *) &ss) == 0)
+		return false;
+	return networks_contain(metrics_allow, (struct sockaddr *) &ss);
+}
+
+/*
+ * Answers req if it asks for webgres.metrics_path; returns whether it did.
+ * A client outside webgres.metrics_allow gets 404 (no route is tried, so
+ * none answers the path for it either).
+ */
 bool
 metrics_try_answer(h2o_req_t *req)
 {
+	static h2o_generator_t generator = {NULL, NULL};
+	static const char not_found[] = "Not Found\n";
+
 	if (webgres_metrics_listen[0] != '\0' || !asks_for_metrics(req))
 		return false;
-	answer(req);
+	if (client_allowed(req))
+	{
+		answer(req);
+		return true;
+	}
+	req->res.status = 404;
+	req->res.reason = "Not Found";
+	req->res.content_length = sizeof(not_found) - 1;
+	h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL,
+				   H2O_STRLIT("text/plain; charset=utf-8"));
+	h2o_start_response(req, &generator);
+	if (h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD")))
+		h2o_send(req, NULL, 0, H2O_SEND_STATE_FINAL);
+	else
+	{
+		h2o_iovec_t body = h2o_iovec_init(not_found, sizeof(not_found) - 1);
+
+		h2o_send(req, &body, 1, H2O_SEND_STATE_FINAL);
+	}
 	return true;
+}
+
+/* webgres.metrics_allow's check hook: reads the list into *extra. */
+bool
+metrics_check_allow(char **newval, void **extra, GucSource source)
+{
+	NetworkList *list = malloc(sizeof(NetworkList));
+	const char *error;
+
+	if (list == NULL)
+	{
+		GUC_check_errcode(ERRCODE_OUT_OF_MEMORY);
+		GUC_check_errmsg("out of memory");
+		return false;
+	}
+	if (!networks_parse(*newval, list, &error))
+	{
+		free(list);
+		GUC_check_errdetail("%s.", error);
+		GUC_check_errhint("List networks as 127.0.0.0/8, ::1/128 or 10.1.2.3.");
+		return false;
+	}
+	*extra = list;
+	return true;
+}
+
+/* webgres.metrics_allow's assign hook: the list its check hook read. */
+void
+metrics_assign_allow(const char *newval, void *extra)
+{
+	metrics_allow = extra;
 }
 
 /* The handler of the metrics listeners: the metrics path, or 404. */
@@ -335,6 +419,7 @@ metrics_start(h2o_context_t *ctx)
 	int			naddrs;
 	char	   *error;
 	h2o_hostconf_t *hostconf;
+	h2o_pathconf_t *pathconf;
 	h2o_handler_t *handler;
 
 	if (webgres_metrics_listen == NULL || webgres_metrics_listen[0] == '\0')
@@ -347,8 +432,11 @@ metrics_start(h2o_context_t *ctx)
 	h2o_config_init(&metrics_config);
 	metrics_config.server_name = ctx->globalconf->server_name;
 	hostconf = h2o_config_register_host(&metrics_config, h2o_iovec_init(H2O_STRLIT("default")), 65535);
-	handler = h2o_create_handler(h2o_config_register_path(hostconf, "/", 0), sizeof(*handler));
+	pathconf = h2o_config_register_path(hostconf, "/", 0);
+	handler = h2o_create_handler(pathconf, sizeof(*handler));
 	handler->on_req = on_metrics_req;
+	security_headers_register(pathconf);
+	security_headers_register(&hostconf->fallback_path);
 	metrics_accept_ctx.ctx = ctx;
 	metrics_accept_ctx.hosts = metrics_config.hosts;
 

@@ -6,6 +6,10 @@
 #ifndef WEBGRES_METRICS_H
 #define WEBGRES_METRICS_H
 
+#include <stdbool.h>
+
+#include "utils/guc.h"
+
 struct st_h2o_req_t;
 struct st_h2o_context_t;
 
@@ -20,6 +24,13 @@ extern void metrics_start(struct st_h2o_context_t *ctx);
  * webgres.metrics_listen is not set); returns whether it did.
  */
 extern bool metrics_try_answer(struct st_h2o_req_t *req);
+
+/*
+ * The check and assign hooks of webgres.metrics_allow: the networks whose
+ * clients may read the metrics on the main listeners.
+ */
+extern bool metrics_check_allow(char **newval, void **extra, GucSource source);
+extern void metrics_assign_allow(const char *newval, void *extra);
 
 /* The exposition text, in the current memory context (for tests and SQL). */
 extern char *metrics_render(void);

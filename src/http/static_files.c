@@ -43,18 +43,24 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/openat2.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #define H2O_USE_LIBUV 0
 #include <h2o.h>
 
+#include "common/settings.h"
 #include "common/stats.h"
 #include "http/static_files.h"
 #include "message/response.h"
 #include "parse/accept_encoding.h"
+#include "parse/byte_ranges.h"
 #include "parse/static_path.h"
 #include "routes/mounts.h"
+
+/* The longest "first-last," of a canonical Range: two 20-digit numbers. */
+#define RANGE_SPEC_MAX 42
 
 /* What a mount's directory holds at a path. */
 typedef enum Lookup
@@ -204,9 +210,13 @@ handlers_of(const Mount *m)
 	return &handlers[m->index];
 }
 
-/* Looks rel (relative, decoded) up under the directory with realpath(). */
+/*
+ * Looks rel (relative, decoded) up under the directory with realpath();
+ * *st, unless NULL, gets what it found.
+ */
 static Lookup
-look_up_realpath(h2o_req_t *req, const MountHandlers *mh, const char *directory, const char *rel)
+look_up_realpath(h2o_req_t *req, const MountHandlers *mh, const char *directory, const char *rel,
+				 struct stat *st)
 {
 	char	   *full = h2o_concat(&req->pool, h2o_iovec_init(directory, strlen(directory)),
 								  h2o_iovec_init(H2O_STRLIT("/")),
@@ -219,7 +229,7 @@ look_up_realpath(h2o_req_t *req, const MountHandlers *mh, const char *directory,
 		result = LOOKUP_MISSING;
 	else if (strncmp(real, mh->root_real, rootlen) == 0 &&
 			 (real[rootlen] == '\0' || real[rootlen] == '/' || rootlen == 1))
-		result = LOOKUP_FOUND;
+		result = (st == NULL || stat(real, st) == 0) ? LOOKUP_FOUND : LOOKUP_MISSING;
 	else
 		result = LOOKUP_OUTSIDE;
 	free(real);
@@ -228,16 +238,18 @@ look_up_realpath(h2o_req_t *req, const MountHandlers *mh, const char *directory,
 
 /*
  * Looks rel up under the directory: one openat2() that refuses to leave it,
- * through ".." or through a symbolic link, absolute or relative.
+ * through ".." or through a symbolic link, absolute or relative.  *st,
+ * unless NULL, gets what it found (its size, for a Range).
  */
 static Lookup
-look_up(h2o_req_t *req, const MountHandlers *mh, const char *directory, const char *rel)
+look_up(h2o_req_t *req, const MountHandlers *mh, const char *directory, const char *rel,
+		struct stat *st)
 {
 	struct open_how how;
 	int			fd;
 
 	if (rel[0] == '\0')
-		return LOOKUP_FOUND;
+		return (st == NULL || fstat(mh->rootfd, st) == 0) ? LOOKUP_FOUND : LOOKUP_MISSING;
 	if (have_openat2)
 	{
 		memset(&how, 0, sizeof(how));
@@ -246,8 +258,10 @@ look_up(h2o_req_t *req, const MountHandlers *mh, const char *directory, const ch
 		fd = (int) syscall(SYS_openat2, mh->rootfd, rel, &how, sizeof(how));
 		if (fd >= 0)
 		{
+			bool		ok = (st == NULL || fstat(fd, st) == 0);
+
 			close(fd);
-			return LOOKUP_FOUND;
+			return ok ? LOOKUP_FOUND : LOOKUP_MISSING;
 		}
 		if (errno == EXDEV || errno == ELOOP)
 			return LOOKUP_OUTSIDE;
@@ -256,7 +270,7 @@ look_up(h2o_req_t *req, const MountHandlers *mh, const char *directory, const ch
 		/* No openat2 (an older kernel, or a seccomp filter): realpath(). */
 		have_openat2 = false;
 	}
-	return look_up_realpath(req, mh, directory, rel);
+	return look_up_realpath(req, mh, directory, rel, st);
 }
 
 /* Whether the client takes gzip, by webgres' reading of Accept-Encoding. */
@@ -315,11 +329,79 @@ target_of(h2o_req_t *req, const Mount *m, const char *decoded, size_t len)
 	return h2o_strdup(&req->pool, rel.base, rel.len).base;
 }
 
-/* Hands req to handler h with the screened path; true if it answered. */
+/* Removes every Range field of req: the whole file is sent. */
+static void
+drop_ranges(h2o_req_t *req)
+{
+	ssize_t		i;
+
+	while ((i = h2o_find_header(&req->headers, H2O_TOKEN_RANGE, -1)) != -1)
+		h2o_delete_header(&req->headers, i);
+}
+
+/*
+ * Gives the file handler a Range it can read only one way: at most
+ * webgres.static_max_ranges ranges of the file as it is now (st), merged
+ * where they overlap or nearly touch, in absolute positions; or none, so
+ * that the whole file goes out with 200, when the field is malformed, asks
+ * for too many, or comes twice.  A Range no byte of the file satisfies
+ * becomes one the handler answers 416.
+ */
+static void
+screen_ranges(h2o_req_t *req, const struct stat *st)
+{
+	ssize_t		i = h2o_find_header(&req->headers, H2O_TOKEN_RANGE, -1);
+	h2o_iovec_t *value;
+	ByteRange  *ranges;
+	int			n;
+	char	   *out;
+	size_t		outlen;
+
+	if (i == -1)
+		return;
+	if (!S_ISREG(st->st_mode) || h2o_find_header(&req->headers, H2O_TOKEN_RANGE, i) != -1)
+	{
+		drop_ranges(req);
+		return;
+	}
+	value = &req->headers.entries[i].value;
+	ranges = h2o_mem_alloc_pool(&req->pool, sizeof(ByteRange) * webgres_static_max_ranges);
+	switch (byte_ranges_plan(value->base, value->len, (uint64) st->st_size,
+							 webgres_static_max_ranges, ranges, &n))
+	{
+		case BYTE_RANGES_WHOLE:
+			drop_ranges(req);
+			return;
+		case BYTE_RANGES_UNSATISFIABLE:
+			/* The file handler answers 416 to a range that starts past the end. */
+			ranges[0].first = (uint64) st->st_size;
+			n = 0;
+			break;
+		case BYTE_RANGES_PARTIAL:
+			break;
+	}
+	out = h2o_mem_alloc_pool(&req->pool, RANGE_SPEC_MAX * Max(n, 1) + sizeof("bytes="));
+	outlen = sprintf(out, "bytes=");
+	if (n == 0)
+		outlen += sprintf(out + outlen, UINT64_FORMAT "-", ranges[0].first);
+	for (int k = 0; k < n; k++)
+		outlen += sprintf(out + outlen, "%s" UINT64_FORMAT "-" UINT64_FORMAT,
+						  k > 0 ? "," : "", ranges[k].first, ranges[k].last);
+	*value = h2o_iovec_init(out, outlen);
+}
+
+/*
+ * Hands req to handler h with the screened path; true if it answered.  st
+ * is the file the handler will send, when req asks for a Range of it.
+ */
 static bool
-run_handler(h2o_handler_t *h, h2o_req_t *req, const Mount *m, const char *decoded, size_t len)
+run_handler(h2o_handler_t *h, h2o_req_t *req, const Mount *m, const char *decoded, size_t len,
+			const struct stat *st)
 {
 	const char *prefix = m->prefix_len == 0 ? "" : m->prefix;
+
+	if (st != NULL)
+		screen_ranges(req, st);
 
 	/* The handler maps path_normalized below its prefix to a file. */
 	req->path_normalized = h2o_concat(&req->pool, h2o_iovec_init(prefix, strlen(prefix)),
@@ -347,6 +429,8 @@ static_files_serve(h2o_req_t *req, const Mount *m, char **body, size_t *bodylen)
 	MountHandlers *mh;
 	char	   *target;
 	h2o_handler_t *h;
+	struct stat st_buf;
+	struct stat *st;
 
 	if (!h2o_memis(req->method.base, req->method.len, H2O_STRLIT("GET")) &&
 		!h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD")))
@@ -376,7 +460,8 @@ static_files_serve(h2o_req_t *req, const Mount *m, char **body, size_t *bodylen)
 	/* The prefix itself ("/app"): the handler redirects to "/app/". */
 	if (restlen == 0)
 	{
-		if (run_handler(mh->plain, req, m, decoded, len))
+		drop_ranges(req);
+		if (run_handler(mh->plain, req, m, decoded, len, NULL))
 			return true;
 		response_simple(req, 404, "Not Found", body, bodylen);
 		return false;
@@ -386,8 +471,10 @@ static_files_serve(h2o_req_t *req, const Mount *m, char **body, size_t *bodylen)
 	if (mh->gz != NULL)
 		h2o_set_header_token(&req->pool, &req->res.headers, H2O_TOKEN_VARY,
 							 H2O_STRLIT("accept-encoding"));
+	/* The size of the file sent is needed only to read a Range. */
+	st = h2o_find_header(&req->headers, H2O_TOKEN_RANGE, -1) != -1 ? &st_buf : NULL;
 	target = target_of(req, m, decoded, len);
-	switch (target == NULL ? LOOKUP_MISSING : look_up(req, mh, m->directory, target))
+	switch (target == NULL ? LOOKUP_MISSING : look_up(req, mh, m->directory, target, st))
 	{
 		case LOOKUP_FOUND:
 			h = mh->plain;
@@ -395,15 +482,15 @@ static_files_serve(h2o_req_t *req, const Mount *m, char **body, size_t *bodylen)
 			if (mh->gz != NULL && takes_gzip(req) &&
 				look_up(req, mh, m->directory,
 						h2o_concat(&req->pool, h2o_iovec_init(target, strlen(target)),
-								   h2o_iovec_init(H2O_STRLIT(".gz"))).base) == LOOKUP_FOUND)
+								   h2o_iovec_init(H2O_STRLIT(".gz"))).base, st) == LOOKUP_FOUND)
 				h = mh->gz;
-			if (run_handler(h, req, m, decoded, len))
+			if (run_handler(h, req, m, decoded, len, st))
 				return true;
 			break;
 		case LOOKUP_MISSING:
 			if (mh->spa != NULL &&
-				look_up(req, mh, m->directory, m->index_file) == LOOKUP_FOUND &&
-				run_handler(mh->spa, req, m, decoded, len))
+				look_up(req, mh, m->directory, m->index_file, st) == LOOKUP_FOUND &&
+				run_handler(mh->spa, req, m, decoded, len, st))
 				return true;
 			break;
 		case LOOKUP_OUTSIDE:

@@ -1,6 +1,7 @@
 /*
  * timeouts.c
- *		Client timeouts: idle keep-alive, request head, request body.
+ *		Client timeouts: idle keep-alive, request head, request body, and
+ *		the send timeout.
  *
  * libh2o 2.2.5 has one timer per connection, from the end of a response to
  * the end of the next request, and closes the connection silently when it
@@ -16,18 +17,35 @@
  * timeout fires at most a tenth of its length (and at least SWEEP_MIN_MS)
  * late.
  *
+ * The send timeout (webgres.send_timeout) is the client's limit while it
+ * is being answered: h2o waits for a write to complete for as long as the
+ * client keeps its socket open, so a client that stops reading a large
+ * response (HTTP/1 or HTTP/2) would hold its connection and the bytes
+ * queued for it forever.  Progress is what the client acknowledges
+ * (TCP_INFO's bytes acked), looked at only while bytes are queued for it
+ * (SIOCOUTQ): a client that reads slowly but steadily acknowledges some
+ * bytes between two sweeps, one whose receive window stays closed none.
+ * Busy HTTP/1 connections and all HTTP/2 ones are looked at, and an idle
+ * HTTP/1 connection once its idle limit is up: if its last response is
+ * still on its way (h2o handed it all to the kernel), the client is not
+ * idle but receiving, and only the send timeout may cut it.
+ *
  * h2o does not export its HTTP/1 connection; its leading fields are
  * mirrored in common/h2o_mirror.h and checked when the worker starts.
  */
 #include "postgres.h"
 
 #include <linux/sockios.h>
+#include <linux/tcp.h>
+#include <netinet/in.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #define H2O_USE_LIBUV 0
 #include <h2o.h>
+#include <h2o/http2.h>
+#include <h2o/http2_internal.h>
 
 #include "utils/memutils.h"
 
@@ -53,12 +71,15 @@ typedef enum ConnPhase
 
 typedef struct ConnWatch
 {
-	Http1ConnHead *conn;
+	h2o_conn_t *conn;			/* an HTTP/1 or an HTTP/2 connection */
 	struct timeval connected_at;	/* conn's memory is reused by later connections */
 	uint64_t	req_index;
 	ConnPhase	phase;
 	uint64_t	since;
 	bool		closing;
+	bool		sending;		/* bytes were queued for the client at the last look */
+	uint64_t	acked;			/* bytes the client had acknowledged then */
+	uint64_t	stalled_since;	/* when it last acknowledged some (or the queue began) */
 } ConnWatch;
 
 static h2o_context_t *watched;
@@ -81,6 +102,9 @@ sweep_interval_ms(void)
 {
 	int			shortest = Min(webgres_request_timeout,
 							   Min(webgres_header_timeout, webgres_body_timeout));
+
+	if (webgres_send_timeout > 0)
+		shortest = Min(shortest, webgres_send_timeout);
 
 	return Max(SWEEP_MIN_MS, Min(SWEEP_MAX_MS, shortest / SWEEP_SHARE));
 }
@@ -106,13 +130,95 @@ phase_of(Http1ConnHead *c)
 	return (c->sock->input != NULL && c->sock->input->size > 0) ? PHASE_HEAD : PHASE_IDLE;
 }
 
+/* Bytes written to fd that the peer has not acknowledged yet; 0 if unknown. */
+static int
+queued_for_peer(int fd)
+{
+	int			unacked = 0;
+
+	return ioctl(fd, SIOCOUTQ, &unacked) == 0 ? unacked : 0;
+}
+
 /* True if bytes sent on fd are still waiting for the peer to take them. */
 static bool
 peer_behind(int fd)
 {
-	int			unacked = 0;
+	return queued_for_peer(fd) > 0;
+}
 
-	return ioctl(fd, SIOCOUTQ, &unacked) == 0 && unacked > 0;
+/* Sets *acked to the bytes of fd's output the peer has acknowledged; false if unknown. */
+static bool
+acked_by_peer(int fd, uint64_t *acked)
+{
+	struct tcp_info info;
+	socklen_t	len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0 ||
+		len < offsetof(struct tcp_info, tcpi_bytes_acked) + sizeof(info.tcpi_bytes_acked))
+		return false;
+	*acked = info.tcpi_bytes_acked;
+	return true;
+}
+
+/*
+ * Notes in w whether the client of fd takes what is sent to it, from old
+ * (its last look, or NULL); true if bytes have waited for it, none of them
+ * acknowledged, for webgres.send_timeout.  *queued is set to the bytes
+ * waiting.  Cheap (one ioctl) when nothing is queued.
+ */
+static bool
+send_stalled(ConnWatch *w, const ConnWatch *old, int fd, uint64_t now, int *queued)
+{
+	*queued = queued_for_peer(fd);
+	w->sending = *queued > 0;
+	if (!w->sending)
+		return false;
+	if (!acked_by_peer(fd, &w->acked))
+	{
+		/* Progress that cannot be measured is not taken for none. */
+		w->stalled_since = now;
+		return false;
+	}
+	if (old && old->sending && old->acked == w->acked)
+		w->stalled_since = old->stalled_since;
+	else
+		w->stalled_since = now;
+	return now - w->stalled_since >= (uint64_t) webgres_send_timeout;
+}
+
+/*
+ * Resets a connection whose client has taken nothing for
+ * webgres.send_timeout: SO_LINGER 0, then shutdown(), which fails h2o's
+ * pending write and makes h2o close the connection; the close drops what
+ * the kernel still holds for the client (message/response_abort.h).
+ */
+static void
+cut_stalled(int fd, int queued)
+{
+	ereport(LOG,
+			(errmsg("webgres resets a connection whose client is not taking its response"),
+			 errdetail("%d bytes were waiting for it and none was acknowledged for %d ms (webgres.send_timeout).",
+					   queued, webgres_send_timeout)));
+	response_abort_reset_on_close(fd);
+	shutdown(fd, SHUT_RDWR);
+}
+
+/* The watch of conn at the last sweep, or NULL if it is a new connection. */
+static ConnWatch *
+last_watch(h2o_conn_t *conn, ConnWatch *prev, int nprev)
+{
+	ConnWatch	key;
+	ConnWatch  *old;
+
+	if (nprev == 0)
+		return NULL;
+	key.conn = conn;
+	old = bsearch(&key, prev, nprev, sizeof(ConnWatch), watch_cmp);
+	if (old && (old->connected_at.tv_sec != conn->connected_at.tv_sec ||
+				old->connected_at.tv_usec != conn->connected_at.tv_usec))
+		return NULL;
+	return old;
 }
 
 /*
@@ -146,10 +252,124 @@ expire(Http1ConnHead *c, bool answer)
 	shutdown(fd, SHUT_RDWR);
 }
 
+/* Connections of both protocols the worker has now. */
+static int
+count_conns(void)
+{
+	int			n = 0;
+	h2o_linklist_t *node;
+
+	for (node = watched->http1._conns.next; node != &watched->http1._conns; node = node->next)
+		n++;
+	for (node = watched->http2._conns.next; node != &watched->http2._conns; node = node->next)
+		n++;
+	return n;
+}
+
 /*
- * Visits every HTTP/1 connection of the worker, notes when each entered
- * its phase (carried over from the last sweep by the connection's address
- * and connect time), and closes those past their phase's limit.
+ * Watches one HTTP/1 connection into w: notes when it entered its phase
+ * (carried over from old), and closes it if it is past its phase's limit
+ * or, while it is being answered, past the send timeout.  Only busy
+ * connections and idle ones past their limit cost a system call.
+ */
+static void
+watch_http1(Http1ConnHead *c, ConnWatch *w, const ConnWatch *old, uint64_t now)
+{
+	int			limit;
+	int			queued;
+	bool		expired;
+
+	w->conn = &c->super;
+	w->connected_at = c->super.connected_at;
+	w->req_index = c->_req_index;
+	w->phase = phase_of(c);
+	w->closing = old ? old->closing : false;
+	if (old && old->req_index == w->req_index && old->phase == w->phase)
+		w->since = old->since;
+	else
+		w->since = now;
+
+	if (w->closing)
+		return;
+	switch (w->phase)
+	{
+		case PHASE_IDLE:
+			limit = webgres_request_timeout;
+			break;
+		case PHASE_HEAD:
+			limit = webgres_header_timeout;
+			break;
+		case PHASE_BODY:
+			limit = webgres_body_timeout;
+			break;
+		default:
+			limit = 0;
+			break;
+	}
+	expired = limit > 0 && now - w->since >= (uint64_t) limit;
+
+	/*
+	 * Being answered, or idle past its limit with its last response still
+	 * queued (it fits in the socket buffers, so h2o is done with it): the
+	 * client is still receiving, and the send timeout is its limit.  An
+	 * idle connection's time starts over when its client has taken all.
+	 */
+	if (webgres_send_timeout > 0 && (w->phase == PHASE_BUSY || (w->phase == PHASE_IDLE && expired)))
+	{
+		int			fd = h2o_mirror_socket_fd(c->sock);
+
+		if (send_stalled(w, old, fd, now, &queued))
+		{
+			cut_stalled(fd, queued);
+			w->closing = true;
+			return;
+		}
+		if (w->sending)
+			return;
+		if (w->phase == PHASE_IDLE && old && old->sending)
+		{
+			w->since = now;
+			return;
+		}
+	}
+	if (expired)
+	{
+		expire(c, w->phase != PHASE_IDLE);
+		w->closing = true;
+	}
+}
+
+/*
+ * Watches one HTTP/2 connection into w: only the send timeout, h2o's own
+ * idle timeout being the rest.  An event stream cut for not reading resets
+ * its stream alone; if the whole connection has stopped reading, this
+ * resets the connection too.
+ */
+static void
+watch_http2(h2o_http2_conn_t *conn, ConnWatch *w, const ConnWatch *old, uint64_t now)
+{
+	int			queued;
+
+	w->conn = &conn->super;
+	w->connected_at = conn->super.connected_at;
+	w->req_index = 0;
+	w->phase = PHASE_BUSY;
+	w->since = now;
+	w->closing = old ? old->closing : false;
+	if (w->closing || conn->sock == NULL || webgres_send_timeout <= 0)
+		return;
+	if (send_stalled(w, old, h2o_socket_get_fd(conn->sock), now, &queued))
+	{
+		cut_stalled(h2o_socket_get_fd(conn->sock), queued);
+		w->closing = true;
+	}
+}
+
+/*
+ * Visits every connection of the worker, notes when each entered its
+ * phase or last saw its client take bytes (carried over from the last
+ * sweep by the connection's address and connect time), and closes those
+ * past their limit.
  */
 static void
 sweep(h2o_timeout_entry_t *entry)
@@ -161,18 +381,11 @@ sweep(h2o_timeout_entry_t *entry)
 	h2o_linklist_t *node;
 	ConnWatch  *next;
 
-	for (node = watched->http1._conns.next; node != &watched->http1._conns; node = node->next)
-		n++;
-	next = MemoryContextAlloc(TopMemoryContext, sizeof(ConnWatch) * Max(n, 1));
+	next = MemoryContextAllocZero(TopMemoryContext, sizeof(ConnWatch) * Max(count_conns(), 1));
 
-	n = 0;
 	for (node = watched->http1._conns.next; node != &watched->http1._conns; node = node->next)
 	{
 		Http1ConnHead *c = h2o_mirror_http1_conn(node);
-		ConnWatch	key;
-		ConnWatch  *old;
-		ConnWatch  *w = &next[n++];
-		int			limit;
 
 		if (c == NULL)
 		{
@@ -181,43 +394,15 @@ sweep(h2o_timeout_entry_t *entry)
 			pfree(next);
 			return;
 		}
-		key.conn = c;
-		old = nprev ? bsearch(&key, prev, nprev, sizeof(ConnWatch), watch_cmp) : NULL;
-		if (old && (old->connected_at.tv_sec != c->super.connected_at.tv_sec ||
-					old->connected_at.tv_usec != c->super.connected_at.tv_usec))
-			old = NULL;
-		w->conn = c;
-		w->connected_at = c->super.connected_at;
-		w->req_index = c->_req_index;
-		w->phase = phase_of(c);
-		w->closing = old ? old->closing : false;
-		if (old && old->req_index == w->req_index && old->phase == w->phase)
-			w->since = old->since;
-		else
-			w->since = now;
+		watch_http1(c, &next[n], last_watch(&c->super, prev, nprev), now);
+		n++;
+	}
+	for (node = watched->http2._conns.next; node != &watched->http2._conns; node = node->next)
+	{
+		h2o_http2_conn_t *conn = H2O_STRUCT_FROM_MEMBER(h2o_http2_conn_t, _conns, node);
 
-		if (w->closing)
-			continue;
-		switch (w->phase)
-		{
-			case PHASE_IDLE:
-				limit = webgres_request_timeout;
-				break;
-			case PHASE_HEAD:
-				limit = webgres_header_timeout;
-				break;
-			case PHASE_BODY:
-				limit = webgres_body_timeout;
-				break;
-			default:
-				limit = 0;
-				break;
-		}
-		if (limit > 0 && now - w->since >= (uint64_t) limit)
-		{
-			expire(c, w->phase != PHASE_IDLE);
-			w->closing = true;
-		}
+		watch_http2(conn, &next[n], last_watch(&conn->super, prev, nprev), now);
+		n++;
 	}
 	qsort(next, n, sizeof(ConnWatch), watch_cmp);
 	if (prev)
@@ -232,7 +417,7 @@ sweep(h2o_timeout_entry_t *entry)
 	h2o_timeout_link(watched->loop, &sweep_timeout, &sweep_entry);
 }
 
-/* Starts watching the HTTP/1 connections of ctx. */
+/* Starts watching the connections of ctx. */
 void
 timeouts_start(h2o_context_t *ctx)
 {

@@ -1,13 +1,14 @@
 /*
  * timeouts.h
- *		Client timeouts: idle keep-alive, request head, request body.
+ *		Client timeouts: idle keep-alive, request head, request body, and
+ *		the send timeout.
  */
 #ifndef WEBGRES_TIMEOUTS_H
 #define WEBGRES_TIMEOUTS_H
 
 struct st_h2o_context_t;
 
-/* Starts watching the context's HTTP/1 connections; call once. */
+/* Starts watching the context's connections (HTTP/1 and HTTP/2); call once. */
 extern void timeouts_start(struct st_h2o_context_t *ctx);
 
 /* h2o's own request timeout: a backstop, longer than any of webgres'. */

@@ -36,6 +36,7 @@
 #include "http/health.h"
 #include "exec/handoff.h"
 #include "http/http_guard.h"
+#include "http/security_headers.h"
 #include "http/listen.h"
 #include "http/metrics.h"
 #include "serve/access_log.h"
@@ -248,6 +249,7 @@ on_req(h2o_handler_t *self, h2o_req_t *req)
 		run.sink = NULL;		/* streams run on executors */
 		in_request = true;
 		run.static_ok = true;
+		run.client = req->conn;
 		outcome = pipeline_run(req, &run, &body, &bodylen);
 		in_request = false;
 		note_request(req, &run, outcome);
@@ -334,6 +336,9 @@ setup_h2o(void)
 	access_log_register(pathconf);
 	/* Every response passes the compression policy, off unless webgres.compress. */
 	compress_register(pathconf);
+	/* nosniff and HSTS: on the path and on h2o's own errors (its fallback path). */
+	security_headers_register(pathconf);
+	security_headers_register(&hostconf->fallback_path);
 
 	h2o_context_init(&ctx, h2o_evloop_create(), &config);
 	accept_ctx.ctx = &ctx;

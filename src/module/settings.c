@@ -14,11 +14,15 @@
 #include "exec/handoff_frame.h"
 #include "http/listen.h"
 #include "parse/jwt.h"
+#include "http/metrics.h"
+#include "http/security_headers.h"
 #include "http/tls.h"
 #include "serve/access_log.h"
 #include "module/settings_define.h"
+#include "parse/byte_ranges.h"
 #include "serve/cors.h"
 #include "serve/jwt_secret.h"
+#include "serve/rate_limit.h"
 
 /*
  * The settings' variables.  Each default is written once, as the boot value
@@ -33,6 +37,7 @@ bool		webgres_expose_errors;
 int			webgres_request_timeout;
 int			webgres_header_timeout;
 int			webgres_body_timeout;
+int			webgres_send_timeout;
 bool		webgres_share_read_transactions;
 bool		webgres_http2;
 int			webgres_http2_max_resets;
@@ -402,6 +407,7 @@ check_claim_path(char **newval, void **extra, GucSource source)
 }
 
 static void define_auth_settings(void);
+static void define_response_safety_settings(void);
 
 /* Defines every webgres setting; from _PG_init. */
 void
@@ -562,6 +568,20 @@ define_settings(void)
 							&webgres_body_timeout,
 							30000,
 							100, INT_MAX / 4,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.send_timeout",
+							"Longest time a client may take no byte of a response being sent to it.",
+							"While bytes wait for the client and it acknowledges none of "
+							"them for this long, its connection (HTTP/1 or HTTP/2) is "
+							"reset, so a client that stops reading cannot hold it and the "
+							"kernel's queue for it. A client that reads slowly but steadily "
+							"is not cut. 0 disables.",
+							&webgres_send_timeout,
+							60000,
+							0, INT_MAX / 4,
 							PGC_SIGHUP,
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);
@@ -795,8 +815,9 @@ define_settings(void)
 							 "Compresses responses with gzip for clients that accept it.",
 							 "Applies to responses of a compressible content type (text, JSON, "
 							 "XML, JavaScript, CSV) of at least webgres.compress_min_size bytes, "
-							 "streamed ones included, from routes whose compress column is true "
-							 "and from static files. Never to HEAD, 206 or event streams.",
+							 "streamed ones included, from routes whose compress column is not "
+							 "false and from static files; to requests with credentials only "
+							 "where the column is true. Never to HEAD, 206 or event streams.",
 							 &webgres_compress,
 							 false,
 							 PGC_SIGHUP,
@@ -815,6 +836,8 @@ define_settings(void)
 							GUC_UNIT_BYTE,
 							NULL, NULL, NULL);
 	define_cors_settings();
+	define_response_safety_settings();
+	rate_limit_define_settings();
 
 	MarkGUCPrefixReserved("webgres");
 }
@@ -916,4 +939,80 @@ define_auth_settings(void)
 							   PGC_SIGHUP,
 							   0,
 							   NULL, NULL, NULL);
+}
+
+
+/*
+ * What bounds or protects responses webgres builds itself: byte ranges of
+ * static files (http/static_files.c), security headers
+ * (http/security_headers.c), who may read the metrics (http/metrics.c).
+ */
+int			webgres_static_max_ranges;
+bool		webgres_nosniff;
+char	   *webgres_hsts;
+char	   *webgres_metrics_allow;
+
+/* webgres.hsts: empty, or a Strict-Transport-Security value with max-age. */
+static bool
+check_hsts(char **newval, void **extra, GucSource source)
+{
+	const char *detail;
+
+	if (security_headers_check_hsts(*newval, &detail))
+		return true;
+	GUC_check_errdetail("%s", detail);
+	GUC_check_errhint("Write a Strict-Transport-Security value, as \"max-age=31536000; includeSubDomains\".");
+	return false;
+}
+
+/* Defines the settings of the response safeguards. */
+static void
+define_response_safety_settings(void)
+{
+	DefineCustomIntVariable("webgres.static_max_ranges",
+							"Most byte ranges a request for a static file may ask for.",
+							"A Range header listing more is ignored and the whole file is "
+							"sent (200). Overlapping and nearly adjacent ranges are merged "
+							"first, so a body is never larger than the file and a part "
+							"header per range.",
+							&webgres_static_max_ranges,
+							16,
+							1, BYTE_RANGES_LIMIT,
+							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.metrics_allow",
+							   "Networks whose clients may read the metrics on the main listeners.",
+							   "A comma-separated list such as 127.0.0.0/8, ::1/128, 10.0.0.0/8. "
+							   "Applies to webgres.metrics_path answered on webgres.listen and "
+							   "webgres.tls_listen; other clients get 404. Empty allows none. "
+							   "webgres.metrics_listen's own address is not filtered.",
+							   &webgres_metrics_allow,
+							   "127.0.0.0/8, ::1/128",
+							   PGC_SIGHUP,
+							   0,
+							   metrics_check_allow, metrics_assign_allow, NULL);
+
+	DefineCustomBoolVariable("webgres.nosniff",
+							 "Sends X-Content-Type-Options: nosniff with every response.",
+							 "Browsers then take each response for the Content-Type it "
+							 "declares rather than guess, so that text a client uploaded is "
+							 "never run as a script. A handler's own header is kept.",
+							 &webgres_nosniff,
+							 true,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.hsts",
+							   "Strict-Transport-Security value sent with every response over TLS.",
+							   "Such as \"max-age=31536000; includeSubDomains\": browsers then use "
+							   "only https:// for the host for that long. Never sent in "
+							   "cleartext; empty sends none.",
+							   &webgres_hsts,
+							   "",
+							   PGC_SIGHUP,
+							   0,
+							   check_hsts, NULL, NULL);
 }

@@ -21,6 +21,7 @@
 #include "routes/route_stats.h"
 #include "events/notify_sign.h"
 #include "http/tls_tickets.h"
+#include "serve/rate_limit.h"
 #include "common/stats.h"
 #include "module/settings_define.h"
 
@@ -60,6 +61,7 @@ _PG_init(void)
 		route_stats_shmem_request();
 		notify_sign_shmem_request();
 		tls_tickets_shmem_request();
+		rate_limit_shmem_request();
 		exec_socket_create();
 		register_supervisor();
 	}

@@ -8,6 +8,10 @@
  * length of a padded DATA frame, to tell an empty one).  Nothing here
  * checks that the frames are valid: h2o does, and closes the connection
  * on a protocol error; the screening only has to stay in step with it.
+ *
+ * A decoded request is screened by the HTTP/1 screen's own rules
+ * (screen_method, screen_origin_target, screen_host, screen_field), so that
+ * the two protocols cannot drift apart.
  */
 #include <string.h>
 
@@ -237,4 +241,91 @@ h2_screen_reason(H2Verdict v)
 			return "decoded header list too large";
 	}
 	return "unknown";
+}
+
+/* True if s[0..len) is lit, which is lower case, ignoring ASCII case. */
+static bool
+equals_ci(const char *s, size_t len, const char *lit)
+{
+	size_t		n = strlen(lit);
+
+	if (len != n)
+		return false;
+	for (size_t i = 0; i < n; i++)
+	{
+		char		c = s[i];
+
+		if (c >= 'A' && c <= 'Z')
+			c += 'a' - 'A';
+		if (c != lit[i])
+			return false;
+	}
+	return true;
+}
+
+/* Notes a refusal's status and reason in res; returns false. */
+static bool
+refuse(ScreenResult *res, int status, const char *reason)
+{
+	res->status = status;
+	res->reason = reason;
+	return false;
+}
+
+/* Screens a decoded request's pseudo-header fields: see h2_screen.h. */
+bool
+h2_screen_request(const char *method, size_t method_len, const char *path, size_t path_len,
+				  const char *authority, size_t authority_len, size_t nfields, ScreenResult *res)
+{
+	memset(res, 0, sizeof(*res));
+	if (!screen_method(method, method_len, res) ||
+		!screen_origin_target(path, path_len, res))
+		return false;
+	/* HTTP/1.1 refuses a request without Host; :authority is HTTP/2's. */
+	if (authority == NULL || authority_len == 0)
+		return refuse(res, 400, "no :authority");
+	if (!screen_host(authority, authority_len))
+		return refuse(res, 400, "an invalid :authority");
+	if (nfields > H2_MAX_HEADER_FIELDS)
+		return refuse(res, 400, "more header fields than are allowed");
+	res->method = method;
+	res->method_len = method_len;
+	res->target = path;
+	res->target_len = path_len;
+	return true;
+}
+
+/* Screens one field of a decoded request: see h2_screen.h. */
+bool
+h2_screen_field(const char *name, size_t namelen, const char *value, size_t valuelen,
+				ScreenResult *res)
+{
+	static const char *const connection_specific[] = {
+		"connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"
+	};
+
+	if (!screen_field(name, namelen, value, valuelen, res))
+		return false;
+	for (size_t i = 0; i < namelen; i++)
+		if (name[i] >= 'A' && name[i] <= 'Z')
+			return refuse(res, 400, "an upper-case header name");
+	if (valuelen > 0 && (value[0] == ' ' || value[0] == '\t' ||
+						 value[valuelen - 1] == ' ' || value[valuelen - 1] == '\t'))
+		return refuse(res, 400, "whitespace around a header value");
+	for (size_t i = 0; i < sizeof(connection_specific) / sizeof(connection_specific[0]); i++)
+		if (equals_ci(name, namelen, connection_specific[i]))
+			return refuse(res, 400, "a connection-specific header field");
+	if (equals_ci(name, namelen, "te") && !equals_ci(value, valuelen, "trailers"))
+		return refuse(res, 400, "a TE other than trailers");
+	if (equals_ci(name, namelen, "host") && !screen_host(value, valuelen))
+		return refuse(res, 400, "an invalid Host header");
+	if (equals_ci(name, namelen, "content-length"))
+	{
+		if (valuelen == 0 || valuelen > SCREEN_MAX_LENGTH_DIGITS)
+			return refuse(res, 400, "an invalid Content-Length header");
+		for (size_t i = 0; i < valuelen; i++)
+			if (value[i] < '0' || value[i] > '9')
+				return refuse(res, 400, "an invalid Content-Length header");
+	}
+	return true;
 }

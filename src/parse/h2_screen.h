@@ -12,8 +12,15 @@
  *
  * Only the 9-byte frame headers and the pad-length byte of padded DATA
  * frames are read; HPACK is left to h2o.  Frames may be split anywhere
- * across chunks.  Pure byte-level code: no allocation, no Postgres, no h2o;
- * the fuzzer links it as it is.
+ * across chunks.
+ *
+ * Once h2o has decoded a request, its pseudo-header fields and fields are
+ * screened with the rules of the HTTP/1 screen (screen.c), so that a
+ * request refused over HTTP/1.1 is refused over HTTP/2 too, and with the
+ * few HTTP/2 adds (RFC 9113 8.2).
+ *
+ * Pure byte-level code: no allocation, no Postgres, no h2o; the fuzzer
+ * links it as it is.
  */
 #ifndef WEBGRES_H2_SCREEN_H
 #define WEBGRES_H2_SCREEN_H
@@ -21,6 +28,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "parse/screen.h"
 
 #define H2_FRAME_HEADER_SIZE 9
 
@@ -146,5 +155,31 @@ extern H2Verdict h2_screen_header_list(H2Screen *s, size_t list_size);
 
 /* What a verdict means, for the log and the GOAWAY's debug data. */
 extern const char *h2_screen_reason(H2Verdict v);
+
+/*
+ * Fields a request may carry besides its pseudo-header fields: libh2o's
+ * HTTP/1 parser takes as many.
+ */
+#define H2_MAX_HEADER_FIELDS 100
+
+/*
+ * Screens a decoded request's :method, :path and :authority (NULL if it
+ * had none) and the number of its other fields, as screen_request screens
+ * a request line and Host: true if they may be routed, else res->status
+ * and res->reason say how to answer.  Absolute-form has no place in :path,
+ * and the authority must come as :authority (libh2o drops a Host field).
+ */
+extern bool h2_screen_request(const char *method, size_t method_len,
+							  const char *path, size_t path_len,
+							  const char *authority, size_t authority_len,
+							  size_t nfields, ScreenResult *res);
+
+/*
+ * Screens one field of a decoded request as screen_request screens a field
+ * line, and by RFC 9113 8.2: no upper-case name, no whitespace around the
+ * value, no connection-specific field (TE only as "trailers").
+ */
+extern bool h2_screen_field(const char *name, size_t namelen, const char *value, size_t valuelen,
+							ScreenResult *res);
 
 #endif

@@ -317,6 +317,54 @@ screen_target(const char *t, size_t len, ScreenResult *res)
 	return screen_origin(t + i, len - i, res);
 }
 
+/* Screens a method on its own: see screen.h. */
+bool
+screen_method(const char *m, size_t len, ScreenResult *res)
+{
+	if (len == 0)
+		return fail(res, 400, "the request method is empty or not a token");
+	for (size_t i = 0; i < len; i++)
+		if (!is_tchar((unsigned char) m[i]))
+			return fail(res, 400, "the request method is empty or not a token");
+	if (len > SCREEN_MAX_METHOD)
+		return fail(res, 501, "the request method is longer than any this server supports");
+	if (len == 7 && memcmp(m, "CONNECT", 7) == 0)
+		return fail(res, 501, "CONNECT is not supported by an origin server");
+	return true;
+}
+
+/* Screens an origin-form request-target on its own: see screen.h. */
+bool
+screen_origin_target(const char *t, size_t len, ScreenResult *res)
+{
+	res->path_offset = 0;
+	if (len == 0)
+		return fail(res, 400, "the request target is empty");
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char) t[i] <= 0x20 || (unsigned char) t[i] >= 0x7f)
+			return fail(res, 400, "the request target holds a byte that must be percent-encoded");
+	if (len > SCREEN_MAX_TARGET)
+		return fail(res, 414, "the request target is too long");
+	if (len == 1 && t[0] == '*')
+		return fail(res, 400, "asterisk-form request targets are not supported");
+	return screen_origin(t, len, res);
+}
+
+/* Screens a field on its own: see screen.h. */
+bool
+screen_field(const char *name, size_t namelen, const char *value, size_t valuelen,
+			 ScreenResult *res)
+{
+	if (namelen == 0)
+		return fail(res, 400, "an invalid header name");
+	for (size_t i = 0; i < namelen; i++)
+		if (!is_tchar((unsigned char) name[i]))
+			return fail(res, 400, "an invalid header name");
+	if (value_has_control(value, valuelen))
+		return fail(res, 400, "a control character in a header value");
+	return true;
+}
+
 /* How many of each header field that frames the request screen_request met. */
 typedef struct FramingCounts
 {
@@ -449,7 +497,7 @@ screen_framing_field(const char *name, size_t namelen, const char *value, size_t
 
 		if (++counts->nlength > 1)
 			return fail(res, 400, "more than one Content-Length header");
-		if (valuelen == 0 || valuelen > 18)
+		if (valuelen == 0 || valuelen > SCREEN_MAX_LENGTH_DIGITS)
 			return fail(res, 400, "an invalid Content-Length header");
 		for (size_t k = 0; k < valuelen; k++)
 		{

@@ -23,6 +23,9 @@
 #define SCREEN_MAX_TARGET 8192
 #define SCREEN_MAX_HEAD 65536
 
+/* Most digits of a Content-Length: anything longer overflows a body size. */
+#define SCREEN_MAX_LENGTH_DIGITS 18
+
 typedef struct ScreenResult
 {
 	int			status;			/* 0: acceptable; else the 4xx/5xx to answer */
@@ -50,5 +53,26 @@ extern bool screen_request(const char *buf, size_t len, ScreenResult *res);
 
 /* True if s[0..len) is a valid Host field value: uri-host [":" port]. */
 extern bool screen_host(const char *s, size_t len);
+
+/*
+ * The rules screen_request applies to a request line and its fields, one
+ * element at a time, for heads that come in pieces (HTTP/2: h2_screen.c).
+ * Each returns true if the element is acceptable, else sets res->status
+ * and res->reason as screen_request would.
+ */
+
+/* A method: a token of at most SCREEN_MAX_METHOD bytes, not CONNECT. */
+extern bool screen_method(const char *m, size_t len, ScreenResult *res);
+
+/*
+ * An origin-form request-target ("/path?query"): printable ASCII, at most
+ * SCREEN_MAX_TARGET bytes, no fragment, well percent-encoded, no dot
+ * segments, decoding to UTF-8 text without NUL.
+ */
+extern bool screen_origin_target(const char *t, size_t len, ScreenResult *res);
+
+/* A field: a token name, and a value without control bytes (tab allowed) or DEL. */
+extern bool screen_field(const char *name, size_t namelen, const char *value, size_t valuelen,
+						 ScreenResult *res);
 
 #endif

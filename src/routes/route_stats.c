@@ -67,6 +67,7 @@ typedef struct StripeCounters
 	pg_atomic_uint64 handler_errors;
 	pg_atomic_uint64 timeouts;
 	pg_atomic_uint64 queue_full;
+	pg_atomic_uint64 rate_limited;
 	pg_atomic_uint64 bytes_out;
 	pg_atomic_uint64 latency_sum_us;
 	pg_atomic_uint64 buckets[ROUTE_STATS_BUCKETS];
@@ -255,8 +256,10 @@ route_stats_count_event(int64 route_id, RouteStatsEvent event)
 		return;
 	if (event == ROUTE_EVENT_HANDLER_ERROR)
 		pg_atomic_fetch_add_u64(&my_stripe(e)->handler_errors, 1);
-	else
+	else if (event == ROUTE_EVENT_QUEUE_FULL)
 		pg_atomic_fetch_add_u64(&my_stripe(e)->queue_full, 1);
+	else
+		pg_atomic_fetch_add_u64(&my_stripe(e)->rate_limited, 1);
 }
 
 /* Upper bound of latency bucket i, in microseconds. */
@@ -282,6 +285,7 @@ snapshot(RouteStatsEntry *e, uint64 id, RouteStatsSnapshot *snap)
 		snap->handler_errors += pg_atomic_read_u64(&c->handler_errors);
 		snap->timeouts += pg_atomic_read_u64(&c->timeouts);
 		snap->queue_full += pg_atomic_read_u64(&c->queue_full);
+		snap->rate_limited += pg_atomic_read_u64(&c->rate_limited);
 		snap->bytes_out += pg_atomic_read_u64(&c->bytes_out);
 		snap->latency_sum_us += pg_atomic_read_u64(&c->latency_sum_us);
 		for (int b = 0; b < ROUTE_STATS_BUCKETS; b++)
@@ -351,7 +355,7 @@ require_table(void)
 				 errmsg("webgres must be loaded via shared_preload_libraries to report route statistics")));
 }
 
-#define ROUTE_STATS_COLUMNS 16
+#define ROUTE_STATS_COLUMNS 17
 
 /* Adds one route's row to webgres.route_stats_raw()'s result. */
 static void
@@ -384,6 +388,7 @@ put_row(const RouteStatsSnapshot *snap, void *arg)
 		buckets[b] = Int64GetDatum((int64) snap->buckets[b]);
 	values[n++] = PointerGetDatum(construct_array(buckets, ROUTE_STATS_BUCKETS, INT8OID,
 												  8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	values[n++] = Int64GetDatum((int64) snap->rate_limited);
 	Assert(n == ROUTE_STATS_COLUMNS);
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }

@@ -19,7 +19,8 @@
 typedef enum RouteStatsEvent
 {
 	ROUTE_EVENT_HANDLER_ERROR,	/* the handler's transaction ended in an error */
-	ROUTE_EVENT_QUEUE_FULL		/* refused: the route's executor queue was full */
+	ROUTE_EVENT_QUEUE_FULL,		/* refused: the route's executor queue was full */
+	ROUTE_EVENT_RATE_LIMITED	/* refused 429: over a rate limit (rate_limit.c) */
 } RouteStatsEvent;
 
 /* A route's figures, summed over the table's stripes. */
@@ -31,6 +32,7 @@ typedef struct RouteStatsSnapshot
 	uint64		handler_errors;
 	uint64		timeouts;		/* answered 504 */
 	uint64		queue_full;
+	uint64		rate_limited;	/* refused 429 by a rate limit */
 	uint64		bytes_out;
 	uint64		latency_sum_us;
 	uint64		buckets[ROUTE_STATS_BUCKETS];	/* not cumulative */

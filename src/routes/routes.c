@@ -128,7 +128,7 @@ select_routes(bool *has_modes)
 
 	*has_modes = get_attnum(routes_relid, "mode") != InvalidAttrNumber;
 	rc = SPI_execute(psprintf("SELECT id, method, path, priority, handler, owner::oid, "
-							  "%s, %s, %s, %s, %s, %s FROM webgres.routes",
+							  "%s, %s, %s, %s, %s, %s, %s FROM webgres.routes",
 							  get_attnum(routes_relid, "search_path") != InvalidAttrNumber ?
 							  "search_path" : "NULL::text",
 							  *has_modes ? "mode" : "NULL::text",
@@ -136,9 +136,12 @@ select_routes(bool *has_modes)
 							  get_attnum(routes_relid, "stream_headers") != InvalidAttrNumber ?
 							  "stream_headers" : "NULL::jsonb",
 							  get_attnum(routes_relid, "compress") != InvalidAttrNumber ?
-							  "compress" : "true",
+							  "compress" : "NULL::boolean",
 							  get_attnum(routes_relid, "auth") != InvalidAttrNumber ?
-							  "auth" : "NULL::text"),
+							  "auth" : "NULL::text",
+							  get_attnum(routes_relid, "rate_limit") != InvalidAttrNumber ?
+							  "rate_limit, rate_burst, rate_key" :
+							  "NULL::float8, NULL::integer, NULL::text"),
 					 true, 0);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "could not read webgres.routes: %s", SPI_result_code_string(rc));
@@ -153,6 +156,38 @@ route_auth_of(const char *auth)
 	if (auth != NULL && strcmp(auth, "required") == 0)
 		return ROUTE_AUTH_REQUIRED;
 	return ROUTE_AUTH_NONE;
+}
+
+/*
+ * Reads the rate_limit, rate_burst and rate_key columns, from column
+ * first on, into r; NULL (before the columns existed) is no limit.  The
+ * table's checks admit only keys this knows.
+ */
+static void
+read_rate_limit(HeapTuple tup, TupleDesc desc, int first, Route *r)
+{
+	bool		isnull;
+	Datum		rate = SPI_getbinval(tup, desc, first, &isnull);
+	char	   *key;
+
+	r->rate_limit = isnull ? 0 : DatumGetFloat8(rate);
+	r->rate_burst = DatumGetInt32(SPI_getbinval(tup, desc, first + 1, &isnull));
+	if (isnull)
+		r->rate_burst = 0;
+	key = SPI_getvalue(tup, desc, first + 2);
+	r->rate_key = ROUTE_RATE_BY_ADDRESS;
+	r->rate_claim = NULL;
+	if (key == NULL)
+		return;
+	if (strcmp(key, "route") == 0)
+		r->rate_key = ROUTE_RATE_BY_ROUTE;
+	else if (strcmp(key, "role") == 0)
+		r->rate_key = ROUTE_RATE_BY_ROLE;
+	else if (strncmp(key, "claim:", 6) == 0)
+	{
+		r->rate_key = ROUTE_RATE_BY_CLAIM;
+		r->rate_claim = key + 6;
+	}
 }
 
 /*
@@ -187,8 +222,14 @@ read_route(HeapTuple tup, TupleDesc desc, bool has_modes, Route *r)
 		r->max_concurrency = isnull ? 0 : DatumGetInt32(cap);
 	}
 	r->stream_headers = SPI_getvalue(tup, desc, 10);
-	r->compress = DatumGetBool(SPI_getbinval(tup, desc, 11, &isnull)) || isnull;
+	{
+		Datum		compress = SPI_getbinval(tup, desc, 11, &isnull);
+
+		r->compress = isnull ? ROUTE_COMPRESS_AUTO :
+			DatumGetBool(compress) ? ROUTE_COMPRESS_ALWAYS : ROUTE_COMPRESS_NEVER;
+	}
 	r->auth = route_auth_of(SPI_getvalue(tup, desc, 12));
+	read_rate_limit(tup, desc, 13, r);
 	r->label = psprintf("%s %s (route %lld)", r->method ? r->method : "*", r->path,
 						(long long) r->id);
 

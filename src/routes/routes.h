@@ -30,6 +30,23 @@ typedef enum RouteAuth
 	ROUTE_AUTH_REQUIRED			/* a token's role; none: 401 */
 } RouteAuth;
 
+/* A route's compress column: may its responses be gzipped (serve/compress.c)? */
+typedef enum RouteCompress
+{
+	ROUTE_COMPRESS_AUTO,		/* NULL: unless the request carries credentials */
+	ROUTE_COMPRESS_ALWAYS,		/* true: credentialed requests too (opted in) */
+	ROUTE_COMPRESS_NEVER		/* false */
+} RouteCompress;
+
+/* Whose budget a route's rate limit counts a request against (the rate_key column). */
+typedef enum RouteRateKey
+{
+	ROUTE_RATE_BY_ADDRESS,		/* the client's address (IPv6: its prefix) */
+	ROUTE_RATE_BY_ROUTE,		/* one budget for the whole route */
+	ROUTE_RATE_BY_ROLE,			/* the role authentication chose */
+	ROUTE_RATE_BY_CLAIM			/* a claim of the request's token */
+} RouteRateKey;
+
 typedef struct Route
 {
 	int64		id;
@@ -45,12 +62,16 @@ typedef struct Route
 	RouteMode	mode;
 	int			max_concurrency;	/* 0: the default */
 	char	   *stream_headers; /* mode stream: extra headers (jsonb text), or NULL */
-	bool		compress;		/* its responses may be compressed (compress.c) */
+	RouteCompress compress;		/* may its responses be compressed (compress.c) */
 	struct RouteLimits *limits; /* shared execution state, once looked up */
 	struct CorsPolicy *cors;	/* serve/cors.c's: the route's own CORS
 								 * columns, or NULL when all are unset */
 	bool		limits_looked_up;
 	RouteAuth	auth;
+	double		rate_limit;		/* requests a second; 0: no limit of its own */
+	int			rate_burst;		/* requests allowed over the rate at once */
+	RouteRateKey rate_key;
+	char	   *rate_claim;		/* ROUTE_RATE_BY_CLAIM: the claim's path */
 } Route;
 
 typedef struct RouteTable

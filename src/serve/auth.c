@@ -102,6 +102,9 @@ static uint64 role_generation = 1;
 /* Bumped whenever the cache is emptied: an AuthState's entry is then gone. */
 static uint64 cache_epoch = 1;
 
+/* jwt_secret_generation() when the cache was last emptied. */
+static uint64 cache_secret_generation = 0;
+
 /* Requests with these methods change nothing, so need no CSRF check. */
 static bool
 is_safe_method(h2o_req_t *req)
@@ -183,6 +186,25 @@ create_cache(void)
 	ctl.hcxt = token_cxt;
 	token_cache = hash_create("webgres verified tokens", TOKEN_CACHE_MAX_ENTRIES,
 							  &ctl, HASH_ELEM | HASH_FUNCTION | HASH_COMPARE | HASH_CONTEXT);
+}
+
+/*
+ * Empties the token cache (creating it the first time): the HS secret may
+ * have changed, and a token it verified before is then no longer known
+ * good.  Taking the secret file away or changing its content is how
+ * docs/authentication.md says to revoke every HS-signed token.
+ */
+static void
+forget_tokens(void)
+{
+	cache_secret_generation = jwt_secret_generation();
+	if (token_cache != NULL)
+	{
+		hash_destroy(token_cache);
+		token_cache = NULL;
+		MemoryContextReset(token_cxt);
+	}
+	create_cache();
 }
 
 /* A place in a request's Cookie headers, for next_cookie(). */
@@ -399,8 +421,8 @@ authenticate(h2o_req_t *req, const Route *r, AuthState *st, MemoryContext cxt)
 		log_refusal(r, "token too long");
 		return;
 	}
-	if (token_cache == NULL)
-		create_cache();
+	if (token_cache == NULL || jwt_secret_generation() != cache_secret_generation)
+		forget_tokens();
 	entry = hash_search(token_cache, &key, HASH_FIND, &found);
 	if (entry == NULL && (entry = verify_and_cache(&key, &reason)) == NULL)
 	{

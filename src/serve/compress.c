@@ -22,7 +22,10 @@
  *	  never gives a gzipped answer to a client that did not ask for one;
  *	- it keeps a strong ETag on the gzipped body; RFC 9110 8.8.3 wants the
  *	  two representations told apart, so it is made weak here;
- *	- a route can opt out (the routes' compress column).
+ *	- a route can opt out (the routes' compress column), and a response to
+ *	  a request with credentials (Authorization, Cookie) is compressed only
+ *	  where its route opted in (compress = true), against BREACH;
+ *	  static files, the same for every client, are compressed whoever asks.
  *
  * Like libh2o's filter it leaves alone HEAD, HTTP/1.0, any status other
  * than 200 (so 206 and 304) and a response that has Content-Encoding.
@@ -229,9 +232,35 @@ compress_register(h2o_pathconf_t *pathconf)
 	filter->on_setup_ostream = on_setup_ostream;
 }
 
-/* Records the answering route's compress column in the request. */
-void
-compress_for_route(h2o_req_t *req, bool allowed)
+/*
+ * Whether req carries credentials a browser sends by itself or a client
+ * names the user with: a Cookie or an Authorization header.
+ */
+static bool
+carries_credentials(h2o_req_t *req)
 {
+	return h2o_find_header(&req->headers, H2O_TOKEN_AUTHORIZATION, -1) != -1 ||
+		h2o_find_header(&req->headers, H2O_TOKEN_COOKIE, -1) != -1;
+}
+
+/*
+ * Records whether the answering route lets its response be compressed.  A
+ * response to a credentialed request is the one that may hold a secret
+ * (a token, a CSRF token, a user's data) next to what the page reflects of
+ * the request; compressed, its length would tell an attacker who can make
+ * the victim's browser send requests (BREACH) the secret byte by byte.  So
+ * such a response is compressed only where the route opted in.
+ */
+void
+compress_for_route(h2o_req_t *req, RouteCompress mode)
+{
+	bool		allowed;
+
+	if (!webgres_compress || mode == ROUTE_COMPRESS_NEVER)
+		allowed = false;
+	else if (mode == ROUTE_COMPRESS_ALWAYS)
+		allowed = true;
+	else
+		allowed = !carries_credentials(req);
 	req->compress_hint = allowed ? H2O_COMPRESS_HINT_AUTO : H2O_COMPRESS_HINT_DISABLE;
 }

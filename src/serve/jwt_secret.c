@@ -20,6 +20,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "utils/guc.h"
@@ -54,6 +55,9 @@ static size_t file_secret_len = 0;
 static char *file_path_then = NULL; /* malloc'd */
 static struct stat file_stat_then;
 static char file_error_then[256];	/* why it could not be used then; "": it could */
+
+/* One more each time the secret may have changed (jwt_secret_generation()). */
+static uint64 secret_generation = 1;
 
 /*
  * Check hook of webgres.jwt_secret: refuses a short secret without
@@ -107,6 +111,7 @@ static void
 assign_secret(const char *newval, void *extra)
 {
 	setting_secret = (const SecretExtra *) extra;
+	secret_generation++;
 }
 
 /* Show hook of webgres.jwt_secret: the mask when a secret is set, else empty. */
@@ -209,6 +214,8 @@ read_secret_file(const char *path)
 				 strerror(errno));
 		if (fd >= 0)
 			close(fd);
+		if (file_path_then != NULL)
+			secret_generation++;
 		forget_file_secret();
 		free(file_path_then);
 		file_path_then = NULL;
@@ -219,6 +226,8 @@ read_secret_file(const char *path)
 		close(fd);
 		return file_error_then[0] != '\0' ? file_error_then : NULL;
 	}
+	/* A new file, or the same one changed: its secret may be another. */
+	secret_generation++;
 	forget_file_secret();
 	free(file_path_then);
 	file_path_then = strdup(path);
@@ -285,6 +294,22 @@ jwt_secret_get(const unsigned char **secret, size_t *len, const char **error)
 	*secret = (const unsigned char *) setting_secret->secret;
 	*len = setting_secret->len;
 	return true;
+}
+
+/* A number that changes whenever the secret may have: see jwt_secret.h. */
+uint64
+jwt_secret_generation(void)
+{
+	static time_t looked_at = 0;
+	time_t		now;
+
+	if (secret_file != NULL && secret_file[0] != '\0' &&
+		(now = time(NULL)) - looked_at >= JWT_SECRET_RECHECK_S)
+	{
+		looked_at = now;
+		(void) read_secret_file(secret_file);
+	}
+	return secret_generation;
 }
 
 /* Warns of an unusable secret file, or of both settings set. */

@@ -19,6 +19,8 @@
 #define JWT_MIN_SECRET_LEN 32
 /* A secret file longer than this is refused. */
 #define JWT_SECRET_FILE_MAX_BYTES 4096
+/* Seconds between two looks at the secret file for a cached token. */
+#define JWT_SECRET_RECHECK_S 1
 
 /* Defines webgres.jwt_secret and webgres.jwt_secret_file; from _PG_init. */
 extern void jwt_secret_define_settings(void);
@@ -29,6 +31,14 @@ extern void jwt_secret_define_settings(void);
  * *error is NULL when neither setting is set.
  */
 extern bool jwt_secret_get(const unsigned char **secret, size_t *len, const char **error);
+
+/*
+ * A number that changes whenever the secret may have: the file's content
+ * or its usability, or the setting.  The file is looked at again at most
+ * once every JWT_SECRET_RECHECK_S: what was verified with an older secret
+ * is then no longer known good (serve/auth.c empties its token cache).
+ */
+extern uint64 jwt_secret_generation(void);
 
 /*
  * Warns of a secret file that cannot be used, or of both settings set

@@ -42,6 +42,7 @@
 #include "serve/cors.h"
 #include "serve/auth.h"
 #include "serve/pipeline.h"
+#include "serve/rate_limit.h"
 #include "serve/refusal_log.h"
 #include "serve/replica.h"
 #include "message/request.h"
@@ -72,6 +73,7 @@ typedef struct Request
 	RouteMatch	m;				/* the walk over the routes the path matches */
 	RequestData rd;				/* the request as handlers see it */
 	AuthState	auth;			/* its token, once a route with auth looked */
+	RateLimitState limits;		/* what its rate limits counted */
 	bool		share;			/* may run in the shared read-only transaction */
 	bool		restart;		/* it may not after all: run again in its own */
 	Route	   *running;		/* whose handler runs under the inline budget */
@@ -219,13 +221,23 @@ admit_to_executor(Request *rq, Route *r)
 		return true;
 	/* Outside a transaction: what verifying allocates goes with the request. */
 	oldcxt = MemoryContextSwitchTo(request_cxt);
-	admitted = auth_admit(rq->req, r, &rq->auth, request_cxt, rq->body, rq->bodylen);
+	admitted = auth_admit(rq->req, r, &rq->auth, request_cxt, rq->body, rq->bodylen) &&
+		rate_limit_admit_identity(&rq->limits, rq->req, r, &rq->auth, rq->body, rq->bodylen);
 	MemoryContextSwitchTo(oldcxt);
 	if (admitted)
 		return true;
 	rq->run->answered_by = r->id;
 	rq->route = r;
 	return false;
+}
+
+/* Notes that route r refused the request (a rate limit answered it); true. */
+static bool
+refused_by(Request *rq, Route *r)
+{
+	rq->run->answered_by = r->id;
+	rq->route = r;
+	return true;
 }
 
 /* Notes that route r sends the request to an executor. */
@@ -581,6 +593,7 @@ begin_request(Request *rq, h2o_req_t *req, PipelineRun *run, char **body, size_t
 	rq->sink.begin = sink_begin;
 	rq->sink.write = sink_write;
 	rq->sink.arg = rq;
+	rate_limit_begin(&rq->limits, run->client, rq->started);
 }
 
 /*
@@ -612,6 +625,9 @@ answer_without_transaction(Request *rq)
 	{
 		if (!method_matches(r, rq->req, rq->is_head))
 			continue;
+		/* Access: a request over a rate limit goes no further. */
+		if (first && !rate_limit_admit(&rq->limits, rq->req, r, rq->body, rq->bodylen))
+			return refused_by(rq, r);
 		/* A request runs wholly in one place: any route may send it off. */
 		if (rq->on_loop && wants_executor(r))
 		{
@@ -812,6 +828,12 @@ run_matching_routes(Request *rq, const RouteTable *routes)
 			answered = true;
 			break;
 		}
+		/* Access: a request over a rate limit goes no further. */
+		if (!rate_limit_admit(&rq->limits, rq->req, r, rq->body, rq->bodylen))
+		{
+			answered = refused_by(rq, r);
+			break;
+		}
 		if (rq->on_loop && wants_executor(r))
 		{
 			if (!handlers_ran && !admit_to_executor(rq, r))
@@ -830,7 +852,8 @@ run_matching_routes(Request *rq, const RouteTable *routes)
 		/* Authentication: the handler's role and claims, or 401/403 now. */
 		if (r->auth == ROUTE_AUTH_NONE)
 			request_set_identity(&rq->rd, InvalidOid, NULL);
-		else if (!auth_route(rq->req, r, &rq->auth, &rq->rd, rq->body, rq->bodylen))
+		else if (!auth_route(rq->req, r, &rq->auth, &rq->rd, rq->body, rq->bodylen) ||
+				 !rate_limit_admit_identity(&rq->limits, rq->req, r, &rq->auth, rq->body, rq->bodylen))
 		{
 			answered = true;
 			break;

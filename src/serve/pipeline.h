@@ -20,16 +20,19 @@
  *	 headers	the request headers (names as h2o tokens or strings)
  *	 entity		the body, or base NULL when the request has none
  *	 pool		where the response is allocated
- * and writes only req->res (status, reason, headers, content_length) and
- * req->compress_hint (the answering route's compress column).  It
- * reads nothing of req->conn, req->version, req->input or any other field,
- * and does not call h2o_start_response() or h2o_send(): sending is the
- * caller's business (except for an event stream, which sse.c sends from
- * the worker's loop).  A process without an HTTP connection can therefore
- * build the request itself: zero an h2o_req_t, h2o_mem_init_pool() its
- * pool, fill in the six fields above and call pipeline_run() with place
- * PIPELINE_RUN_HERE; afterwards h2o_mem_clear_pool() frees what the
- * response used.
+ * and of run->client, when set (the worker passes req->conn), only its
+ * peer address, for rate limits (serve/rate_limit.h); and writes only
+ * req->res (status, reason, headers, content_length) and
+ * req->compress_hint (the answering route's compress column).  It reads
+ * nothing else of req->conn, nor req->version, req->input or any other
+ * field, and does not call h2o_start_response() or h2o_send(): sending is
+ * the caller's business (except for an event stream, which sse.c sends
+ * from the worker's loop).  A process without an HTTP connection can
+ * therefore build the request itself: zero an h2o_req_t,
+ * h2o_mem_init_pool() its pool, fill in the six fields above and call
+ * pipeline_run() with place PIPELINE_RUN_HERE and run->client NULL (no rate
+ * limit applies); afterwards h2o_mem_clear_pool() frees what the response
+ * used.
  *
  * Output: what became of the request (PipelineOutcome), and for an answer
  * req->res and the body in *body / *bodylen, both allocated in req->pool,
@@ -50,6 +53,7 @@
 #include "datatype/timestamp.h"
 
 struct st_h2o_req_t;
+struct st_h2o_conn_t;
 struct StreamSink;
 struct Mount;
 
@@ -92,6 +96,9 @@ typedef struct PipelineRun
 	const struct StreamSink *sink;	/* in: where a route in mode stream writes;
 									 * NULL: such routes answer 503 */
 	bool		static_ok;		/* in: the caller can serve static mounts */
+	struct st_h2o_conn_t *client;	/* in: the connection whose peer address
+									 * rate limits count by; NULL: no rate
+									 * limit applies (checked already) */
 	bool		failed;			/* out: the answer is an error's (a stream
 								 * that had begun was cut) */
 	int64		answered_by;	/* out: the route that answered or failed; 0: none */

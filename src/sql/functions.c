@@ -25,6 +25,7 @@
 #include "sql/html.h"
 #include "routes/ownership.h"
 #include "serve/cors.h"
+#include "serve/rate_limit.h"
 #include "parse/pattern.h"
 #include "message/querystring.h"
 #include "sql/sample.h"
@@ -457,6 +458,7 @@ webgres_route_check(PG_FUNCTION_ARGS)
 
 	/* The CORS columns: entries well formed, never credentials with any origin. */
 	cors_check_route(row.tuple, row.desc);
+	rate_limit_check_route(row.tuple, row.desc);
 
 	if (check_function_bodies && !ownership_changing_owner)
 	{

@@ -1,11 +1,15 @@
 # Compression (docs/compression.md): gzip chosen from Accept-Encoding with
 # q-values, above webgres.compress_min_size, for compressible types only,
-# with Vary: Accept-Encoding; never for HEAD, 206, a response that already
-# has Content-Encoding, an event stream, or a route whose compress column is
-# false.  Whole and streamed responses, on the event loop and from
-# executors, over HTTP/1.1 and HTTP/2 (h2c): the bytes must decompress to
-# the uncompressed answer.  A streamed export is flushed batch by batch:
-# what has arrived before the query ends already inflates to rows.
+# with Vary: Accept-Encoding; never for HEAD, 206, 304, an error, a
+# response that already has Content-Encoding, an event stream, or a route
+# whose compress column is false; a compressed answer offers no ranges
+# (Accept-Ranges: none).  Against BREACH, a request with credentials (an
+# Authorization or Cookie header, a route with auth) is answered
+# uncompressed unless its route opted in (compress = true).  Whole and
+# streamed responses, on the event loop and from executors, over HTTP/1.1
+# and HTTP/2 (h2c): the bytes must decompress to the uncompressed answer.
+# A streamed export is flushed batch by batch: what has arrived before the
+# query ends already inflates to rows.
 use strict;
 use warnings;
 use IO::Select;
@@ -17,7 +21,8 @@ use WebgresTest;
 use H2Test qw(frame request_block read_stream);
 
 my $node = WebgresTest->new_node('compression', workers => 1,
-	conf => "webgres.http2 = on\nwebgres.executors = 1\nwebgres.compress_min_size = 2000\n");
+	conf => "webgres.http2 = on\nwebgres.executors = 1\nwebgres.compress_min_size = 2000\n"
+	  . "webgres.jwt_secret = '" . ('s' x 40) . "'\n");
 my $port = $node->{webgres_port};
 
 # About 30 KB of JSON, the same on every call.
@@ -38,15 +43,37 @@ WebgresTest::add_route($node, 'GET', '/partial',
 WebgresTest::add_route($node, 'GET', '/etag',
 	q{SELECT '{"etag": "\"v1\""}'::jsonb AS headers, repeat('e', 5000) AS body});
 WebgresTest::add_route($node, 'GET', '/events', q{SELECT ARRAY['compressed_events'] AS channels});
+WebgresTest::add_route($node, 'GET', '/optin', $big_sql);
+WebgresTest::add_route($node, 'GET', '/executor-optin', $big_sql);
+WebgresTest::add_route($node, 'GET', '/not-found', q{SELECT 404 AS status, repeat('n', 5000) AS body});
+WebgresTest::add_route($node, 'GET', '/server-error', q{SELECT 500 AS status, repeat('e', 5000) AS body});
+WebgresTest::add_route($node, 'GET', '/not-modified',
+	q{SELECT 304 AS status, '{"etag": "\"v1\""}'::jsonb AS headers, repeat('m', 5000) AS body});
+WebgresTest::add_route($node, 'GET', '/ranges',
+	q{SELECT '{"accept-ranges": "bytes"}'::jsonb AS headers, repeat('r', 5000) AS body});
 $node->safe_psql('postgres', q{
 	UPDATE webgres.routes SET compress = false WHERE path IN ('/optout', '/executor-optout');
+	UPDATE webgres.routes SET compress = true WHERE path IN ('/optin', '/executor-optin');
 	UPDATE webgres.routes SET mode = 'executor' WHERE path LIKE '/executor%';
 	INSERT INTO webgres.routes (method, path, handler, mode) VALUES
 		('GET', '/export', $h$SELECT i, repeat('r', 50) AS pad FROM generate_series(1, 20000) i$h$, 'stream'),
 		('GET', '/export-small', $h$SELECT i, repeat('r', 50) AS pad FROM generate_series(1, 3000) i$h$, 'stream'),
 		('GET', '/slow-export', $h$SELECT i, repeat('s', 50) AS pad,
-			CASE WHEN i = 3000 THEN pg_sleep(3)::text END AS s FROM generate_series(1, 4000) i$h$, 'stream');
+			CASE WHEN i = 3000 THEN pg_advisory_xact_lock_shared(30030)::text END AS s
+			FROM generate_series(1, 4000) i$h$, 'stream');
+	-- A route with auth, and its opted-in twin: tokens name the role reader.
+	CREATE ROLE authenticator NOINHERIT;
+	CREATE ROLE reader;
+	GRANT reader TO authenticator;
 });
+$node->safe_psql('postgres', qq{
+	INSERT INTO webgres.routes (method, path, auth, owner, handler) VALUES
+		('GET', '/private', 'required', 'authenticator', \$h\$$big_sql\$h\$),
+		('GET', '/private-optin', 'required', 'authenticator', \$h\$$big_sql\$h\$);
+	UPDATE webgres.routes SET compress = true WHERE path = '/private-optin';
+});
+my $token = $node->safe_psql('postgres',
+	q{SELECT webgres.jwt_sign('{"role": "reader"}', interval '1 hour')});
 WebgresTest::wait_for_status($port, '/big', 200);
 my $plain = WebgresTest::http_get($port, '/big')->{body};
 cmp_ok(length $plain, '>', 20000, 'the JSON route answers about 30 KB');
@@ -103,7 +130,9 @@ $r = WebgresTest::raw($port, "GET /big HTTP/1.1\r\nHost: x\r\nAccept-Encoding: g
 ok(!exists $r->{headers}{'content-encoding'}, 'two Accept-Encoding fields, one refusing gzip: not compressed');
 
 $r = get('/small', 'Accept-Encoding' => 'gzip');
-ok(!exists $r->{headers}{'content-encoding'}, 'below webgres.compress_min_size: not compressed');
+is($r->{status}, 200, 'below webgres.compress_min_size: 200');
+is($r->{body}, '{"a": 1}', '... the plain body');
+ok(!exists $r->{headers}{'content-encoding'}, '... not compressed');
 ok(!exists $r->{headers}{vary}, '... and no Vary');
 
 $r = WebgresTest::request($port, 'HEAD', '/big', headers => { 'Accept-Encoding' => 'gzip' });
@@ -135,6 +164,51 @@ $r = get('/etag', 'Accept-Encoding' => 'gzip');
 is($r->{headers}{etag}, 'W/"v1"', 'a strong ETag becomes weak on the gzipped response');
 is(get('/etag')->{headers}{etag}, '"v1"', '... and stays strong on the plain one');
 
+# What is never compressed, however large and compressible: errors and 304.
+for my $case ([ '/not-found', 404, 'n' ], [ '/server-error', 500, 'e' ])
+{
+	$r = get($case->[0], 'Accept-Encoding' => 'gzip');
+	is($r->{status}, $case->[1], "a $case->[1] with a 5000-byte text body");
+	ok(!exists $r->{headers}{'content-encoding'}, '... not compressed');
+	is($r->{body}, $case->[2] x 5000, '... the body as sent');
+}
+$r = get('/not-modified', 'Accept-Encoding' => 'gzip');
+is($r->{status}, 304, 'a 304');
+ok(!exists $r->{headers}{'content-encoding'}, '... not compressed');
+is($r->{headers}{etag}, '"v1"', '... its ETag left strong');
+# A compressed answer offers no byte ranges: Accept-Ranges: bytes becomes none.
+$r = get('/ranges', 'Accept-Encoding' => 'gzip');
+is($r->{headers}{'content-encoding'}, 'gzip', 'a response with Accept-Ranges: bytes: gzipped');
+is($r->{headers}{'accept-ranges'}, 'none', '... with Accept-Ranges: none');
+is(gunzipped($r->{body}), 'r' x 5000, '... decompresses to the plain answer');
+is(get('/ranges')->{headers}{'accept-ranges'}, 'bytes', '... and bytes on the plain one');
+
+# ---- credentials (BREACH): compressed only where the route opted in ----
+for my $case ([ 'Cookie', 'session=s3cr3t' ], [ 'Authorization', 'Basic dXNlcjpwYXNz' ])
+{
+	for my $path ('/big', '/executor')
+	{
+		$r = get($path, 'Accept-Encoding' => 'gzip', $case->[0] => $case->[1]);
+		is($r->{status}, 200, "$path with a $case->[0] header: 200");
+		ok(!exists $r->{headers}{'content-encoding'}, '... not compressed: the route did not opt in');
+		is($r->{body}, $plain, '... the plain body');
+	}
+	for my $path ('/optin', '/executor-optin')
+	{
+		$r = get($path, 'Accept-Encoding' => 'gzip', $case->[0] => $case->[1]);
+		is($r->{headers}{'content-encoding'}, 'gzip', "$path (compress = true) with a $case->[0] header: gzip");
+		is(gunzipped($r->{body}), $plain, '... decompresses to the plain answer');
+	}
+}
+$r = get('/private', 'Accept-Encoding' => 'gzip', Authorization => "Bearer $token");
+is($r->{status}, 200, 'a route with auth, with a valid token: 200');
+ok(!exists $r->{headers}{'content-encoding'}, '... not compressed');
+is($r->{body}, $plain, '... the plain body');
+$r = get('/private-optin', 'Accept-Encoding' => 'gzip', Authorization => "Bearer $token");
+is($r->{status}, 200, 'a route with auth and compress = true: 200');
+is($r->{headers}{'content-encoding'}, 'gzip', '... gzip');
+is(gunzipped($r->{body}), $plain, '... decompresses to the plain answer');
+
 # ---- event streams are not compressed ----
 {
 	my $s = WebgresTest::connect_to($port);
@@ -163,21 +237,20 @@ is($r->{headers}{'content-encoding'}, 'gzip', 'a streamed CSV export: gzip');
 is(gunzipped($r->{body}), get('/export', Accept => 'text/csv')->{body}, '... decompresses to the plain CSV');
 
 # Flushed per batch: rows sent before the query stalls inflate at once.
+# The handler stops at row 3000 on an advisory lock a session holds, until
+# the test has read the rows before it; then it finishes.
 {
+	my $gate = $node->background_psql('postgres');
+	$gate->query_safe('SELECT pg_advisory_lock(30030)');
 	my $s = WebgresTest::connect_to($port);
 	print $s "GET /slow-export HTTP/1.1\r\nHost: x\r\nAccept: application/x-ndjson\r\n"
 	  . "Accept-Encoding: gzip\r\nConnection: close\r\n\r\n";
-	my ($raw, $sel, $end) = ('', IO::Select->new($s), time + 20);
+	my ($raw, $sel) = ('', IO::Select->new($s));
 	my ($inflated, $ended) = ('', 0);
-	my $started = time;
-	while (time < $end && $inflated !~ /"i":2000\b/)
-	{
-		next unless $sel->can_read(0.2);
-		sysread($s, my $chunk, 65536) or last;
-		$raw .= $chunk;
+	# De-chunks what has come so far and inflates all of it.
+	my $inflate = sub {
 		my $pos = index($raw, "\r\n\r\n");
-		next if $pos < 0;
-		# De-chunk what is complete, then inflate it all again.
+		return if $pos < 0;
 		my ($body, $p) = ('', $pos + 4);
 		while ((my $nl = index($raw, "\r\n", $p)) >= 0)
 		{
@@ -188,13 +261,32 @@ is(gunzipped($r->{body}), get('/export', Accept => 'text/csv')->{body}, '... dec
 			$p = $nl + 2 + $size + 2;
 		}
 		my ($z) = Compress::Raw::Zlib::Inflate->new(-WindowBits => WANT_GZIP);
-		my $copy = $body;
 		$inflated = '';
-		$z->inflate($copy, $inflated);
-	}
+		$z->inflate($body, $inflated);
+	};
+	my $read = sub {
+		my ($until) = @_;
+		my $end = time + 60;
+		while (time < $end && !$until->())
+		{
+			next unless $sel->can_read(0.2);
+			sysread($s, my $chunk, 65536) or last;
+			$raw .= $chunk;
+			$inflate->();
+		}
+	};
+	$read->(sub { $inflated =~ /"i":2000\b/ });
+	ok($node->poll_query_until('postgres',
+		q{SELECT count(*) > 0 FROM pg_locks WHERE locktype = 'advisory' AND objid = 30030 AND NOT granted}),
+		'a stalled export: its query waits at row 3000');
 	# Batches of 1000 rows (stream.h): the third one holds the stall.
-	like($inflated, qr/\{"i":2000,[^\n]*\}\n\z/, 'a stalled export: the two batches before the stall inflate whole');
+	like($inflated, qr/\{"i":2000,[^\n]*\}\n\z/, '... the two batches before the stall inflate whole');
 	ok(!$ended, '... before the response has ended');
+	$gate->query_safe('SELECT pg_advisory_unlock(30030)');
+	$gate->quit;
+	$read->(sub { $ended });
+	ok($ended, 'released: the export ends');
+	is(scalar(() = $inflated =~ /\n/g), 4000, '... and all 4000 rows inflate');
 	close $s;
 }
 

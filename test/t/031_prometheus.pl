@@ -1,7 +1,7 @@
 # The Prometheus endpoint: its text parsed by prometheus_client's own parser
 # and checked against a known set of requests; routes labelled by pattern,
 # never by the path requested; webgres.metrics_listen keeps metrics off the
-# routes' addresses.
+# routes' addresses; webgres.metrics_allow limits who reads them there.
 use strict;
 use warnings;
 use File::Temp qw(tempfile);
@@ -220,6 +220,52 @@ is($m2->{"webgres_route_request_duration_seconds_count{method=GET,route=/a,route
 	'... with the routes counted');
 is(WebgresTest::http_get($mport, '/a')->{status}, 404, 'no routes on the metrics address');
 is(WebgresTest::http_get($port2, '/metrics')->{status}, 404, 'no metrics on the routes\' address');
+# webgres.metrics_allow filters the main listeners only: the metrics
+# address is its own control.
+ok(WebgresTest::reload_and_wait($node2, "webgres.metrics_allow = '10.0.0.0/8'\n"),
+	'the worker took webgres.metrics_allow without loopback');
+is(WebgresTest::http_get($mport, '/metrics')->{status}, 200,
+	'metrics on the metrics address whatever webgres.metrics_allow says');
 $node2->stop;
+
+# webgres.metrics_allow on the main listeners: loopback by default, so the
+# scrapes above (from 127.0.0.1) were answered; a list without loopback
+# answers this client 404, without handing the path to a route either; a
+# list that names its network allows it again.  One worker, so that a
+# reload is seen by every request after reload_and_wait.
+my $node3 = WebgresTest->new_node('prometheus_allow', workers => 1,
+	conf => "webgres.metrics_path = '/metrics'\n");
+my $port3 = $node3->{webgres_port};
+WebgresTest::add_route($node3, 'GET', '/metrics', q{SELECT 'the route' AS body});
+WebgresTest::add_route($node3, 'GET', '/a', q{SELECT 'aaa' AS body});
+WebgresTest::wait_for_status($port3, '/a', 200);
+is($node3->safe_psql('postgres', 'SHOW webgres.metrics_allow'), '127.0.0.0/8, ::1/128',
+	'webgres.metrics_allow: loopback by default');
+$r = WebgresTest::http_get($port3, '/metrics');
+is($r->{status}, 200, 'from 127.0.0.1 by default: the metrics');
+like($r->{body}, qr/^# HELP webgres_/m, '... the exposition');
+ok(WebgresTest::reload_and_wait($node3, "webgres.metrics_allow = '10.0.0.0/8, fd00::/8'\n"),
+	'the worker took webgres.metrics_allow = 10.0.0.0/8, fd00::/8');
+$r = WebgresTest::http_get($port3, '/metrics');
+is($r->{status}, 404, 'a client outside webgres.metrics_allow: 404');
+is($r->{body}, "Not Found\n", '... no metrics, and not the route of the same path');
+is(WebgresTest::request($port3, 'HEAD', '/metrics')->{status}, 404, '... HEAD too');
+is(WebgresTest::http_get($port3, '/a')->{status}, 200, '... while the routes answer it');
+ok(WebgresTest::reload_and_wait($node3, "webgres.metrics_allow = '10.0.0.0/8, 127.0.0.1/32'\n"),
+	'the worker took webgres.metrics_allow = 10.0.0.0/8, 127.0.0.1/32');
+$r = WebgresTest::http_get($port3, '/metrics');
+is($r->{status}, 200, 'a client in a network the list names: the metrics');
+like($r->{body}, qr/^# HELP webgres_/m, '... the exposition');
+ok(WebgresTest::reload_and_wait($node3, "webgres.metrics_allow = ''\n"),
+	'the worker took an empty webgres.metrics_allow');
+is(WebgresTest::http_get($port3, '/metrics')->{status}, 404, 'an empty list allows nobody');
+for my $bad ([ '127.0.0.1/8', 'bits set past its prefix' ], [ 'localhost', 'not an IP address' ],
+	[ '10.0.0.0/33', 'longer than its address' ], [ '10.0.0.0/8,,::1', 'not an IP address' ])
+{
+	my ($rc, $out, $err) = $node3->psql('postgres', "ALTER SYSTEM SET webgres.metrics_allow = '$bad->[0]'");
+	like($err, qr/invalid value for parameter "webgres.metrics_allow".*\n.*\Q$bad->[1]\E/,
+		"webgres.metrics_allow = '$bad->[0]' is refused: $bad->[1]");
+}
+$node3->stop;
 
 done_testing();

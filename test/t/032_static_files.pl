@@ -1,11 +1,12 @@
 # Static files (docs/static-files.md): webgres.static_mounts maps a URL
 # prefix to a directory, served by libh2o's file handler: bodies byte for
 # byte, MIME types, ETag and Last-Modified with 304, Range with 206 and
-# 416, HEAD, index files and the redirect to prefix/, precompressed .gz
+# 416 (several ranges as multipart/byteranges, merged, ignored), HEAD, index
+# files (index_file named or NULL) and the redirect to prefix/, precompressed .gz
 # siblings, the single-page-application fallback, compression, HTTP/2 in
 # cleartext and over TLS.
 # Routes and mounts share one path space: a route that matches a path
-# answers it; ownership keeps other roles' routes out of a mount and a
+# answers it (a POST route makes GET of its path 405, file or not); ownership keeps other roles' routes out of a mount and a
 # mount off their routes; only superusers change mounts; a change reaches
 # the workers without a restart.  (Traversal attempts: 107_hostile_static.pl.)
 use strict;
@@ -36,6 +37,12 @@ write_file("$root/sub/index.html", "<p>sub index</p>\n");
 write_file("$root/pre.js", "console.log('plain');\n");
 write_file("$root/pre.js.gz", "not really gzip, but the sibling's bytes");
 write_file("$dir/spa/index.html", "<div id=app></div>\n");
+mkdir "$dir/home" or die;
+mkdir "$dir/home/docs" or die;
+write_file("$dir/home/home.htm", "<p>home</p>\n");
+write_file("$dir/home/index.html", "<p>not the index of this mount</p>\n");
+write_file("$dir/home/docs/home.htm", "<p>docs home</p>\n");
+write_file("$dir/home/upload", "a file named like a route\n");
 write_file("$dir/spa/app.js", "start();\n");
 
 my $certs = TlsTest::make_ca($dir);
@@ -53,6 +60,10 @@ $node->safe_psql('postgres', qq{
 		VALUES ('/app', '$root', true);
 	INSERT INTO webgres.static_mounts (prefix, directory, spa_fallback)
 		VALUES ('/spa', '$dir/spa', true);
+	INSERT INTO webgres.static_mounts (prefix, directory, index_file)
+		VALUES ('/home', '$dir/home', 'home.htm');
+	INSERT INTO webgres.static_mounts (prefix, directory, index_file)
+		VALUES ('/noindex', '$dir/home', NULL);
 });
 WebgresTest::add_route($node, 'GET', '/app/api/hello', q{SELECT 'from the route' AS body});
 WebgresTest::wait_for_status($port, '/app/a.txt', 200);
@@ -86,6 +97,67 @@ is($r->{body}, substr($text, 10, 10), '... those bytes');
 is($r->{headers}{'content-range'}, 'bytes 10-19/' . length($text), '... Content-Range');
 is(get('/app/a.txt', Range => 'bytes=999999-')->{status}, 416, 'an unsatisfiable Range: 416');
 
+# Several ranges: multipart/byteranges, a part per range in the order asked,
+# each with the file's type and its Content-Range, then the closing boundary.
+sub parts_of
+{
+	my ($r) = @_;
+	my ($boundary) = ($r->{headers}{'content-type'} // '') =~ m{^multipart/byteranges; boundary=(\S+)$}
+	  or return ();
+	my @parts;
+	while ($r->{body} =~ m{\G(?:\r\n)?--\Q$boundary\E\r\nContent-Type: ([^\r]*)\r\nContent-Range: bytes (\d+)-(\d+)/(\d+)\r\n\r\n}gc)
+	{
+		my ($type, $first, $last, $size) = ($1, $2, $3, $4);
+		push @parts, { type => $type, first => $first, last => $last, size => $size,
+			data => substr($r->{body}, pos($r->{body}), $last - $first + 1) };
+		pos($r->{body}) += $last - $first + 1;
+	}
+	push @parts, 'closed' if $r->{body} =~ m{\G\r\n--\Q$boundary\E--\r\n\z}gc;
+	return @parts;
+}
+$r = get('/app/a.txt', Range => 'bytes=1000-1009,0-9,-5');
+is($r->{status}, 206, 'three ranges: 206');
+like($r->{headers}{'content-type'}, qr{^multipart/byteranges; boundary=\S+$}, '... multipart/byteranges');
+is($r->{headers}{'content-length'}, length $r->{body}, '... its Content-Length the body\'s');
+my @parts = parts_of($r);
+is(scalar @parts, 4, '... three parts and the closing boundary');
+is_deeply([ map { ref $_ ? "$_->{first}-$_->{last}/$_->{size}" : $_ } @parts ],
+	[ '1000-1009/' . length($text), '0-9/' . length($text),
+	  (length($text) - 5) . '-' . (length($text) - 1) . '/' . length($text), 'closed' ],
+	'... each part\'s range, in the order asked');
+is_deeply([ map { $_->{data} } @parts[0 .. 2] ],
+	[ substr($text, 1000, 10), substr($text, 0, 10), substr($text, -5) ], '... each part\'s bytes');
+like($parts[0]{type}, qr{^text/plain}, '... each part of the file\'s type');
+
+# Overlapping ranges, or ranges a part header apart, are merged.
+for my $case ([ 'bytes=0-9,5-20', '0-20', 'overlapping ranges' ],
+	[ 'bytes=0-9,50-59', '0-59', 'ranges 40 bytes apart' ],
+	[ 'bytes=20-29,0-9', '0-29', 'ranges out of order and close' ],
+	[ 'bytes=0-,100-200', '0-' . (length($text) - 1), 'a range inside another' ])
+{
+	$r = get('/app/a.txt', Range => $case->[0]);
+	is($r->{status}, 206, "$case->[2] ($case->[0]): 206");
+	is($r->{headers}{'content-range'}, "bytes $case->[1]/" . length($text), "... one range, $case->[1]");
+	my ($first, $last) = split /-/, $case->[1];
+	is($r->{body}, substr($text, $first, $last - $first + 1), '... its bytes');
+}
+@parts = parts_of(scalar get('/app/a.txt', Range => 'bytes=0-9,100-109'));
+is(scalar @parts, 3, 'ranges 90 bytes apart stay two parts');
+
+# A Range that cannot be read one way is ignored: the whole file.
+for my $case ([ 'bytes=abc', 'not a range' ], [ 'items=0-5', 'another unit' ],
+	[ 'bytes=9-2', 'a last byte before the first' ], [ 'bytes=0-1;2-3', 'a wrong separator' ])
+{
+	$r = get('/app/a.txt', Range => $case->[0]);
+	is($r->{status}, 200, "$case->[1] ($case->[0]): 200");
+	is($r->{body}, $text, '... the whole file');
+}
+$r = WebgresTest::raw($port, "GET /app/a.txt HTTP/1.1\r\nHost: x\r\nRange: bytes=0-9\r\n"
+	  . "Range: bytes=10-19\r\nConnection: close\r\n\r\n", until_close => 1);
+is($r->{status}, 200, 'two Range fields: 200');
+is($r->{body}, $text, '... the whole file');
+is(get('/app/a.txt', Range => 'bytes=0-9, ,20-29')->{status}, 206, 'an empty list element is allowed');
+
 $r = WebgresTest::request($port, 'HEAD', '/app/a.txt');
 is($r->{status}, 200, 'HEAD: 200');
 is($r->{headers}{'content-length'}, length $text, '... the Content-Length of the GET');
@@ -101,6 +173,32 @@ like($r->{headers}{location}, qr{/app/$}, '... to the prefix/');
 is(get('/app/sub')->{status}, 301, 'a directory without its slash: 301');
 is(get('/app/sub/')->{body}, "<p>sub index</p>\n", 'a directory/: its index.html');
 is(get('/app/nothing.txt')->{status}, 404, 'a missing file: 404');
+
+# index_file: another name, or none.
+WebgresTest::wait_for_status($port, '/home/', 200);
+$r = get('/home/');
+is($r->{status}, 200, 'index_file home.htm: the prefix/ answers 200');
+is($r->{body}, "<p>home</p>\n", '... with home.htm, not index.html');
+like($r->{headers}{'content-type'}, qr{^text/html}, '... as text/html');
+is(get('/home/docs/')->{body}, "<p>docs home</p>\n", '... and a directory/ with its own home.htm');
+$r = get('/home/index.html');
+is($r->{body}, "<p>not the index of this mount</p>\n", '... index.html is an ordinary file there');
+$r = get('/noindex/');
+is($r->{status}, 404, 'index_file NULL: the prefix/ answers 404');
+unlike($r->{body}, qr/home|index/, '... with no file');
+is(get('/noindex/docs/')->{status}, 404, '... a directory/ too');
+is(get('/noindex/home.htm')->{body}, "<p>home</p>\n", '... while its files are served');
+
+# A route under a mount takes its path whole: a route for POST makes GET of
+# the same path a 405, even where a file of that name exists.
+WebgresTest::add_route($node, 'POST', '/home/upload', q{SELECT 'uploaded' AS body});
+WebgresTest::wait_for_status($port, '/home/upload', 405);
+$r = get('/home/upload');
+is($r->{status}, 405, 'a route for POST /home/upload: GET /home/upload is 405');
+is($r->{headers}{allow}, 'POST', '... Allow: POST');
+unlike($r->{body}, qr/a file named like a route/, '... not the file of that name');
+is(WebgresTest::request($port, 'POST', '/home/upload', body => 'x')->{body}, 'uploaded', '... POST runs the route');
+is(get('/noindex/upload')->{body}, "a file named like a route\n", '... the same file under another prefix is served');
 
 # ---- precompressed siblings ----
 $r = get('/app/pre.js', 'Accept-Encoding' => 'gzip');
@@ -139,14 +237,21 @@ my $css;
 gunzip(\$r->{body} => \$css);
 is($css, "body { color: black; }\n" x 300, '... and decompresses to the file');
 like($r->{headers}{etag} // '', qr{^W/"}, '... with a weak ETag');
+is($r->{headers}{'accept-ranges'}, 'none', '... and Accept-Ranges: none (no ranges of the gzipped bytes)');
 is(get('/app/style.css', 'Accept-Encoding' => 'gzip', 'If-None-Match' => $r->{headers}{etag})->{status},
 	304, '... which answers 304 when sent back');
 $r = get('/app/style.css', 'Accept-Encoding' => 'gzip', Range => 'bytes=0-9');
 is($r->{status}, 206, 'a Range request with compression on: 206');
 ok(!exists $r->{headers}{'content-encoding'}, '... not compressed');
 is($r->{body}, 'body { col', '... the bytes of the file');
-ok(!exists get('/app/big.bin', 'Accept-Encoding' => 'gzip')->{headers}{'content-encoding'},
-	'application/octet-stream is not compressed');
+$r = get('/app/big.bin', 'Accept-Encoding' => 'gzip');
+is($r->{status}, 200, 'application/octet-stream with gzip accepted: 200');
+ok(!exists $r->{headers}{'content-encoding'}, '... not compressed');
+is(length $r->{body}, length $big, '... all of it, as it is');
+# A file is the same for every client: credentials do not keep it from
+# being compressed (BREACH needs a secret in the body).
+$r = get('/app/style.css', 'Accept-Encoding' => 'gzip', Cookie => 'session=s3cr3t', Authorization => 'Bearer x');
+is($r->{headers}{'content-encoding'}, 'gzip', 'a file asked for with a Cookie and Authorization: still gzipped');
 
 # ---- HTTP/2 ----
 {

@@ -36,7 +36,9 @@ is($res->{status}, 304, 'revalidated: 304');
 is($res->{headers}{'cache-control'}, 'no-cache', 'the 304 carries it too');
 
 $res = WebgresTest::wait_for_status($port, '/plain/app.js', 200);
-ok(!exists $res->{headers}{'cache-control'}, 'a mount without it sends no Cache-Control');
+is($res->{status}, 200, 'a mount without cache_control serves its file');
+is($res->{body}, "start();\n", '... the file');
+ok(!exists $res->{headers}{'cache-control'}, '... with no Cache-Control');
 
 $node->safe_psql('postgres', q{UPDATE webgres.static_mounts SET cache_control = 'max-age=60' WHERE prefix = '/fresh'});
 my $deadline = time + 30;

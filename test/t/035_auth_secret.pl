@@ -178,6 +178,19 @@ like(slurp_file($node->logfile, $offset), qr/DETAIL:  webgres\.jwt_secret_file c
 	'the log has the reason');
 chmod 0600, $file;
 
+# A token verified with the file's secret is kept in a worker's cache; a
+# new content of the file revokes it all the same (docs/authentication.md).
+my $cached = token($secret{file});
+is(WebgresTest::request($port, 'GET', '/who', headers => { Authorization => "Bearer $cached" })->{status},
+	200, 'a token signed with the file\'s secret is accepted, and cached');
+open $fh, '>', $file or die;
+print $fh "$secret{b}\n";
+close $fh;
+ok(WebgresTest::poll_until(sub {
+	WebgresTest::request($port, 'GET', '/who', headers => { Authorization => "Bearer $cached" })->{status} == 401 }, 10),
+	'the file given another secret: the cached token is refused');
+ok(becomes($secret{b}, 200), 'and the new secret signs tokens');
+
 $log = slurp_file($node->logfile);
 unlike($log, qr/\Q$secret{file}\E/, 'the server log holds no trace of the file\'s secret');
 unlike($log, qr/terminated by signal|FATAL/, 'no process crashed');

@@ -12,6 +12,7 @@ use POSIX ();
 use Socket qw(IPPROTO_TCP TCP_NODELAY);
 use Test::More;
 use Time::HiRes qw(time);
+use H2Test;
 use HostileTest;
 
 $SIG{PIPE} = 'IGNORE';
@@ -152,6 +153,20 @@ sub calmed
 	close $s;
 	is($h->hits, 1, 'normal client: the writing route ran once');
 	$h->reset_hits;
+}
+
+# ---- a request the screen refuses is refused on its stream alone ----
+# (each screening rule is tested over both protocols in 101_hostile_requests.pl)
+{
+	my $s = connect_h2();
+	send_all($s, start() . get(1, '/count#frag') . get(3, "/count/caf\xc3\xa9") . get(5, '/hello'));
+	my $r = read_frames($s, until => sub { (grep { $_->{type} == DATA && $_->{flags} & END_STREAM } @{ $_[0] }) >= 3 });
+	my %status = map { $_->{stream} => H2Test::status_of($_->{payload}) } responses($r);
+	is_deeply(\%status, { 1 => 400, 3 => 400, 5 => 200 },
+		'a fragment and raw UTF-8 in :path: 400 on their streams, the next request served');
+	ok(!$r->{goaway} && !$r->{closed}, '... on the same connection, still open');
+	close $s;
+	is($h->hits, 0, '... and neither reached the counting route');
 }
 
 # ---- rapid reset: a stream reset in the same read is not run ----

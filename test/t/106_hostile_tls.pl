@@ -1,7 +1,7 @@
 # Hostile TLS clients on a webgres.tls_listen port: a handshake that
 # stalls, garbage instead of a ClientHello, an oversized ClientHello, a
 # record longer than TLS allows, a renegotiation attempt, and HTTP/1.1
-# screening and timeouts behind TLS.  Each must close the connection (or
+# and HTTP/2 screening and timeouts behind TLS.  Each must close the connection (or
 # refuse what it asks) without harm: the worker keeps serving cleartext and
 # TLS, and finish() checks that no worker exited.
 use strict;
@@ -15,6 +15,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time);
+use H2Test;
 use HostileTest;
 use TlsTest;
 
@@ -234,6 +235,25 @@ $s = TlsTest::connect($tport, ca => $ca);
 my $r = TlsTest::request($s, 'GET', '/x/../hello');
 is($r ? $r->{status} : 'none', 400, 'a dot segment in the target over TLS: 400, as in cleartext');
 close $s;
+
+# ---- HTTP/2 behind TLS: the same screening as HTTP/1.1 ----
+for my $case ([ '/count#frag', 'a fragment' ], [ "/count/caf\xc3\xa9", 'raw UTF-8' ],
+	[ '/count/../hello', 'a dot segment' ], [ '/count/%zz', 'a malformed escape' ])
+{
+	$s = TlsTest::connect($tport, ca => $ca, alpn => [ 'h2' ]);
+	my ($status) = H2Test::exchange($s, path => $case->[0]);
+	is($status // 'none', 400, "HTTP/2 over TLS: $case->[1] in :path: 400, as over HTTP/1.1");
+	close $s;
+	$s = TlsTest::connect($tport, ca => $ca);
+	$r = TlsTest::request($s, 'GET', $case->[0]);
+	is($r ? $r->{status} : 'none', 400, "HTTP/1.1 over TLS: $case->[1] in the target: 400");
+	close $s;
+}
+$s = TlsTest::connect($tport, ca => $ca, alpn => [ 'h2' ]);
+my ($h2_status, $h2_body) = H2Test::exchange($s, path => '/hello');
+is("$h2_status $h2_body", '200 hi', 'HTTP/2 over TLS: a well-formed request is served');
+close $s;
+is($h->hits, 0, 'no refused request over TLS reached a counting route');
 
 # Each timeout answers as documented, and not before it is due (a close
 # for any other reason, a crash among them, is quicker or says otherwise).

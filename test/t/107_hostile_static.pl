@@ -7,7 +7,10 @@
 # while a link that stays inside is served; the same over HTTP/2.  And the
 # connection's protections hold for files as for routes: a head trickled
 # to a file's path gets 408, and a client that stops reading a large file
-# holds up nobody else.
+# holds up nobody else.  Byte ranges cannot amplify a request: more than
+# webgres.static_max_ranges of them get the whole file (200), overlapping
+# ones are merged, so no answer is larger than the file and a part header
+# per range.
 use strict;
 use warnings;
 use IO::Select;
@@ -23,6 +26,8 @@ mkdir $_ or die "$_: $!" for $root, "$root/sub", "$root/.hidden", "$dir/outside"
 sub write_file { my ($p, $c) = @_; open my $f, '>:raw', $p or die "$p: $!"; print $f $c; close $f; }
 write_file("$root/a.txt", "inside\n");
 write_file("$root/big.bin", 'b' x (8 * 1024 * 1024));
+my $app_js = join('', map { sprintf "console.log(%05d);\n", $_ } 1 .. 325);    # 6500 bytes
+write_file("$root/app.js", $app_js);
 write_file("$root/.secret", "DOTFILE SECRET\n");
 write_file("$root/.hidden/x", "HIDDEN DIR SECRET\n");
 write_file("$dir/outside/secret.txt", "TOP SECRET\n");
@@ -133,6 +138,58 @@ push @leaks, 'raw NUL' if $r && $r->{body} =~ /SECRET/;
 	is($r && $r->{body}, "inside\n", 'a client stalled on a large file holds up nobody');
 	close $stalled;
 }
+
+# ---- byte ranges ----
+# Each answer is read whole from the wire: status, head and body together.
+sub ranged
+{
+	my ($range) = @_;
+	my $r = WebgresTest::raw($port,
+		"GET /app/app.js HTTP/1.1\r\nHost: x\r\nRange: $range\r\nConnection: close\r\n\r\n", until_close => 1);
+	return $r // { status => 0, wire => '', body => '', headers => {} };
+}
+my $file_len = length $app_js;
+is($file_len, 6500, 'a 6500-byte file to ask ranges of');
+
+# 20,000 ranges of the whole file in one 60 kB head: the file once, not
+# 20,000 times (130 MB).
+my $r20k = ranged('bytes=' . join(',', ('0-') x 20000));
+is($r20k->{status}, 200, '20,000 ranges of the whole file: 200, the range ignored');
+is($r20k->{body}, $app_js, '... the file once');
+cmp_ok(length $r20k->{wire}, '<=', $file_len + 1000,
+	'... the whole answer (' . length($r20k->{wire}) . ' bytes) no larger than the file and its head');
+ok(!exists $r20k->{headers}{'content-range'}, '... with no Content-Range');
+
+# 5,000 one-byte ranges all over the file (as many as fit a head): over
+# the limit too.
+my $spread = ranged('bytes=' . join(',', map { my $p = ($_ * 13) % 6500; "$p-$p" } 0 .. 4999));
+is($spread->{status}, 200, '5,000 one-byte ranges: 200');
+cmp_ok(length $spread->{wire}, '<=', $file_len + 1000, '... no larger than the file and its head');
+
+# At the limit (16), ranges of the whole file are merged into one.
+my $sixteen = ranged('bytes=' . join(',', ('0-') x 16));
+is($sixteen->{status}, 206, '16 overlapping ranges: 206');
+is($sixteen->{headers}{'content-range'}, "bytes 0-6499/6500", '... merged into one range, the whole file');
+is($sixteen->{body}, $app_js, '... sent once');
+
+# Sixteen one-byte ranges far apart: sixteen parts, each with its header,
+# and bounded by them.
+my $parts = ranged('bytes=' . join(',', map { ($_ * 400) . '-' . ($_ * 400) } 0 .. 15));
+is($parts->{status}, 206, '16 ranges far apart: 206');
+like($parts->{headers}{'content-type'} // '', qr{^multipart/byteranges; boundary=}, '... multipart/byteranges');
+my @got_parts = $parts->{body} =~ /Content-Range: bytes (\d+)-(\d+)\/6500/g;
+is(scalar(@got_parts), 32, '... sixteen parts');
+cmp_ok(length $parts->{wire}, '<=', 16 * 200 + 1000, '... and the answer bounded by a part header each');
+# Seventeen: one over the limit.
+my $seventeen = ranged('bytes=' . join(',', map { ($_ * 300) . '-' . ($_ * 300) } 0 .. 16));
+is($seventeen->{status}, 200, '17 ranges, over webgres.static_max_ranges = 16: 200');
+is($seventeen->{body}, $app_js, '... the whole file');
+
+# A lower limit takes effect on reload.
+ok(WebgresTest::reload_and_wait($h->node, "webgres.static_max_ranges = 2\n"),
+	'the worker took webgres.static_max_ranges = 2');
+is(ranged('bytes=0-0,400-400')->{status}, 206, 'webgres.static_max_ranges = 2: two ranges: 206');
+is(ranged('bytes=0-0,400-400,800-800')->{status}, 200, '... three ranges: 200');
 
 is_deeply(\@leaks, [], 'nothing from outside the directory, or hidden in it, was ever sent');
 $h->still_serving('after every attempt');

@@ -3,9 +3,11 @@
 # once, where a close would leave the server's side in FIN-WAIT-1 holding
 # the queue for as long as the client keeps its socket open and reads
 # nothing.  Two cuts: an event stream whose client stopped reading, and a
-# keep-alive connection that times out idle while the response before it
-# still waits for the client.  The server's side of each is looked up in
-# /proc/net/tcp: queued bytes while the client stalls, then no entry at all.
+# keep-alive connection whose last response still waits for the client,
+# which takes none of it: idle past webgres.request_timeout, it is cut by
+# webgres.send_timeout (137_send_timeout.pl has the send timeout itself).
+# The server's side of each is looked up in /proc/net/tcp: queued bytes
+# while the client stalls, then no entry at all.
 use strict;
 use warnings;
 use IO::Socket::INET;
@@ -20,6 +22,7 @@ use ChaosTest;
 my $node = WebgresTest->new_node('cut_reset', workers => 1,
 	conf => "webgres.sse_buffer_limit = 65536\nwebgres.sse_heartbeat = 300\n"
 	  . "webgres.request_timeout = '1s'\nwebgres.header_timeout = '1s'\n"
+	  . "webgres.send_timeout = '5s'\n"
 	  . "log_min_messages = debug1\n");
 my $port = $node->{webgres_port};
 
@@ -101,7 +104,7 @@ sub stalled_client
 	close $s;
 }
 
-# ---- a keep-alive connection that times out while its last response waits ----
+# ---- a keep-alive connection whose last response waits for a client that takes none ----
 {
 	my $s = stalled_client("GET /big HTTP/1.1\r\nHost: x\r\n\r\n");
 	my $client_port = $s->sockport;
@@ -111,7 +114,7 @@ sub stalled_client
 		@last = server_side($client_port);
 		$most_queued = $last[1] if $last[0] eq '01' && $last[1] > $most_queued;
 		$last[0] ne '01';
-	}, 60), 'the connection is ended after webgres.request_timeout');
+	}, 60), 'the connection is ended after webgres.send_timeout');
 	cmp_ok($most_queued, '>', 0, "the response was still queued for the client (up to $most_queued)");
 	ok(ChaosTest::wait_for(sub { @last = server_side($client_port); $last[0] eq '' }, 10),
 		'nothing of its connection is left on the server')

@@ -18,7 +18,8 @@ use Exporter 'import';
 use IO::Select;
 use Time::HiRes qw(time);
 
-our @EXPORT_OK = qw(frame hstr request_block status_of read_stream read_frames);
+our @EXPORT_OK = qw(frame hstr request_block status_of read_stream read_frames
+  literal_block headers_frames exchange);
 
 our $PREFACE = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
@@ -29,8 +30,70 @@ sub frame
 	return pack('CnCCN', $len >> 16, $len & 0xffff, $type, $flags, $stream) . $payload;
 }
 
-# HPACK string literal, no Huffman coding (lengths below 127).
-sub hstr { my ($s) = @_; die 'long' if length($s) >= 127; return chr(length $s) . $s; }
+# HPACK string literal, no Huffman coding, of any length (RFC 7541 5.1, 5.2).
+sub hstr
+{
+	my ($s) = @_;
+	my $n = length $s;
+	return chr($n) . $s if $n < 127;
+	my $out = chr(127);
+	$n -= 127;
+	while ($n >= 128) { $out .= chr(($n & 0x7f) | 0x80); $n >>= 7; }
+	return $out . chr($n) . $s;
+}
+
+# A request header block of literal fields without indexing (RFC 7541
+# 6.2.2), any bytes in them: :method (GET), :scheme http, :path, and
+# :authority (h) unless it is given as undef, then @fields as name, value.
+#
+#   literal_block(method => 'GE T', path => '/x', fields => [ 'x', "a\rb" ])
+sub literal_block
+{
+	my (%o) = @_;
+	my $authority = exists $o{authority} ? $o{authority} : 'h';
+	my $b = "\x02" . hstr($o{method} // 'GET') . "\x86" . "\x04" . hstr($o{path} // '/');
+	$b .= "\x01" . hstr($authority) if defined $authority;
+	my @f = @{ $o{fields} // [] };
+	while (my ($k, $v) = splice(@f, 0, 2)) { $b .= "\x00" . hstr($k) . hstr($v); }
+	return $b;
+}
+
+# The frames that carry a header block on $stream, ending the stream: a
+# HEADERS frame and as many CONTINUATIONs as 16 kB frames need.
+sub headers_frames
+{
+	my ($stream, $block) = @_;
+	my @pieces = unpack('(a16384)*', $block);
+	@pieces = ('') unless @pieces;
+	my $out = '';
+	for my $i (0 .. $#pieces)
+	{
+		my $flags = ($i == 0 ? 0x1 : 0) | ($i == $#pieces ? 0x4 : 0);
+		$out .= frame($i == 0 ? 1 : 9, $flags, $stream, $pieces[$i]);
+	}
+	return $out;
+}
+
+# One request on a new HTTP/2 connection, $s (h2c, or TLS with ALPN h2):
+# the preface, then the header block of literal_block(%o).  Returns
+# (:status or undef, body, frame types, and 'goaway', 'reset' or 'closed'
+# when the request was ended so rather than answered; a server that closes
+# while a large block is still being sent may reset the connection before
+# its GOAWAY is read).
+sub exchange
+{
+	my ($s, %o) = @_;
+	local $SIG{PIPE} = 'IGNORE';
+	print $s $PREFACE . frame(4, 0, 0, '') . headers_frames(1, literal_block(%o));
+	my ($status, $body, $types) = read_stream($s, 1);
+	my $ended = (grep { $_ == 7 } @$types) ? 'goaway' : (grep { $_ == 3 } @$types) ? 'reset' : undef;
+	if (!defined $ended && !defined $status && (buffered($s) || IO::Select->new($s)->can_read(0)))
+	{
+		my $got = sysread($s, my $byte, 1);
+		$ended = 'closed' unless $got;
+	}
+	return ($status, $body, $types, $ended);
+}
 
 # A request header block: :method GET and :scheme http from the static
 # table, :path and :authority as literals with indexed names, then any

@@ -18,6 +18,7 @@ use IO::Select;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time sleep);
+use H2Test;
 use WebgresTest;
 
 sub new
@@ -110,6 +111,42 @@ sub answered
 	my $got = @$res ? $res->[0]{status} : 'no response';
 	is($got, $status, "$desc: $status");
 	return $res->[0];
+}
+
+# The same screening over HTTP/2 (h2c; webgres.http2 must be on): one
+# request, %$req as H2Test::literal_block takes it, on a new connection.
+# $expect is the status it must be answered, or 'error' for a request h2o
+# itself ends as malformed: 400 from its HPACK decoder, RST_STREAM, or
+# GOAWAY for the connection.
+# A normal request must work afterwards.  Returns the body.
+sub h2_refused
+{
+	my ($self, $req, $expect, $desc) = @_;
+	my $s = WebgresTest::connect_to($self->{port});
+	my ($status, $body, $types, $ended) = H2Test::exchange($s, %$req);
+	close $s;
+	if ($expect eq 'error')
+	{
+		ok($ended || ($status // 0) == 400, "HTTP/2: $desc: ended as malformed ("
+			  . ($ended // 'status ' . ($status // 'none')) . ')');
+	}
+	else
+	{
+		is($status // 'no status', $expect, "HTTP/2: $desc: $expect");
+	}
+	$self->still_serving("HTTP/2: $desc");
+	return $body;
+}
+
+# A request over HTTP/2 that must be answered $status; returns the body.
+sub h2_answered
+{
+	my ($self, $req, $status, $desc) = @_;
+	my $s = WebgresTest::connect_to($self->{port});
+	my ($got, $body) = H2Test::exchange($s, %$req);
+	close $s;
+	is($got // 'no status', $status, "HTTP/2: $desc: $status");
+	return $body;
 }
 
 sub still_serving

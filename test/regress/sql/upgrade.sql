@@ -15,6 +15,10 @@ INSERT INTO webgres.routes (method, path, handler) VALUES ('GET', '/kept', $$SEL
 CREATE ROLE upgrade_owner;
 INSERT INTO webgres.routes (method, path, handler, owner)
   VALUES ('GET', '/owned', $$SELECT 'o' AS body$$, 'upgrade_owner');
+-- 1.4 added compress (true by default); a route turned it off there.
+ALTER EXTENSION webgres UPDATE TO '1.4';
+INSERT INTO webgres.routes (method, path, handler, compress)
+  VALUES ('GET', '/plain', $$SELECT 'p' AS body$$, false);
 ALTER EXTENSION webgres UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'webgres';
 SELECT cardinality(webgres.random_distinct_ints(3, 1, 3)) AS drawn;
@@ -30,6 +34,9 @@ SELECT count(*) AS entries FROM pg_shdepend
   WHERE classid = 'webgres.routes'::regclass AND objid = (SELECT id FROM webgres.routes WHERE path = '/owned');
 -- Routes saved before 1.2 run with the default search_path they ran with then.
 SELECT path, search_path FROM webgres.routes ORDER BY id;
+-- 1.5: routes left at the old default compress by the new one (NULL: not
+-- for requests with credentials); one that had turned it off keeps it off.
+SELECT path, compress FROM webgres.routes ORDER BY id;
 
 -- An updated database has exactly what a new one has: the same objects,
 -- each with the same definition.  webgres_definitions describes every

@@ -1,0 +1,163 @@
+/*
+ * security_headers.c
+ *		X-Content-Type-Options: nosniff on every response, and
+ *		Strict-Transport-Security on every response sent over TLS.
+ *
+ * A response filter, so that every answer gets them whatever made it: a
+ * handler, a constant route from memory, an executor, a stream, an event
+ * stream, a static file, webgres' own refusals, libh2o's own errors (its
+ * host's fallback path) and the metrics listeners.  Only the two answers
+ * libh2o and webgres write to the socket as fixed bytes go without: the
+ * 400 to a request head libh2o cannot parse and the 408 of a head that
+ * never ends (http/timeouts.c, cleartext only); neither has a body a
+ * browser would render.
+ *
+ * nosniff costs one entry in the response's header vector, its name and
+ * value built once: no allocation and no formatting per response.  HSTS
+ * is added only on TLS connections, never in cleartext (RFC 6797 7.2: a
+ * host must not send it over plain HTTP), with the value copied into the
+ * request's pool, as a reload may free the setting's string before the
+ * response's headers are written.  A handler that sets either header
+ * itself keeps its own.
+ */
+#include "postgres.h"
+
+#define H2O_USE_LIBUV 0
+#include <h2o.h>
+
+#include "common/settings.h"
+#include "http/security_headers.h"
+
+static h2o_iovec_t nosniff_name = {(char *) "x-content-type-options", sizeof("x-content-type-options") - 1};
+static const h2o_iovec_t nosniff_value = {(char *) "nosniff", sizeof("nosniff") - 1};
+
+/* Whether req came on a TLS connection (not what its client claims). */
+static bool
+over_tls(h2o_req_t *req)
+{
+	h2o_socket_t *sock = req->conn->callbacks->get_socket != NULL ?
+		req->conn->callbacks->get_socket(req->conn) : NULL;
+
+	return sock != NULL && sock->ssl != NULL;
+}
+
+/* The filter: adds the headers, then hands on down the chain. */
+static void
+on_setup_ostream(h2o_filter_t *self, h2o_req_t *req, h2o_ostream_t **slot)
+{
+	h2o_headers_t *headers = &req->res.headers;
+
+	if (webgres_nosniff &&
+		h2o_find_header_by_str(headers, nosniff_name.base, nosniff_name.len, -1) == -1)
+	{
+		h2o_vector_reserve(&req->pool, headers, headers->size + 1);
+		headers->entries[headers->size++] = (h2o_header_t) {&nosniff_name, NULL, nosniff_value};
+	}
+	if (webgres_hsts[0] != '\0' && over_tls(req) &&
+		h2o_find_header(headers, H2O_TOKEN_STRICT_TRANSPORT_SECURITY, -1) == -1)
+	{
+		h2o_iovec_t v = h2o_strdup(&req->pool, webgres_hsts, strlen(webgres_hsts));
+
+		h2o_add_header(&req->pool, headers, H2O_TOKEN_STRICT_TRANSPORT_SECURITY, NULL, v.base, v.len);
+	}
+	h2o_setup_next_ostream(req, slot);
+}
+
+/* Registers the filter on pathconf. */
+void
+security_headers_register(h2o_pathconf_t *pathconf)
+{
+	h2o_filter_t *filter = h2o_create_filter(pathconf, sizeof(*filter));
+
+	filter->on_setup_ostream = on_setup_ostream;
+}
+
+/* Skips spaces and tabs at *p. */
+static void
+skip_ows(const char **p)
+{
+	while (**p == ' ' || **p == '\t')
+		(*p)++;
+}
+
+/*
+ * Checks a Strict-Transport-Security value (RFC 6797 6.1): directives
+ * separated by ';', each a name with an optional "=" value, max-age among
+ * them once, with a number of seconds; printable ASCII only.
+ * Empty is allowed (no header).  On false, *detail says what is wrong.
+ */
+bool
+security_headers_check_hsts(const char *value, const char **detail)
+{
+	const char *p = value;
+	bool		max_age = false;
+
+	for (const char *c = value; *c; c++)
+		if (*c < 0x20 || *c > 0x7e)
+		{
+			*detail = "The value may hold printable ASCII characters only.";
+			return false;
+		}
+	if (*value == '\0')
+		return true;
+	for (;;)
+	{
+		const char *name;
+		size_t		namelen;
+
+		skip_ows(&p);
+		name = p;
+		while (*p && *p != ';' && *p != '=' && *p != ' ' && *p != '\t')
+			p++;
+		namelen = p - name;
+		skip_ows(&p);
+		if (namelen == 0)
+		{
+			*detail = "A directive has no name.";
+			return false;
+		}
+		if (namelen == 7 && pg_strncasecmp(name, "max-age", 7) == 0)
+		{
+			const char *digits;
+			bool		quoted;
+
+			if (max_age || *p != '=')
+			{
+				*detail = "max-age must be given once, with a number of seconds.";
+				return false;
+			}
+			p++;
+			skip_ows(&p);
+			quoted = (*p == '"');
+			p += quoted;
+			for (digits = p; *p >= '0' && *p <= '9'; p++)
+				;
+			if (p == digits || (quoted && *p++ != '"'))
+			{
+				*detail = "max-age must be a number of seconds.";
+				return false;
+			}
+			max_age = true;
+		}
+		else if (*p == '=')
+		{
+			/* Another directive's value: a token or a quoted string. */
+			for (p++; *p && *p != ';'; p++)
+				;
+		}
+		skip_ows(&p);
+		if (*p == '\0')
+			break;
+		if (*p++ != ';')
+		{
+			*detail = "Directives are separated by semicolons.";
+			return false;
+		}
+	}
+	if (!max_age)
+	{
+		*detail = "The max-age directive is required.";
+		return false;
+	}
+	return true;
+}

@@ -1,0 +1,316 @@
+/*
+ * rate_limit.c
+ *		Rate limits: the access check that answers 429 (rate_limit.h).
+ *
+ * A limit of R requests a second with a burst of B lets B + 1 requests
+ * through at once and then one every 1/R seconds, as nginx's
+ * "limit_req ... burst=B nodelay" does.  A bucket's key is the limit's
+ * scope (the server's, or a route's with how it keys) and the client's key
+ * in it: an IPv4 address, the leading bits of an IPv6 address
+ * (webgres.rate_limit_ipv6_prefix), or a hash of the role or claim value.
+ */
+#include "postgres.h"
+
+#include <arpa/inet.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "access/htup_details.h"
+#include "common/hashfn.h"
+#include "executor/spi.h"
+#include "utils/guc.h"
+
+#define H2O_USE_LIBUV 0
+#include <h2o.h>
+
+#include "common/rate_buckets.h"
+#include "message/response.h"
+#include "parse/jwt.h"
+#include "routes/route_stats.h"
+#include "serve/rate_limit.h"
+
+/* Bounds of the settings. */
+#define RATE_LIMIT_MAX_RATE 1000000.0	/* requests a second */
+#define RATE_LIMIT_MAX_BURST 1000000
+#define RATE_LIMIT_MIN_SLOTS 64
+#define RATE_LIMIT_MAX_SLOTS (16 * 1024 * 1024)
+#define RATE_LIMIT_DEFAULT_SLOTS 65536
+
+/* Scopes: a bucket's limit is the route id shifted past its key kind. */
+#define SCOPE_SERVER 1
+#define SCOPE_KIND_BITS 3
+
+/* webgres.rate_limit and its companions. */
+static double server_rate = 0;
+static int	server_burst = 0;
+static int	bucket_slots = RATE_LIMIT_DEFAULT_SLOTS;
+static int	ipv6_prefix = 64;
+
+/* Defines webgres.rate_limit and its companions. */
+void
+rate_limit_define_settings(void)
+{
+	DefineCustomRealVariable("webgres.rate_limit",
+							 "Requests a second each client address may make to routes, server-wide.",
+							 "A leaky bucket as nginx's limit_req: webgres.rate_limit_burst more "
+							 "may come at once. Counts every request that matches a route, "
+							 "before the route's own limit; 0 turns it off.",
+							 &server_rate,
+							 0, 0, RATE_LIMIT_MAX_RATE,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.rate_limit_burst",
+							"Requests over webgres.rate_limit a client address may make at once.",
+							"As nginx's burst with nodelay: they are served at once, and the "
+							"bucket refills at the rate.",
+							&server_burst,
+							0, 0, RATE_LIMIT_MAX_BURST,
+							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.rate_limit_slots",
+							"Rate-limit buckets kept in shared memory.",
+							"One per client and limit in use; when more are in use, the one "
+							"of its set of 8 used longest ago is forgotten. About 50 bytes each.",
+							&bucket_slots,
+							RATE_LIMIT_DEFAULT_SLOTS, RATE_LIMIT_MIN_SLOTS, RATE_LIMIT_MAX_SLOTS,
+							PGC_POSTMASTER,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.rate_limit_ipv6_prefix",
+							"Leading bits of an IPv6 client address that rate limits key on.",
+							"A client usually has a whole /64; 128 keys on the full address.",
+							&ipv6_prefix,
+							64, 16, 128,
+							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
+}
+
+/* The routes trigger's check of rate_key: a claim's path must be well formed. */
+void
+rate_limit_check_route(HeapTuple tuple, TupleDesc desc)
+{
+	int			att = SPI_fnumber(desc, "rate_key");
+	char	   *key;
+	const char *error;
+
+	if (att <= 0 || (key = SPI_getvalue(tuple, desc, att)) == NULL ||
+		strncmp(key, "claim:", 6) != 0)
+		return;
+	if (!jwt_path_valid(key + 6, &error))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid claim path in rate_key \"%s\": %s", key, error),
+				 errhint("Write claim:sub, claim:.tenant.id or claim:.\"https://example.com/claims\".org, as webgres.jwt_role_claim paths.")));
+}
+
+/* Asks for the buckets' shared memory; at module load. */
+void
+rate_limit_shmem_request(void)
+{
+	rate_buckets_shmem_request(bucket_slots);
+}
+
+/* Starts a request: nothing counted yet. */
+void
+rate_limit_begin(RateLimitState *st, h2o_conn_t *client, TimestampTz now)
+{
+	st->client = client;
+	st->now = now;
+	st->server_done = false;
+	st->route_done = 0;
+}
+
+/* A rate in thousandths of a request a second, at least one. */
+static int64
+rate_milli_of(double rate)
+{
+	return Max((int64) llround(rate * 1000.0), 1);
+}
+
+/*
+ * The client's address as a key: IPv4 (or IPv4 mapped into IPv6) whole,
+ * IPv6 its first webgres.rate_limit_ipv6_prefix bits; any other kind of
+ * socket is one client.
+ */
+static void
+address_key(h2o_conn_t *client, uint64 key[2])
+{
+	struct sockaddr_storage ss;
+	socklen_t	len = client->callbacks->get_peername(client, (struct sockaddr *) &ss);
+
+	key[0] = key[1] = 0;
+	if (len == 0)
+		return;
+	if (ss.ss_family == AF_INET)
+		key[0] = ((uint64) AF_INET << 32) | ntohl(((struct sockaddr_in *) &ss)->sin_addr.s_addr);
+	else if (ss.ss_family == AF_INET6)
+	{
+		const unsigned char *a = ((struct sockaddr_in6 *) &ss)->sin6_addr.s6_addr;
+		unsigned char masked[16] = {0};
+
+		if (IN6_IS_ADDR_V4MAPPED((const struct in6_addr *) a))
+		{
+			key[0] = ((uint64) AF_INET << 32) |
+				((uint32) a[12] << 24 | (uint32) a[13] << 16 | (uint32) a[14] << 8 | a[15]);
+			return;
+		}
+		for (int bit = 0; bit < ipv6_prefix; bit += 8)
+			masked[bit / 8] = a[bit / 8] &
+				(unsigned char) (ipv6_prefix - bit >= 8 ? 0xff : 0xff << (8 - (ipv6_prefix - bit)));
+		memcpy(&key[0], masked, 8);
+		memcpy(&key[1], masked + 8, 8);
+		key[0] ^= (uint64) AF_INET6 << 56;
+	}
+}
+
+/* A string (a role name, a claim's value) as a key: two independent hashes. */
+static void
+string_key(const char *s, size_t len, uint64 key[2])
+{
+	key[0] = hash_bytes_extended((const unsigned char *) s, (int) len, 0);
+	key[1] = hash_bytes_extended((const unsigned char *) s, (int) len, 0x9e3779b97f4a7c15ULL);
+}
+
+/*
+ * The value at the route's claim path in the token's claims, as a key;
+ * false if there is no token or no such claim (or no scalar there).
+ */
+static bool
+claim_key(const Route *r, const AuthState *auth, uint64 key[2])
+{
+	const char *error;
+	JwtJson    *claims;
+	const JwtJson *v;
+	char		num[64];
+
+	if (auth == NULL || auth->claims == NULL || r->rate_claim == NULL)
+		return false;
+	claims = jwt_json_parse(auth->claims, strlen(auth->claims), &error);
+	v = claims != NULL ? jwt_claim_at(claims, r->rate_claim) : NULL;
+	if (v == NULL)
+		return false;
+	if (v->kind == JWT_JSON_STRING)
+		string_key(v->str, v->len, key);
+	else if (v->kind == JWT_JSON_NUMBER)
+	{
+		snprintf(num, sizeof(num), "%.17g", v->number);
+		string_key(num, strlen(num), key);
+	}
+	else
+		return false;
+	return true;
+}
+
+/*
+ * Answers 429 for a request refused by a limit of rate_milli with burst,
+ * called policy in the RateLimit headers (draft-ietf-httpapi-ratelimit-
+ * headers): its quota is burst + 1 requests in the window the bucket
+ * takes to refill from empty, and the reset is when one more is allowed.
+ */
+static void
+refuse(h2o_req_t *req, const Route *r, const char *policy, int64 rate_milli, int64 burst,
+	   const RateTake *take, char **body, size_t *bodylen)
+{
+	int64		retry = Max((take->wait_ms + 999) / 1000, 1);
+	int64		window = Max(((burst + 1) * 1000000 / rate_milli + 999) / 1000, 1);
+	char		buf[128];
+	int			len;
+
+	response_simple(req, 429, "Too Many Requests", body, bodylen);
+	len = snprintf(buf, sizeof(buf), INT64_FORMAT, retry);
+	h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_RETRY_AFTER, NULL,
+				   h2o_strdup(&req->pool, buf, len).base, len);
+	len = snprintf(buf, sizeof(buf), "\"%s\";q=" INT64_FORMAT ";w=" INT64_FORMAT,
+				   policy, burst + 1, window);
+	h2o_add_header_by_str(&req->pool, &req->res.headers, H2O_STRLIT("ratelimit-policy"), 0, NULL,
+						  h2o_strdup(&req->pool, buf, len).base, len);
+	len = snprintf(buf, sizeof(buf), "\"%s\";r=0;t=" INT64_FORMAT, policy, retry);
+	h2o_add_header_by_str(&req->pool, &req->res.headers, H2O_STRLIT("ratelimit"), 0, NULL,
+						  h2o_strdup(&req->pool, buf, len).base, len);
+	route_stats_count_event(r->id, ROUTE_EVENT_RATE_LIMITED);
+}
+
+/* Takes one request from the bucket of scope and key; false after refusing it. */
+static bool
+take(RateLimitState *st, h2o_req_t *req, const Route *r, const char *policy,
+	 uint64 scope, const uint64 key[2], double rate, int64 burst, char **body, size_t *bodylen)
+{
+	RateKey		k;
+	RateTake	t;
+	int64		rate_milli = rate_milli_of(rate);
+
+	k.scope = scope;
+	k.key[0] = key[0];
+	k.key[1] = key[1];
+	t = rate_buckets_take(&k, rate_milli, burst, st->now);
+	if (!t.allowed)
+		refuse(req, r, policy, rate_milli, burst, &t, body, bodylen);
+	return t.allowed;
+}
+
+/* The scope of route r's own limit. */
+static inline uint64
+route_scope(const Route *r)
+{
+	return ((uint64) r->id << SCOPE_KIND_BITS) | (uint64) (r->rate_key + 2);
+}
+
+/* The access check before authentication: the server's limit, and r's by address or route. */
+bool
+rate_limit_admit(RateLimitState *st, h2o_req_t *req, const Route *r, char **body, size_t *bodylen)
+{
+	uint64		key[2] = {0, 0};
+	bool		have_address = false;
+
+	if (st->client == NULL)
+		return true;
+	if (server_rate > 0 && !st->server_done)
+	{
+		st->server_done = true;
+		address_key(st->client, key);
+		have_address = true;
+		if (!take(st, req, r, "server", SCOPE_SERVER, key, server_rate, server_burst,
+				  body, bodylen))
+			return false;
+	}
+	if (r->rate_limit <= 0 || st->route_done == r->id ||
+		r->rate_key == ROUTE_RATE_BY_ROLE || r->rate_key == ROUTE_RATE_BY_CLAIM)
+		return true;
+	st->route_done = r->id;
+	if (r->rate_key == ROUTE_RATE_BY_ROUTE)
+		key[0] = key[1] = 0;
+	else if (!have_address)
+		address_key(st->client, key);
+	return take(st, req, r, "route", route_scope(r), key, r->rate_limit, r->rate_burst,
+				body, bodylen);
+}
+
+/* The access check after authentication: r's limit by role or claim. */
+bool
+rate_limit_admit_identity(RateLimitState *st, h2o_req_t *req, const Route *r,
+						  const AuthState *auth, char **body, size_t *bodylen)
+{
+	uint64		key[2];
+	uint64		scope = route_scope(r);
+
+	if (st->client == NULL || r->rate_limit <= 0 || st->route_done == r->id ||
+		(r->rate_key != ROUTE_RATE_BY_ROLE && r->rate_key != ROUTE_RATE_BY_CLAIM))
+		return true;
+	st->route_done = r->id;
+	if (r->rate_key == ROUTE_RATE_BY_ROLE && auth->role != NULL)
+		string_key(auth->role, strlen(auth->role), key);
+	else if (r->rate_key != ROUTE_RATE_BY_CLAIM || !claim_key(r, auth, key))
+	{
+		/* No token, or no such claim in it: the request counts by its address. */
+		address_key(st->client, key);
+		scope = ((uint64) r->id << SCOPE_KIND_BITS) | (uint64) (ROUTE_RATE_BY_ADDRESS + 2);
+	}
+	return take(st, req, r, "route", scope, key, r->rate_limit, r->rate_burst, body, bodylen);
+}

@@ -1,0 +1,82 @@
+/*
+ * rate_limit.h
+ *		Rate limits: the access check that answers 429 before a request
+ *		costs more (docs/rate-limits.md).
+ *
+ * Two kinds of limit, both nginx limit_req's leaky bucket (a rate and a
+ * burst, always "nodelay"): the route's own (the rate_limit, rate_burst
+ * and rate_key columns of webgres.routes, set by its owner) and the
+ * server's (webgres.rate_limit and webgres.rate_limit_burst, set by a
+ * superuser), which counts every routed request by its client's address.
+ * The buckets are in shared memory (common/rate_buckets.h), so one budget
+ * holds across workers.
+ *
+ * The pipeline calls the check at the access point of a matched route:
+ * rate_limit_admit() before authentication (limits by address or by
+ * route, and the server's), rate_limit_admit_identity() after it (limits
+ * by role or by claim), and both before the request may wait for an
+ * executor.  Each limit counts a request once, however often the pipeline
+ * looks at its routes.  A refusal is a complete answer: 429 with
+ * Retry-After, RateLimit and RateLimit-Policy, counted under the route in
+ * webgres.route_stats.  The check reads of the request only its
+ * connection's peer address, and that only when a limit keyed by address
+ * applies.
+ */
+#ifndef WEBGRES_RATE_LIMIT_H
+#define WEBGRES_RATE_LIMIT_H
+
+#include "access/htup.h"
+#include "access/tupdesc.h"
+#include "datatype/timestamp.h"
+#include "routes/routes.h"
+#include "serve/auth.h"
+
+struct st_h2o_req_t;
+struct st_h2o_conn_t;
+
+/* What the limits have counted of one request. */
+typedef struct RateLimitState
+{
+	struct st_h2o_conn_t *client;	/* whose address; NULL: check nothing */
+	TimestampTz now;			/* the request's clock */
+	bool		server_done;	/* the server's limit counted it */
+	int64		route_done;		/* the route whose own limit counted it; 0: none */
+} RateLimitState;
+
+/* Defines webgres.rate_limit and its companions; from define_settings(). */
+extern void rate_limit_define_settings(void);
+
+/*
+ * The routes trigger's check of a row's rate_key (the table's own CHECK
+ * admits any claim:PATH): an ERROR if the claim path is malformed.
+ */
+extern void rate_limit_check_route(HeapTuple tuple, TupleDesc desc);
+
+/* Module load: asks for the buckets' shared memory. */
+extern void rate_limit_shmem_request(void);
+
+/*
+ * Starts a request that came on client at now; a NULL client (a request
+ * an executor runs, checked on the loop already) is never limited.
+ */
+extern void rate_limit_begin(RateLimitState *st, struct st_h2o_conn_t *client,
+							 TimestampTz now);
+
+/*
+ * The access check before authentication, for route r: the server's limit
+ * and r's own when keyed by address or by route.  True to go on; false
+ * after answering 429 into *body.
+ */
+extern bool rate_limit_admit(RateLimitState *st, struct st_h2o_req_t *req, const Route *r,
+							 char **body, size_t *bodylen);
+
+/*
+ * The access check after authentication accepted the request for route
+ * r: r's own limit when keyed by role or claim (a request without one is
+ * counted by its address).  True to go on; false after answering 429.
+ */
+extern bool rate_limit_admit_identity(RateLimitState *st, struct st_h2o_req_t *req,
+									  const Route *r, const AuthState *auth,
+									  char **body, size_t *bodylen);
+
+#endif

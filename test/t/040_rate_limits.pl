@@ -1,0 +1,225 @@
+# Rate limits (docs/rate-limits.md): token buckets in shared memory, keyed
+# by the client's address, by a claim of its token or by route; checked
+# before a request may wait for an executor; shared by the workers.
+# Clients come from many addresses of the loopback range 127.0.0.0/8, each
+# socket bound to its own before it connects.
+use strict;
+use warnings;
+use FindBin;
+use IO::Socket::INET;
+use JSON::PP qw(encode_json);
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time);
+use WebgresTest;
+
+my $python = $ENV{WEBGRES_PYTHON} // 'python3';
+my $mint = "$FindBin::RealBin/jwt_mint.py";
+my $secret = 'the-test-secret-of-at-least-32-bytes!';
+my $keydir = PostgreSQL::Test::Utils::tempdir();
+system($python, $mint, 'keys', $keydir) == 0 or die "could not make keys";
+
+my $node = WebgresTest->new_node('rate_limits', workers => 2, init => { allows_streaming => 1 },
+	conf => <<"EOC");
+webgres.jwt_secret = '$secret'
+webgres.executors = 1
+webgres.metrics_path = '/metrics'
+EOC
+our $port = $node->{webgres_port};
+
+$node->safe_psql('postgres', q{
+	CREATE ROLE authenticator NOINHERIT;
+	CREATE ROLE alice;
+	GRANT alice TO authenticator;
+});
+
+# Adds a route with a rate limit; returns its id.
+sub route
+{
+	my ($path, $handler, %o) = @_;
+	my $rate = $o{rate} // 'NULL';
+	my $burst = $o{burst} // 0;
+	my $key = $o{key} // 'address';
+	my $auth = $o{auth} // 'none';
+	my $mode = $o{mode} // 'auto';
+	my $owner = $o{auth} ? "'authenticator'" : 'current_user::regrole';
+	return $node->safe_psql('postgres', qq{
+		INSERT INTO webgres.routes (method, path, handler, owner, auth, mode,
+			rate_limit, rate_burst, rate_key)
+		VALUES ('GET', '$path', \$h\$$handler\$h\$, $owner, '$auth', '$mode',
+			$rate, $burst, '$key') RETURNING id});
+}
+
+# One GET from the client address $from (127.0.0.x) on a new connection.
+sub get_from
+{
+	my ($from, $path, %o) = @_;
+	my $s = IO::Socket::INET->new(LocalAddr => $from, PeerAddr => '127.0.0.1',
+		PeerPort => $port, Proto => 'tcp', Timeout => 5)
+	  or die "connect from $from: $!";
+	$s->autoflush(1);
+	binmode $s;
+	my $h = "GET $path HTTP/1.1\r\nHost: x\r\nConnection: close\r\n";
+	$h .= "Authorization: Bearer $o{token}\r\n" if $o{token};
+	print $s "$h\r\n";
+	my ($res) = WebgresTest::read_responses($s, 1, $o{timeout} // 10, 0, 1);
+	close $s;
+	return $res->[0] // { status => 0, headers => {}, body => '' };
+}
+
+# Statuses of $n requests from $from, one connection each.
+sub statuses
+{
+	my ($from, $path, $n, %o) = @_;
+	return join ' ', map { get_from($from, $path, %o)->{status} } 1 .. $n;
+}
+
+my %id;
+# One request per 1000 s, two more at once: three, then 429.
+$id{addr} = route('/addr', q{SELECT 'served' AS body}, rate => 0.001, burst => 2);
+$id{plain} = route('/plain', q{SELECT 'plain' AS body});
+$id{spread} = route('/spread', q{SELECT pg_backend_pid()::text AS body}, rate => 0.001, burst => 9);
+$id{burst} = route('/burst', q{SELECT 'b' AS body}, rate => 1, burst => 4);
+$id{claim} = route('/claim', q{SELECT 'c' AS body FROM request}, rate => 0.001, burst => 1,
+	key => 'claim:sub', auth => 'required');
+$id{busy} = route('/busy', q{SELECT pg_sleep(3)::text || 'slept' AS body FROM request},
+	rate => 0.001, burst => 0, key => 'route', mode => 'executor');
+WebgresTest::wait_for_status($port, '/plain', 200) or die;
+
+# ---- each address its own budget ----
+my @addrs = map { "127.0.0.$_" } 2 .. 21;
+my %seen;
+$seen{$_} = statuses($_, '/addr', 4) for @addrs;
+is_deeply([ grep { $seen{$_} ne '200 200 200 429' } @addrs ], [],
+	'each of 20 client addresses gets its own budget: burst 2 serves 3, the 4th is 429')
+  or diag explain \%seen;
+
+# ---- 429 and its headers, as they go over the wire ----
+my $over = get_from('127.0.0.2', '/addr');
+is($over->{status}, 429, 'over the limit: 429');
+like($over->{status_line}, qr{^HTTP/1\.1 429 }, 'the status line says 429');
+like($over->{headers}{'retry-after'} // '', qr/^[1-9][0-9]*$/, 'Retry-After: whole seconds');
+ok(($over->{headers}{'retry-after'} // 0) > 900, 'Retry-After: when the bucket lets one more through')
+  or diag $over->{headers}{'retry-after'};
+like($over->{headers}{'ratelimit-policy'} // '', qr/^"route";q=3;w=\d+$/,
+	'RateLimit-Policy: the route\'s quota of burst + 1');
+like($over->{headers}{'ratelimit'} // '', qr/^"route";r=0;t=[1-9][0-9]*$/,
+	'RateLimit: none remaining, and when one is');
+is(get_from('127.0.0.2', '/plain')->{status}, 200, 'a route without a limit still serves that address');
+
+# ---- one budget across the workers ----
+my (%served_by, $served, $refused) = ((), 0, 0);
+for (1 .. 40)
+{
+	my $r = get_from('127.0.0.60', '/spread');
+	if ($r->{status} == 200) { $served++; $served_by{ $r->{body} }++; }
+	elsif ($r->{status} == 429) { $refused++; }
+}
+is($served, 10, 'a client whose connections go to two workers gets one budget (burst 9: 10 served)');
+is($refused, 30, 'the other 30 are 429');
+cmp_ok(scalar(keys %served_by), '>=', 2, 'the served requests came from both workers')
+  or diag explain \%served_by;
+
+# ---- burst, nodelay, and the rate refilling ----
+my $t0 = time;
+my @b = map { get_from('127.0.0.70', '/burst') } 1 .. 5;
+my $took = time - $t0;
+is(join(' ', map { $_->{status} } @b), '200 200 200 200 200', 'rate 1/s burst 4: five at once are served');
+cmp_ok($took, '<', 3.5, 'the burst is served without delay (nodelay), not spaced at the rate');
+my $sixth = get_from('127.0.0.70', '/burst');
+is($sixth->{status}, 429, 'the sixth at once is 429');
+is($sixth->{headers}{'retry-after'}, '1', 'Retry-After: 1 second at 1 request a second');
+like($sixth->{headers}{'ratelimit-policy'}, qr/^"route";q=5;w=5$/, 'its policy: 5 in 5 seconds');
+my $again = WebgresTest::poll_until(sub { get_from('127.0.0.70', '/burst')->{status} == 200 }, 10);
+ok($again, 'the bucket refills at the rate: one more is served a second later');
+cmp_ok(time - $t0, '>=', 0.9, '... and not before');
+
+# ---- limits keyed by a claim of the token ----
+my $exp = int(time) + 3600;
+my ($tok_a, $tok_b) = split /\n/, do {
+	my $in = "$keydir/specs.json";
+	open my $fh, '>', $in or die;
+	print $fh encode_json([ map { { alg => 'HS256', claims => { role => 'alice', sub => $_, exp => $exp } } }
+		  qw(user-a user-b) ]);
+	close $fh;
+	`$python $mint tokens $keydir < $in`;
+};
+is(statuses('127.0.0.80', '/claim', 3, token => $tok_a), '200 200 429',
+	'keyed by claim sub: user-a gets 2 (burst 1), then 429');
+is(statuses('127.0.0.80', '/claim', 2, token => $tok_b), '200 200',
+	'user-b from the same address has a budget of its own');
+is(statuses('127.0.0.81', '/claim', 1, token => $tok_a), '429',
+	'user-a from another address is still over its limit');
+is(get_from('127.0.0.82', '/claim')->{status}, 401,
+	'without a token, authentication refuses first');
+$id{role} = route('/role', q{SELECT 'r' AS body FROM request}, rate => 0.001, burst => 0,
+	key => 'role', auth => 'required');
+is(statuses('127.0.0.83', '/role', 1, token => $tok_a) . ' ' . statuses('127.0.0.84', '/role', 1, token => $tok_b),
+	'200 429', 'keyed by role: two users of role alice, from two addresses, share its budget');
+my ($rc, $out, $err) = $node->psql('postgres',
+	"UPDATE webgres.routes SET rate_key = 'claim:..bad' WHERE id = $id{claim}");
+like($err, qr/invalid claim path in rate_key/, 'a malformed claim path is refused when saved');
+
+# ---- a limited request never waits for an executor ----
+my $first = IO::Socket::INET->new(LocalAddr => '127.0.0.90', PeerAddr => '127.0.0.1',
+	PeerPort => $port, Proto => 'tcp', Timeout => 5) or die;
+$first->autoflush(1);
+print $first "GET /busy HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+ok(WebgresTest::poll_until(sub {
+	$node->safe_psql('postgres',
+		"SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%/busy (route%' AND state = 'active'") > 0 }, 10),
+	'the first request holds the only executor');
+$t0 = time;
+my $limited = get_from('127.0.0.91', '/busy', timeout => 10);
+my $waited = time - $t0;
+is($limited->{status}, 429, 'with the executor busy, a request over the limit is 429, not queued or 503');
+cmp_ok($waited, '<', 2, 'answered at once, from the loop');
+my ($done) = WebgresTest::read_responses($first, 1, 15, 0, 1);
+is($done->[0]{status}, 200, 'the request that was within the limit is served');
+close $first;
+
+# ---- counted per route ----
+my $row = $node->safe_psql('postgres',
+	"SELECT rate_limited || ' ' || queue_full || ' ' || responses_4xx FROM webgres.route_stats WHERE route_id = $id{busy}");
+is($row, '1 0 1', 'webgres.route_stats: rate_limited counts the 429; it never took a queue place');
+is($node->safe_psql('postgres', "SELECT rate_limited FROM webgres.route_stats WHERE route_id = $id{addr}"),
+	'21', 'and 21 for /addr (one per address, one more)');
+my $metrics = WebgresTest::http_get($port, '/metrics')->{body};
+like($metrics, qr/^webgres_route_rate_limited_total\{[^}]*route_id="$id{busy}"[^}]*\} 1$/m,
+	'Prometheus: webgres_route_rate_limited_total');
+
+# ---- the server's limit, set by a superuser ----
+ok(WebgresTest::reload_and_wait($node, "webgres.rate_limit = 0.001\nwebgres.rate_limit_burst = 1\n"),
+	'reloaded with webgres.rate_limit');
+is(statuses('127.0.0.101', '/plain', 3), '200 200 429', 'webgres.rate_limit: every route, per address');
+my $gr = get_from('127.0.0.101', '/plain');
+like($gr->{headers}{'ratelimit-policy'} // '', qr/^"server";q=2;w=\d+$/, 'its policy is the server\'s');
+is(statuses('127.0.0.102', '/plain', 1), '200', 'another address has its own');
+ok(WebgresTest::reload_and_wait($node, "webgres.rate_limit = 0\n"), 'the server limit off again');
+is(statuses('127.0.0.101', '/plain', 2), '200 200', 'and the address is served again');
+
+# ---- buckets live in shared memory: a restart forgets them ----
+is(get_from('127.0.0.3', '/addr')->{status}, 429, 'before a restart, 127.0.0.3 is over its limit');
+$node->restart;
+WebgresTest::wait_for_listen($port) or die;
+WebgresTest::wait_for_status($port, '/plain', 200);
+is(statuses('127.0.0.3', '/addr', 4), '200 200 200 429', 'after a restart its bucket is full again');
+
+# ---- a standby: the limits come through WAL, the buckets are its own ----
+$node->backup('b');
+my $standby = PostgreSQL::Test::Cluster->new('rate_limits_standby');
+$standby->init_from_backup($node, 'b', has_streaming => 1);
+my $sport = PostgreSQL::Test::Cluster::get_free_port();
+$standby->append_conf('postgresql.conf', "webgres.listen = '127.0.0.1:$sport'\n");
+$standby->start;
+$node->wait_for_catchup($standby);
+WebgresTest::wait_for_status($sport, '/plain', 200) or die;
+is(statuses('127.0.0.4', '/addr', 4), '200 200 200 429', 'primary: 127.0.0.4 gets its budget');
+{
+	local $port = $sport;
+	is(statuses('127.0.0.4', '/addr', 4), '200 200 200 429',
+		'a read-only standby limits too, with a budget of its own');
+}
+$standby->stop;
+
+done_testing();
