@@ -133,11 +133,13 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 # Builds webgres for version $1 (pg_config $2) in build/pg$1 of the
 # checkout, with -Werror: a VPATH build, so the checkout's own objects
 # (those of a plain 'make') stay as they are and each version keeps its
-# own.  make's output goes to stderr.
+# own.  make's output goes to stderr.  Never sanitized (make test
+# SANITIZE=address exports SANITIZE): such a library needs its server
+# started with the runtimes preloaded, which only test.sh's wrapper does.
 build_for() {
 	local v=$1 pgc=$2
 	mkdir -p "$src/build/pg$v"
-	make -s -C "$src/build/pg$v" -f "$src/Makefile" PG_CONFIG="$pgc" COPT=-Werror all >&2
+	make -s -C "$src/build/pg$v" -f "$src/Makefile" PG_CONFIG="$pgc" SANITIZE= COPT=-Werror all >&2
 }
 
 # Makes a private installation of version $1 (pg_config $2) in $3 and
@@ -170,7 +172,7 @@ private_install() {
 	# Only this checkout's extension files: a script another checkout
 	# installed system-wide (a newer version) would otherwise show here.
 	rm -f "$inst$sharedir/extension/webgres"* "$inst$pkglibdir/webgres.so"
-	make -s -C "$src/build/pg$v" -f "$src/Makefile" PG_CONFIG="$pgc" install DESTDIR="$inst" >/dev/null
+	make -s -C "$src/build/pg$v" -f "$src/Makefile" PG_CONFIG="$pgc" SANITIZE= install DESTDIR="$inst" >/dev/null
 	# The server's OS user reads and runs it all.
 	chmod -R a+rX "$inst"
 	echo "$inst$bindir"
