@@ -131,6 +131,7 @@ static struct
 	TimestampTz expires_at;		/* of the token it was opened with; 0: none */
 	Oid			authenticator;	/* the route owner that chose run_as; invalid: none */
 	Oid			run_as;			/* the role the stream's handler ran as */
+	uint64		secret_generation;	/* of the HS secret that signed its token; 0: none */
 }			pending;
 
 /*
@@ -525,6 +526,8 @@ events_second_phase(RequestData *rd, const EventsListen *listen, SPITupleTable *
 	/* Opened as a role: it ends when the route's owner may no longer become it. */
 	pending.authenticator = rd->authenticator;
 	pending.run_as = rd->run_as;
+	/* Opened with an HS-signed token: it ends when the secret changes. */
+	pending.secret_generation = rd->secret_generation;
 	/* A stream only listened to what both phases returned. */
 	unlisten_due = true;
 	return true;
@@ -544,6 +547,8 @@ events_start_stream(h2o_req_t *req)
 	/* Opened as a role: it ends when the route's owner may no longer become it. */
 	if (OidIsValid(pending.authenticator))
 		sse_set_identity(es->sse, pending.authenticator, pending.run_as);
+	if (pending.secret_generation != 0)
+		sse_set_secret_generation(es->sse, pending.secret_generation);
 	pfree(pending.first);
 	pending.first = NULL;
 }

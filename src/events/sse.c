@@ -82,6 +82,8 @@ struct SseStream
 	Oid			auth_owner;		/* the route owner that let a role open it
 								 * (sse_set_identity); invalid: none */
 	Oid			auth_role;		/* that role */
+	uint64		secret_generation;	/* of the HS secret that signed its token
+									 * (sse_set_secret_generation); 0: none */
 	SseCloseCallback on_close;
 	void	   *arg;
 };
@@ -373,6 +375,38 @@ sse_set_identity(SseStream *s, Oid owner, Oid role)
 		nidentified++;
 	s->auth_owner = owner;
 	s->auth_role = role;
+}
+
+/* Notes the generation of the HS secret that signed the stream's token. */
+void
+sse_set_secret_generation(SseStream *s, uint64 generation)
+{
+	s->secret_generation = generation;
+}
+
+/*
+ * Ends, cleanly, the streams opened with a token signed by an HS secret
+ * other than the current one (its generation is current); how many.
+ */
+int
+sse_end_secret_changed(uint64 current)
+{
+	dlist_mutable_iter iter;
+	int			ended = 0;
+
+	dlist_foreach_modify(iter, &all_streams)
+	{
+		SseStream  *s = dlist_container(SseStream, node, iter.cur);
+
+		if (s->secret_generation == 0 || s->dropped || s->ending)
+			continue;
+		if (s->secret_generation != current)
+		{
+			end_cleanly(s);
+			ended++;
+		}
+	}
+	return ended;
 }
 
 /* How many open streams were opened as a role. */

@@ -50,6 +50,20 @@ extern void sse_set_expiry(SseStream *stream, int64 expires_at);
  */
 extern void sse_set_identity(SseStream *stream, Oid owner, Oid role);
 
+/*
+ * Notes that the stream's token was signed with the HS secret of that
+ * generation (never 0): sse_end_secret_changed() ends it once the secret
+ * changes.
+ */
+extern void sse_set_secret_generation(SseStream *stream, uint64 generation);
+
+/*
+ * Ends cleanly, on the loop's next pass, every stream whose token was
+ * signed with an HS secret of a generation other than current; returns how
+ * many.
+ */
+extern int	sse_end_secret_changed(uint64 current);
+
 /* How many open streams were opened as a role (sse_set_identity). */
 extern int	sse_identified_streams(void);
 

@@ -285,7 +285,9 @@ serve_connection(int fd, MemoryContext cxt)
 	run.place = PIPELINE_RUN_HERE;
 	run.head_at = meta.head_at;
 	run.sink = &sink;
-	run.client = NULL;			/* rate limits counted it on the loop */
+	run.client = NULL;
+	/* The routes it runs beyond those the worker counted count here. */
+	run.limits = meta.limits;
 
 	current_fd = fd;
 	worker_gone = false;

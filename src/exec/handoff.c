@@ -809,7 +809,8 @@ on_client_timeout(h2o_timeout_entry_t *entry)
 /* Hands req to an executor, queueing it behind its route's cap. */
 void
 handoff_start(h2o_req_t *req, int64 route_id, int max_concurrency,
-			  TimestampTz head_at, TimestampTz started, bool rerun)
+			  TimestampTz head_at, TimestampTz started, bool rerun,
+			  const RateLimitState *limits)
 {
 	Handoff    *h = MemoryContextAllocZero(TopMemoryContext, sizeof(Handoff));
 
@@ -824,6 +825,8 @@ handoff_start(h2o_req_t *req, int64 route_id, int max_concurrency,
 	h->started = started;
 	h->meta.route_id = route_id;
 	h->meta.rerun = rerun;
+	h->meta.limits = *limits;
+	h->meta.limits.client = NULL;
 	h->deadline = webgres_handler_timeout > 0 ?
 		TimestampTzPlusMilliseconds(head_at, webgres_handler_timeout) : 0;
 

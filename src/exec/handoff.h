@@ -18,6 +18,8 @@
 
 #include "datatype/timestamp.h"
 
+#include "serve/rate_limit.h"
+
 struct st_h2o_req_t;
 struct st_h2o_evloop_t;
 
@@ -35,11 +37,14 @@ extern bool handoff_enabled(void);
  * sent it (its cap applies: max_concurrency, or NULL (< 1) for the
  * default), head_at is when its head was complete, started when the
  * pipeline began routing it (its latency counts from there), and rerun says that it
- * already ran on the loop and was cancelled after webgres.inline_budget.
+ * already ran on the loop and was cancelled after webgres.inline_budget;
+ * limits is what the worker's rate limits counted of it, with the client's
+ * address key, for the executor to count the routes it runs beyond those.
  * req is answered later, or at once when it cannot wait.
  */
 extern void handoff_start(struct st_h2o_req_t *req, int64 route_id, int max_concurrency,
-						  TimestampTz head_at, TimestampTz started, bool rerun);
+						  TimestampTz head_at, TimestampTz started, bool rerun,
+						  const RateLimitState *limits);
 
 /* The moment a request's head was complete, from h2o's timestamps. */
 extern TimestampTz handoff_head_complete_at(struct st_h2o_req_t *req);

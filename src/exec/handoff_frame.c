@@ -72,6 +72,9 @@ end_frame(StringInfo buf, int at)
 /* The bytes a length-prefixed string of len takes in a frame. */
 #define STR_SIZE(len) (4 + (uint64) (len))
 
+/* The most bytes a REQUEST frame's rate-limit state takes. */
+#define RATE_STATE_MAX_SIZE (1 + 8 + 8 + 1 + 1 + 8 * RATE_LIMIT_MAX_COUNTED)
+
 /*
  * The size of req's REQUEST frame, header included, counted in 64 bits:
  * the caller makes sure it can hold the frame before writing it.
@@ -79,7 +82,7 @@ end_frame(StringInfo buf, int at)
 uint64
 frame_request_size(h2o_req_t *req)
 {
-	uint64		size = FRAME_HEADER_SIZE + 8 + 8 + 1 + 1 +
+	uint64		size = FRAME_HEADER_SIZE + 8 + 8 + 1 + RATE_STATE_MAX_SIZE + 1 +
 		STR_SIZE(req->authority.len) + STR_SIZE(req->method.len) +
 		STR_SIZE(req->path.len) + 8 + 4 + 1 +
 		STR_SIZE(req->entity.base != NULL ? req->entity.len : 0);
@@ -99,6 +102,13 @@ frame_put_request(StringInfo buf, h2o_req_t *req, const HandoffMeta *meta)
 	put_u64(buf, (uint64) meta->head_at);
 	put_u64(buf, (uint64) meta->route_id);
 	appendStringInfoChar(buf, meta->rerun ? 1 : 0);
+	appendStringInfoChar(buf, meta->limits.has_key ? 1 : 0);
+	put_u64(buf, meta->limits.key[0]);
+	put_u64(buf, meta->limits.key[1]);
+	appendStringInfoChar(buf, meta->limits.server_done ? 1 : 0);
+	appendStringInfoChar(buf, (char) meta->limits.ndone);
+	for (int i = 0; i < meta->limits.ndone; i++)
+		put_u64(buf, (uint64) meta->limits.route_done[i]);
 	appendStringInfoChar(buf, req->scheme == &H2O_URL_SCHEME_HTTPS ? 1 : 0);
 	/* HTTP/2 carries the host in :authority, not in a header: send it apart. */
 	put_str(buf, req->authority.base, req->authority.len);
@@ -183,7 +193,8 @@ frame_put_response(StringInfo buf, h2o_req_t *req, const char *body, size_t body
 StaticAssertDecl(FRAME_DECODE_STATUS_MIN == HTTP_STATUS_MIN &&
 				 FRAME_DECODE_STATUS_MAX == HTTP_STATUS_MAX &&
 				 FRAME_DECODE_ROLE_MAX == NAMEDATALEN &&
-				 FRAME_DECODE_LENGTH_UNKNOWN == FRAME_LENGTH_UNKNOWN,
+				 FRAME_DECODE_LENGTH_UNKNOWN == FRAME_LENGTH_UNKNOWN &&
+				 FRAME_MAX_RATE_COUNTED == RATE_LIMIT_MAX_COUNTED,
 				 "parse/frame_decode.h agrees with the server's limits");
 
 /* A decoded string copied into pool, NUL-terminated for convenience. */
@@ -236,6 +247,14 @@ frame_get_request(const char *data, size_t len, h2o_req_t *req, HandoffMeta *met
 	meta->head_at = (TimestampTz) fr.head_at;
 	meta->route_id = (int64) fr.route_id;
 	meta->rerun = fr.rerun;
+	memset(&meta->limits, 0, sizeof(meta->limits));
+	meta->limits.has_key = fr.rate_has_key;
+	meta->limits.key[0] = fr.rate_key[0];
+	meta->limits.key[1] = fr.rate_key[1];
+	meta->limits.server_done = fr.rate_server_done;
+	meta->limits.ndone = fr.rate_ndone;
+	for (int i = 0; i < fr.rate_ndone; i++)
+		meta->limits.route_done[i] = (int64) fr.rate_done[i];
 	/* Whether the client's connection is TLS (the request relation's tls). */
 	req->scheme = fr.tls ? &H2O_URL_SCHEME_HTTPS : &H2O_URL_SCHEME_HTTP;
 	/* The host the client named: the CSRF rule's own origin (serve/auth.c). */

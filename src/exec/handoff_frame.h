@@ -24,6 +24,8 @@
 #include "lib/stringinfo.h"
 #include "utils/memutils.h"
 
+#include "serve/rate_limit.h"
+
 struct st_h2o_req_t;
 
 #define FRAME_HEADER_SIZE 5
@@ -53,6 +55,8 @@ typedef struct HandoffMeta
 	TimestampTz head_at;		/* when the request's head was complete */
 	int64		route_id;		/* the route that sent it off the loop */
 	bool		rerun;			/* it ran on the loop first and was cancelled */
+	RateLimitState limits;		/* what the worker's rate limits counted and
+								 * the client's address key (client unused) */
 } HandoffMeta;
 
 /* What a HEAD frame carries besides the response: for the access and slow-request logs. */

@@ -267,7 +267,7 @@ on_req(h2o_handler_t *self, h2o_req_t *req)
 		{
 			/* Answered through send_response() when the executor is done. */
 			handoff_start(req, run.route_id, run.max_concurrency, run.head_at,
-						  run.started, run.rerun);
+						  run.started, run.rerun, &run.limits);
 			return 0;
 		}
 		/* A timeout is counted as such, not as the handler's error. */

@@ -50,6 +50,8 @@ typedef struct RequestData
 	Oid			authenticator;	/* the route owner that chose run_as (auth.c); invalid: none */
 	const char *claims;			/* a verified token's claims (JSON), or NULL */
 	int64		expires_at;		/* when the token expires (seconds since 1970); 0: never */
+	uint64		secret_generation;	/* of the HS secret that signed the token
+									 * (auth.c); 0: no HS-signed token */
 	int			nsettings;		/* settings its handlers run with */
 	const char *setting_names[REQ_MAX_SETTINGS];
 	const char *setting_values[REQ_MAX_SETTINGS];

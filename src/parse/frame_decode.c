@@ -109,6 +109,15 @@ frame_decode_request(const char *data, size_t len, FrameRequest *out)
 	out->head_at = get_u64(&r);
 	out->route_id = get_u64(&r);
 	out->rerun = get_u8(&r) != 0;
+	out->rate_has_key = get_u8(&r) != 0;
+	out->rate_key[0] = get_u64(&r);
+	out->rate_key[1] = get_u64(&r);
+	out->rate_server_done = get_u8(&r) != 0;
+	out->rate_ndone = get_u8(&r);
+	if (!r.ok || out->rate_ndone > FRAME_MAX_RATE_COUNTED)
+		return false;
+	for (int i = 0; i < out->rate_ndone; i++)
+		out->rate_done[i] = get_u64(&r);
 	out->tls = get_u8(&r) != 0;
 	out->authority = get_str(&r);
 	out->method = get_str(&r);

@@ -33,6 +33,9 @@ typedef struct FrameReader
 	bool		ok;
 } FrameReader;
 
+/* Route ids a REQUEST frame lists as counted by their rate limits, at most. */
+#define FRAME_MAX_RATE_COUNTED 8
+
 /* A string inside a payload (not NUL-terminated). */
 typedef struct FrameString
 {
@@ -46,6 +49,12 @@ typedef struct FrameRequest
 	uint64_t	head_at;
 	uint64_t	route_id;
 	bool		rerun;
+	/* What the worker's rate limits counted (serve/rate_limit.h). */
+	bool		rate_has_key;	/* rate_key is the client's address key */
+	uint64_t	rate_key[2];
+	bool		rate_server_done;
+	uint8_t		rate_ndone;		/* at most FRAME_MAX_RATE_COUNTED */
+	uint64_t	rate_done[FRAME_MAX_RATE_COUNTED];
 	bool		tls;
 	FrameString authority;
 	FrameString method;

@@ -87,6 +87,7 @@ typedef struct CachedToken
 	Oid			roleid;			/* role's OID then, if it exists */
 	RoleVerdict verdict;		/* the check's verdict then */
 	uint64		checked_generation; /* role_generation then */
+	bool		hs_signed;		/* signed with the HS secret, not a key */
 	bool		role_refusal_logged;	/* a refusal of its role was logged */
 } CachedToken;
 
@@ -381,6 +382,7 @@ verify_and_cache(const TokenKey *key, const char **reason)
 	entry->claims = claims;
 	entry->role = rolename;
 	entry->times = t.times;
+	entry->hs_signed = strncmp(t.alg, "HS", 2) == 0;
 	entry->checked_owner = InvalidOid;
 	entry->role_refusal_logged = false;
 	return entry;
@@ -442,6 +444,8 @@ authenticate(h2o_req_t *req, const Route *r, AuthState *st, MemoryContext cxt)
 	st->role = entry->role ? MemoryContextStrdup(cxt, entry->role) : NULL;
 	st->has_exp = entry->times.has_exp;
 	st->exp = entry->times.exp;
+	/* The cache holds only tokens verified under the secret it was emptied for. */
+	st->secret_generation = entry->hs_signed ? cache_secret_generation : 0;
 	st->token = entry;
 	st->token_epoch = cache_epoch;
 }
@@ -794,6 +798,7 @@ auth_route(h2o_req_t *req, const Route *r, AuthState *st, RequestData *rd,
 	request_set_identity(rd, roleid, st->claims);
 	rd->authenticator = r->owner;
 	rd->expires_at = st->has_exp ? (int64) ceil(st->exp) : 0;
+	rd->secret_generation = st->secret_generation;
 	if (!st->settings_done)
 		set_request_settings(req, rd, st, role);
 	return true;

@@ -38,6 +38,8 @@ typedef struct AuthState
 								 * auth_route() accepted the request */
 	bool		has_exp;
 	double		exp;			/* when it expires (seconds since 1970) */
+	uint64		secret_generation;	/* HS-signed: jwt_secret_generation() it
+									 * was verified under; 0: not HS-signed */
 	bool		settings_done;	/* request.* settings are set */
 	struct CachedToken *token;	/* its entry in the cache of verified tokens */
 	uint64		token_epoch;	/* the cache's epoch then (auth.c) */

@@ -41,6 +41,7 @@
 #include "serve/compress.h"
 #include "serve/cors.h"
 #include "serve/auth.h"
+#include "serve/jwt_secret.h"
 #include "serve/pipeline.h"
 #include "serve/rate_limit.h"
 #include "serve/refusal_log.h"
@@ -206,6 +207,22 @@ wants_executor(Route *r)
 }
 
 /*
+ * The error-recovery path of admit_to_executor: logs the error, forgets it
+ * and answers 503.  No transaction is open there, so none is rolled back.
+ */
+static void
+answer_admission_error(Request *rq)
+{
+	MemoryContextSwitchTo(request_cxt);
+	EmitErrorReport();
+	FlushErrorState();
+	stats_count(STAT_HANDLER_ERRORS);
+	/* A refusal may have begun its headers: start clean. */
+	rq->req->res.headers = (h2o_headers_t) {NULL};
+	response_simple(rq->req, 503, http_reason(503), rq->body, rq->bodylen);
+}
+
+/*
  * Whether a request that route r, the first to match it, would send to an
  * executor may wait for one: a route with auth checks its token here first
  * (auth_admit), so that requests without a valid one are answered on the
@@ -215,14 +232,29 @@ static bool
 admit_to_executor(Request *rq, Route *r)
 {
 	MemoryContext oldcxt;
-	bool		admitted;
+	volatile bool admitted;
 
 	if (r->auth == ROUTE_AUTH_NONE)
 		return true;
 	/* Outside a transaction: what verifying allocates goes with the request. */
 	oldcxt = MemoryContextSwitchTo(request_cxt);
-	admitted = auth_admit(rq->req, r, &rq->auth, request_cxt, rq->body, rq->bodylen) &&
-		rate_limit_admit_identity(&rq->limits, rq->req, r, &rq->auth, rq->body, rq->bodylen);
+
+	/*
+	 * No transaction wraps this step, and a worker has no outer handler: an
+	 * error here (out of memory while verifying or caching the token) would
+	 * end the worker.  It answers this request 503 instead.
+	 */
+	PG_TRY();
+	{
+		admitted = auth_admit(rq->req, r, &rq->auth, request_cxt, rq->body, rq->bodylen) &&
+			rate_limit_admit_identity(&rq->limits, rq->req, r, &rq->auth, rq->body, rq->bodylen);
+	}
+	PG_CATCH();
+	{
+		answer_admission_error(rq);
+		admitted = false;
+	}
+	PG_END_TRY();
 	MemoryContextSwitchTo(oldcxt);
 	if (admitted)
 		return true;
@@ -245,6 +277,9 @@ static void
 set_hand_off(Request *rq, const Route *r, bool rerun)
 {
 	rq->outcome = PIPELINE_HAND_OFF;
+	/* The executor counts the routes it runs beyond these, by this key. */
+	rate_limit_take_key(&rq->limits);
+	rq->run->limits = rq->limits;
 	rq->run->rerun = rerun;
 	rq->run->route_id = r->id;
 	rq->run->max_concurrency = r->max_concurrency;
@@ -593,7 +628,14 @@ begin_request(Request *rq, h2o_req_t *req, PipelineRun *run, char **body, size_t
 	rq->sink.begin = sink_begin;
 	rq->sink.write = sink_write;
 	rq->sink.arg = rq;
-	rate_limit_begin(&rq->limits, run->client, rq->started);
+	if (run->client != NULL)
+		rate_limit_begin(&rq->limits, run->client, rq->started);
+	else
+	{
+		/* An executor's request: the limits the worker counted stand. */
+		rq->limits = run->limits;
+		rq->limits.now = rq->started;
+	}
 }
 
 /*
@@ -1087,7 +1129,10 @@ pipeline_run(h2o_req_t *req, PipelineRun *run, char **body, size_t *bodylen)
  * (a REVOKE, a DROP ROLE, the role made a superuser), as requests are
  * refused: at most once every STREAM_ROLE_CHECK_MS, in a transaction of its
  * own whose start takes in the role changes other sessions made, and only
- * when there were any since the last look.
+ * when there were any since the last look.  Streams opened with a token
+ * signed by an HS secret that has since changed (webgres.jwt_secret_file's
+ * content, webgres.jwt_secret) end in the same look, as new requests with
+ * such a token are refused.
  */
 static void
 check_stream_roles(void)
@@ -1105,6 +1150,13 @@ check_stream_roles(void)
 	checked_at = now;
 	PG_TRY();
 	{
+		int			stale;
+
+		/* Also rereads the secret file when it is due. */
+		if ((stale = sse_end_secret_changed(jwt_secret_generation())) > 0)
+			ereport(LOG,
+					(errmsg("webgres ends %d event stream(s) opened with a token signed by a JWT secret that has changed",
+							stale)));
 		StartTransactionCommand();
 		if (auth_role_generation() != checked_generation)
 		{

@@ -30,8 +30,8 @@
  * from the worker's loop).  A process without an HTTP connection can
  * therefore build the request itself: zero an h2o_req_t,
  * h2o_mem_init_pool() its pool, fill in the six fields above and call
- * pipeline_run() with place PIPELINE_RUN_HERE and run->client NULL (no rate
- * limit applies); afterwards h2o_mem_clear_pool() frees what the response
+ * pipeline_run() with place PIPELINE_RUN_HERE and run->client NULL and
+ * run->limits zero (no rate limit applies); afterwards h2o_mem_clear_pool() frees what the response
  * used.
  *
  * Output: what became of the request (PipelineOutcome), and for an answer
@@ -51,6 +51,8 @@
 #include <stddef.h>
 
 #include "datatype/timestamp.h"
+
+#include "serve/rate_limit.h"
 
 struct st_h2o_req_t;
 struct st_h2o_conn_t;
@@ -97,8 +99,12 @@ typedef struct PipelineRun
 									 * NULL: such routes answer 503 */
 	bool		static_ok;		/* in: the caller can serve static mounts */
 	struct st_h2o_conn_t *client;	/* in: the connection whose peer address
-									 * rate limits count by; NULL: no rate
-									 * limit applies (checked already) */
+									 * rate limits count by; NULL: limits
+									 * count as set up in limits */
+	RateLimitState limits;		/* in, client NULL: what the worker's rate
+								 * limits counted and the address key (zero:
+								 * no limit applies); out, PIPELINE_HAND_OFF:
+								 * the same, for the executor */
 	bool		failed;			/* out: the answer is an error's (a stream
 								 * that had begun was cut) */
 	int64		answered_by;	/* out: the route that answered or failed; 0: none */

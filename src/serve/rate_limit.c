@@ -122,9 +122,29 @@ void
 rate_limit_begin(RateLimitState *st, h2o_conn_t *client, TimestampTz now)
 {
 	st->client = client;
+	st->has_key = false;
+	st->key[0] = st->key[1] = 0;
 	st->now = now;
 	st->server_done = false;
-	st->route_done = 0;
+	st->ndone = 0;
+}
+
+/* Whether route_id's own limit counted the request already. */
+static bool
+route_counted(const RateLimitState *st, int64 route_id)
+{
+	for (int i = 0; i < st->ndone; i++)
+		if (st->route_done[i] == route_id)
+			return true;
+	return false;
+}
+
+/* Notes that route_id's own limit counted the request (while there is room). */
+static void
+note_counted(RateLimitState *st, int64 route_id)
+{
+	if (st->ndone < RATE_LIMIT_MAX_COUNTED)
+		st->route_done[st->ndone++] = route_id;
 }
 
 /* A rate in thousandths of a request a second, at least one. */
@@ -135,38 +155,60 @@ rate_milli_of(double rate)
 }
 
 /*
- * The client's address as a key: IPv4 (or IPv4 mapped into IPv6) whole,
- * IPv6 its first webgres.rate_limit_ipv6_prefix bits; any other kind of
- * socket is one client.
+ * The client's address as a key: IPv6 its first
+ * webgres.rate_limit_ipv6_prefix bits, IPv4 whole in its IPv4-mapped form
+ * ::ffff:a.b.c.d (which no masked IPv6 address that is not itself mapped
+ * can take, so the two never share a key); any other kind of socket is
+ * one client.
  */
 static void
 address_key(h2o_conn_t *client, uint64 key[2])
 {
 	struct sockaddr_storage ss;
 	socklen_t	len = client->callbacks->get_peername(client, (struct sockaddr *) &ss);
+	unsigned char bytes[16] = {0};
 
-	key[0] = key[1] = 0;
-	if (len == 0)
-		return;
-	if (ss.ss_family == AF_INET)
-		key[0] = ((uint64) AF_INET << 32) | ntohl(((struct sockaddr_in *) &ss)->sin_addr.s_addr);
-	else if (ss.ss_family == AF_INET6)
+	if (len != 0 && ss.ss_family == AF_INET)
+	{
+		bytes[10] = bytes[11] = 0xff;
+		memcpy(bytes + 12, &((struct sockaddr_in *) &ss)->sin_addr.s_addr, 4);
+	}
+	else if (len != 0 && ss.ss_family == AF_INET6)
 	{
 		const unsigned char *a = ((struct sockaddr_in6 *) &ss)->sin6_addr.s6_addr;
-		unsigned char masked[16] = {0};
 
 		if (IN6_IS_ADDR_V4MAPPED((const struct in6_addr *) a))
-		{
-			key[0] = ((uint64) AF_INET << 32) |
-				((uint32) a[12] << 24 | (uint32) a[13] << 16 | (uint32) a[14] << 8 | a[15]);
-			return;
-		}
-		for (int bit = 0; bit < ipv6_prefix; bit += 8)
-			masked[bit / 8] = a[bit / 8] &
-				(unsigned char) (ipv6_prefix - bit >= 8 ? 0xff : 0xff << (8 - (ipv6_prefix - bit)));
-		memcpy(&key[0], masked, 8);
-		memcpy(&key[1], masked + 8, 8);
-		key[0] ^= (uint64) AF_INET6 << 56;
+			memcpy(bytes, a, 16);
+		else
+			for (int bit = 0; bit < ipv6_prefix; bit += 8)
+				bytes[bit / 8] = a[bit / 8] &
+					(unsigned char) (ipv6_prefix - bit >= 8 ? 0xff : 0xff << (8 - (ipv6_prefix - bit)));
+	}
+	memcpy(&key[0], bytes, 8);
+	memcpy(&key[1], bytes + 8, 8);
+}
+
+/* The request's address key: from its connection, or as handed over. */
+static void
+client_key(const RateLimitState *st, uint64 key[2])
+{
+	if (st->client != NULL)
+		address_key(st->client, key);
+	else
+	{
+		key[0] = st->key[0];
+		key[1] = st->key[1];
+	}
+}
+
+/* Fills st's address key from its connection, to hand the request on. */
+void
+rate_limit_take_key(RateLimitState *st)
+{
+	if (st->client != NULL && !st->has_key)
+	{
+		address_key(st->client, st->key);
+		st->has_key = true;
 	}
 }
 
@@ -269,25 +311,25 @@ rate_limit_admit(RateLimitState *st, h2o_req_t *req, const Route *r, char **body
 	uint64		key[2] = {0, 0};
 	bool		have_address = false;
 
-	if (st->client == NULL)
+	if (st->client == NULL && !st->has_key)
 		return true;
 	if (server_rate > 0 && !st->server_done)
 	{
 		st->server_done = true;
-		address_key(st->client, key);
+		client_key(st, key);
 		have_address = true;
 		if (!take(st, req, r, "server", SCOPE_SERVER, key, server_rate, server_burst,
 				  body, bodylen))
 			return false;
 	}
-	if (r->rate_limit <= 0 || st->route_done == r->id ||
+	if (r->rate_limit <= 0 || route_counted(st, r->id) ||
 		r->rate_key == ROUTE_RATE_BY_ROLE || r->rate_key == ROUTE_RATE_BY_CLAIM)
 		return true;
-	st->route_done = r->id;
+	note_counted(st, r->id);
 	if (r->rate_key == ROUTE_RATE_BY_ROUTE)
 		key[0] = key[1] = 0;
 	else if (!have_address)
-		address_key(st->client, key);
+		client_key(st, key);
 	return take(st, req, r, "route", route_scope(r), key, r->rate_limit, r->rate_burst,
 				body, bodylen);
 }
@@ -300,16 +342,16 @@ rate_limit_admit_identity(RateLimitState *st, h2o_req_t *req, const Route *r,
 	uint64		key[2];
 	uint64		scope = route_scope(r);
 
-	if (st->client == NULL || r->rate_limit <= 0 || st->route_done == r->id ||
+	if ((st->client == NULL && !st->has_key) || r->rate_limit <= 0 || route_counted(st, r->id) ||
 		(r->rate_key != ROUTE_RATE_BY_ROLE && r->rate_key != ROUTE_RATE_BY_CLAIM))
 		return true;
-	st->route_done = r->id;
+	note_counted(st, r->id);
 	if (r->rate_key == ROUTE_RATE_BY_ROLE && auth->role != NULL)
 		string_key(auth->role, strlen(auth->role), key);
 	else if (r->rate_key != ROUTE_RATE_BY_CLAIM || !claim_key(r, auth, key))
 	{
 		/* No token, or no such claim in it: the request counts by its address. */
-		address_key(st->client, key);
+		client_key(st, key);
 		scope = ((uint64) r->id << SCOPE_KIND_BITS) | (uint64) (ROUTE_RATE_BY_ADDRESS + 2);
 	}
 	return take(st, req, r, "route", scope, key, r->rate_limit, r->rate_burst, body, bodylen);

@@ -10,7 +10,9 @@ use warnings;
 use FindBin;
 use JSON::PP;
 use PostgreSQL::Test::Utils;
+use SseReader;
 use Test::More;
+use Time::HiRes ();
 use WebgresTest;
 
 my $python = $ENV{WEBGRES_PYTHON} // 'python3';
@@ -190,6 +192,42 @@ ok(WebgresTest::poll_until(sub {
 	WebgresTest::request($port, 'GET', '/who', headers => { Authorization => "Bearer $cached" })->{status} == 401 }, 10),
 	'the file given another secret: the cached token is refused');
 ok(becomes($secret{b}, 200), 'and the new secret signs tokens');
+
+# ---- an open event stream ends when the secret changes ----
+# As a request with its token is refused, a stream opened with an HS token
+# ends (cleanly, as at exp) once the file's new content is seen; a stream
+# of a route without auth goes on (docs/events.md).
+$node->safe_psql('postgres', q{
+	INSERT INTO webgres.routes (method, path, handler, owner, auth) VALUES
+	('GET', '/feed', $$SELECT ARRAY['feed'] AS channels, current_user::text AS data FROM request$$,
+	 'authenticator', 'required'),
+	('GET', '/open-feed', $$SELECT ARRAY['feed'] AS channels, 'open' AS data FROM request$$,
+	 'authenticator', 'none');
+});
+my $held = token($secret{b});
+my ($authed, $open);
+WebgresTest::poll_until(sub {
+	$authed = SseReader::open_h1($port, '/feed', headers => { Authorization => "Bearer $held" });
+	($authed->{head} // '') =~ m{^HTTP/1\.1 200};
+});
+$open = SseReader::open_h1($port, '/open-feed');
+like($authed->{head} // '', qr{^HTTP/1\.1 200}, 'secret change: a stream opened with an HS token is open');
+like($open->{head} // '', qr{^HTTP/1\.1 200}, 'secret change: a stream of a route without auth is open');
+my $t0 = Time::HiRes::time;
+open $fh, '>', $file or die;
+print $fh "$secret{a}\n";
+close $fh;
+SseReader::read_until([ $authed, $open ], sub { $authed->{ended} }, 20);
+my $took = Time::HiRes::time - $t0;
+ok($authed->{ended}, 'secret change: the HS token\'s stream ends cleanly (last chunk)');
+ok($took < 3, sprintf('secret change: within about two seconds (%.2f s)', $took));
+ok(!$open->{ended} && !$open->{eof}, 'secret change: the stream without auth goes on');
+my $before = $open->{other} // 0;
+$node->safe_psql('postgres', "NOTIFY feed, 'still here'");
+SseReader::read_until([$open], sub { ($open->{other} // 0) > $before }, 20);
+ok(($open->{other} // 0) > $before, 'secret change: and is delivered to');
+close $authed->{sock};
+close $open->{sock};
 
 $log = slurp_file($node->logfile);
 unlike($log, qr/\Q$secret{file}\E/, 'the server log holds no trace of the file\'s secret');

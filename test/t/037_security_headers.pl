@@ -186,11 +186,22 @@ if (!ok((grep { -x "$_/testssl" } split /:/, $ENV{PATH}),
 	# certificate), headers and vulnerabilities: what a scan of a public
 	# server reports, without the slow per-cipher enumeration.
 	my ($tout, $terr) = ('', '');
-	IPC::Run::run([ 'testssl', '--quiet', '--color', '0', '--warnings', 'off', '--ip', '127.0.0.1',
-		'--nodns', 'min', '--add-ca', $ca, '--jsonfile', $json, '-p', '-s', '-f', '-S', '-h', '-U',
-		"https://localhost:$tport/hello" ], '<', \'', '>', \$tout, '2>', \$terr, IPC::Run::timeout(600));
+	my $findings = [];
+	# testssl.sh makes a few hundred connections; on a loaded machine one of
+	# its own clients can give up (it reports "connect problem" as a WARN).
+	# Such a scan is run again, at most twice; any other finding stands.
+	for my $attempt (1 .. 3)
+	{
+		unlink $json;
+		IPC::Run::run([ 'testssl', '--quiet', '--color', '0', '--warnings', 'off', '--ip', '127.0.0.1',
+			'--nodns', 'min', '--add-ca', $ca, '--jsonfile', $json, '-p', '-s', '-f', '-S', '-h', '-U',
+			"https://localhost:$tport/hello" ], '<', \'', '>', \$tout, '2>', \$terr, IPC::Run::timeout(600));
+		$findings = eval { decode_json(TlsTest::read_file($json)) } // [];
+		my @lost = grep { ($_->{finding} // '') =~ /connect problem/ } @$findings;
+		last unless @lost;
+		note("testssl.sh scan $attempt: its client lost a connection ($lost[0]{id}); scanning again");
+	}
 	note(sprintf('testssl.sh took %.0f s', time - $started));
-	my $findings = eval { decode_json(TlsTest::read_file($json)) } // [];
 	ok(scalar @$findings, 'testssl.sh reported findings') or diag($tout . $terr);
 	my ($hsts) = grep { $_->{id} eq 'HSTS_time' } @$findings;
 	is($hsts && $hsts->{severity}, 'OK', 'testssl.sh: HSTS offered, OK')

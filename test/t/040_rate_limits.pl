@@ -188,6 +188,60 @@ my $metrics = WebgresTest::http_get($port, '/metrics')->{body};
 like($metrics, qr/^webgres_route_rate_limited_total\{[^}]*route_id="$id{busy}"[^}]*\} 1$/m,
 	'Prometheus: webgres_route_rate_limited_total');
 
+# ---- a limited route behind one that declines (zero rows: the next route) ----
+# Each path has a first route whose handler returns no rows and a second,
+# limited one (burst 1: two served, then 429), on the loop and on executors.
+route('/behind', q{SELECT 'first' AS body WHERE false});
+route('/behind', q{SELECT 'second' AS body}, rate => 0.001, burst => 1);
+is(statuses('127.0.0.110', '/behind', 3), '200 200 429',
+	'on the loop: the limited route behind a declining one is 429 after its budget');
+route('/behind_exec', q{SELECT 'first' AS body WHERE false});
+route('/behind_exec', q{SELECT 'second' AS body}, rate => 0.001, burst => 1, mode => 'executor');
+is(statuses('127.0.0.111', '/behind_exec', 3), '200 200 429',
+	'handed to an executor by the second route: 429 after its budget');
+route('/behind_both', q{SELECT 'first' AS body WHERE false}, mode => 'executor');
+route('/behind_both', q{SELECT 'second' AS body}, rate => 0.001, burst => 1, mode => 'executor');
+is(statuses('127.0.0.112', '/behind_both', 3), '200 200 429',
+	'the executor walks on to the limited route itself: 429 after its budget');
+route('/behind_role', q{SELECT 'first' AS body WHERE false}, mode => 'executor');
+route('/behind_role', q{SELECT 'second' AS body FROM request}, rate => 0.001, burst => 1,
+	key => 'role', auth => 'required', mode => 'executor');
+is(statuses('127.0.0.113', '/behind_role', 3, token => $tok_a), '200 200 429',
+	'a limit by role, on an executor behind a declining route: 429 after its budget');
+my $bh = get_from('127.0.0.111', '/behind_exec');
+like($bh->{headers}{'ratelimit-policy'} // '', qr/^"route";q=2;w=\d+$/,
+	'the executor\'s 429 carries the route\'s policy');
+
+# ---- a request that runs again after a plan changed is counted once ----
+# With shared read transactions, a request whose route's plan was
+# invalidated (ALTER TABLE) since the worker looked runs its routes again
+# in a transaction of its own; both limited routes it passes count it once.
+# One keep-alive connection keeps the requests on the worker that planned.
+ok(WebgresTest::reload_and_wait($node, "webgres.share_read_transactions = on\n"),
+	'reloaded with shared read transactions');
+$node->safe_psql('postgres', q{CREATE TABLE rl_plan (x text); INSERT INTO rl_plan VALUES ('planned')});
+route('/rerun', q{SELECT 'first' AS body WHERE false}, rate => 0.001, burst => 2);
+route('/rerun', q{SELECT x AS body FROM rl_plan}, rate => 0.001, burst => 2);
+{
+	my $s = IO::Socket::INET->new(LocalAddr => '127.0.0.114', PeerAddr => '127.0.0.1',
+		PeerPort => $port, Proto => 'tcp', Timeout => 5) or die;
+	$s->autoflush(1);
+	binmode $s;
+	my $ask = sub {
+		print $s "GET /rerun HTTP/1.1\r\nHost: x\r\n\r\n";
+		my ($res) = WebgresTest::read_responses($s, 1, 10, 0, 1);
+		return $res->[0]{status} // 0;
+	};
+	is($ask->(), 200, 'the first request plans the routes');
+	$node->safe_psql('postgres', 'ALTER TABLE rl_plan ADD COLUMN y int');
+	is($ask->(), 200, 'the plan changed: the request runs again, served');
+	is(join(' ', $ask->(), $ask->()), '200 429',
+		'each limit counted the request that ran again once: the third is served, the fourth 429');
+	close $s;
+}
+ok(WebgresTest::reload_and_wait($node, "webgres.share_read_transactions = off\n"),
+	'shared read transactions off again');
+
 # ---- the server's limit, set by a superuser ----
 ok(WebgresTest::reload_and_wait($node, "webgres.rate_limit = 0.001\nwebgres.rate_limit_burst = 1\n"),
 	'reloaded with webgres.rate_limit');
