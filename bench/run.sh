@@ -149,17 +149,22 @@ done
 PYTHONDONTWRITEBYTECODE=1 python3 "$BENCH/test_report.py" >/dev/null 2>&1 ||
 	{ PYTHONDONTWRITEBYTECODE=1 python3 "$BENCH/test_report.py"; die "bench/test_report.py failed"; }
 
-PKGLIB=$(pg_config --pkglibdir)
+# The Postgres benchmarked: pg_config's, or PG_CONFIG's (make bench PG=18).
+PG_CONFIG=${PG_CONFIG:-pg_config}
+PKGLIB=$("$PG_CONFIG" --pkglibdir)
 WEBGRES_SO=$PKGLIB/webgres.so
+# pg_stat_statements where the installation has it (docs/versions.md).
+PGSS=
+[ -f "$PKGLIB/pg_stat_statements.so" ] && PGSS=pg_stat_statements
 if [ "$WEBGRES" = 1 ]; then
 	[ -f "$WEBGRES_SO" ] || die "$WEBGRES_SO is not installed: run 'make bench' (it installs first)"
-	PRELOAD=webgres,pg_stat_statements
+	PRELOAD=webgres${PGSS:+,$PGSS}
 else
 	log "WEBGRES=0: references only"
 	# scripts/tfb-db.sh creates the extension, which needs the library
 	# preloaded: where it is installed, preload it with no workers
-	PRELOAD=pg_stat_statements
-	[ -f "$WEBGRES_SO" ] && PRELOAD=webgres,pg_stat_statements
+	PRELOAD=$PGSS
+	[ -f "$WEBGRES_SO" ] && PRELOAD=webgres${PGSS:+,$PGSS}
 	SOAK=0; PROFILE=0; RSS_STEPS=""
 fi
 
@@ -540,7 +545,7 @@ bench_case() {
 	echo "\"command\": $(jstr "$BENCH_COMMAND"),"
 	echo "\"share_read_transactions\": $(jstr "$("$CLUSTER" psql "$PGDIR" -d postgres -At -c 'SHOW webgres.share_read_transactions' 2>/dev/null || echo unknown)"),"
 	echo "\"nproc\": $(nproc), \"cpu\": $(jstr "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"),"
-	echo "\"kernel\": $(jstr "$(uname -r)"), \"postgres\": $(jstr "$(pg_config --version)"),"
+	echo "\"kernel\": $(jstr "$(uname -r)"), \"postgres\": $(jstr "$("$PG_CONFIG" --version)"),"
 	echo "\"libh2o\": $(jstr "$(dpkg-query -W -f='${Version}' libh2o-evloop0.13 2>/dev/null || dpkg-query -W -f='${Version}' libh2o-evloop-dev 2>/dev/null || echo unknown)"),"
 	echo "\"node\": $(jstr "$(node --version)"), \"wrk\": $(jstr "$(wrk -v 2>&1 | head -n 1 | cut -d' ' -f2)"),"
 	echo "\"mem_total_kib\": $(awk '/^MemTotal:/ { print $2 }' /proc/meminfo)"

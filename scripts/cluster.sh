@@ -16,11 +16,12 @@
 #
 # Postgres refuses to run as root: as root, everything runs as the 'postgres'
 # system user (WEBGRES_OS_USER to choose another), which owns DIR.
-# The Postgres programs come from pg_config --bindir, or WEBGRES_BINDIR
+# The Postgres programs come from pg_config --bindir ($PG_CONFIG, which
+# make PG=N sets), or WEBGRES_BINDIR
 # (make test SANITIZE=address points it at its wrapped server).
 set -euo pipefail
 
-bindir=${WEBGRES_BINDIR:-$(pg_config --bindir)}
+bindir=${WEBGRES_BINDIR:-$(${PG_CONFIG:-pg_config} --bindir)}
 os_user=${WEBGRES_OS_USER:-postgres}
 
 as_owner() {

@@ -5,7 +5,8 @@
 #   PORT       HTTPS port (default 8443)
 #   HTTP_PORT  cleartext port, redirected to HTTPS (default 8081)
 #   PGPORT     Postgres port (default 5433); Unix socket in the data directory
-#   WEBGRES_DATA  data directory (default /var/tmp/webgres-demo-$PGPORT);
+#   WEBGRES_DATA  data directory (default /var/tmp/webgres-demo-$PGPORT, with
+#              -pgN after it under make demo PG=N: a cluster is one version's);
 #              kept between runs, so accounts and items persist (remove it
 #              to load examples/board/board.sql afresh)
 #   DEMO_UP_ONLY=1  set up, print, and exit with the cluster running
@@ -16,7 +17,7 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 port=${PORT:-8443}
 http_port=${HTTP_PORT:-8081}
 pgport=${PGPORT:-5433}
-data=${WEBGRES_DATA:-/var/tmp/webgres-demo-$pgport}
+data=${WEBGRES_DATA:-/var/tmp/webgres-demo-$pgport${PG:+-pg$PG}}
 cluster=$src/scripts/cluster.sh
 . "$src/scripts/serve-lib.sh"
 
@@ -25,6 +26,12 @@ if [ "${1:-}" = down ]; then
 	exit 0
 fi
 
+# The board keeps its passwords with pgcrypto, which not every installation
+# of docs/versions.md has (the Postgres 16 there does not).
+if [ ! -f "$(${PG_CONFIG:-pg_config} --pkglibdir)/pgcrypto.so" ]; then
+	echo "webgres: the board needs pgcrypto, which $(${PG_CONFIG:-pg_config} --version) here lacks (docs/versions.md)" >&2
+	exit 1
+fi
 "$cluster" check-free "$data" "$pgport" "$port"
 "$cluster" check-free "$data" "" "$http_port"
 

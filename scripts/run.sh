@@ -5,7 +5,8 @@
 #   PORT    HTTP port (default 8080)
 #   PGPORT  Postgres port (default 5432); the cluster listens on a Unix
 #           socket in its data directory, and on 127.0.0.1
-#   WEBGRES_DATA  data directory (default /var/tmp/webgres-run-$PGPORT);
+#   WEBGRES_DATA  data directory (default /var/tmp/webgres-run-$PGPORT, with
+#              -pgN after it under make run PG=N: a cluster is one version's);
 #           kept between runs, so data and routes persist
 #   WORKERS webgres.workers (default: two per CPU)
 #   EXECUTORS webgres.executors (default 4; see docs/execution.md)
@@ -14,7 +15,7 @@ set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 port=${PORT:-8080}
 pgport=${PGPORT:-5432}
-data=${WEBGRES_DATA:-/var/tmp/webgres-run-$pgport}
+data=${WEBGRES_DATA:-/var/tmp/webgres-run-$pgport${PG:+-pg$PG}}
 workers=${WORKERS:-$(( 2 * $(nproc) ))}
 executors=${EXECUTORS:-4}
 cluster=$src/scripts/cluster.sh
@@ -31,6 +32,11 @@ include_if_exists = 'webgres-run.conf'
 CONF
 fi
 
+# pg_stat_statements (TechEmpower reads its query counts there) where the
+# installation has it: the Postgres 16 of docs/versions.md does not.
+pgss=
+[ -f "$(${PG_CONFIG:-pg_config} --pkglibdir)/pg_stat_statements.so" ] && pgss=,pg_stat_statements
+
 # Rewritten on every run, so PORT and PGPORT always take effect.  The
 # workers start once hello_world exists (see below), so the first write says
 # 0 of them.
@@ -39,7 +45,7 @@ write_conf() {
 # written by scripts/run.sh
 port = $pgport
 listen_addresses = '127.0.0.1'
-shared_preload_libraries = 'webgres,pg_stat_statements'
+shared_preload_libraries = 'webgres$pgss'
 pg_stat_statements.track = all
 pg_stat_statements.max = 10000
 track_activity_query_size = 2048

@@ -20,7 +20,7 @@ sqldir=$here/sql/tfb
 export PGHOST PGPORT PGUSER=${PGUSER:-postgres}
 # "already exists, skipping" notices are expected on a second run.
 export PGOPTIONS="${PGOPTIONS:-} -c client_min_messages=warning"
-bindir=${WEBGRES_BINDIR:-$(pg_config --bindir)}
+bindir=${WEBGRES_BINDIR:-$(${PG_CONFIG:-pg_config} --bindir)}
 
 psql() { "$bindir/psql" -X -q -v ON_ERROR_STOP=1 "$@"; }
 
@@ -40,9 +40,16 @@ SELECT CASE WHEN current_setting('shared_preload_libraries') !~ 'pg_stat_stateme
 SQL
 
 # TFB reads its query counts from pg_stat_statements with track = all, so
-# statements run inside the routes' functions are counted too.
+# statements run inside the routes' functions are counted too.  Created
+# only where it is preloaded (it reads nothing otherwise): an installation
+# without it, such as the Postgres 16 of docs/versions.md, gets no extension
+# that pg_dump or pg_upgrade would then look for.
 psql -d hello_world <<'SQL'
+SELECT current_setting('shared_preload_libraries') ~ 'pg_stat_statements' AS preloaded
+\gset
+\if :preloaded
 CREATE EXTENSION IF NOT EXISTS pg_stat_statements;
+\endif
 CREATE EXTENSION IF NOT EXISTS webgres;
 -- A database made by an earlier webgres gets what this one added.
 ALTER EXTENSION webgres UPDATE;

@@ -42,6 +42,7 @@
 #include "routes/route_stats.h"
 #include "handler/plan_clock.h"
 #include "handler/stream.h"
+#include "common/pg_compat.h"
 #include "common/settings.h"
 #include "common/stats.h"
 
@@ -364,7 +365,7 @@ webgres_executor_main(Datum main_arg)
 	cxt = AllocSetContextCreate(TopMemoryContext, "webgres executor request",
 								ALLOCSET_DEFAULT_SIZES);
 
-	wes = CreateWaitEventSet(TopMemoryContext, 3);
+	wes = CreateWaitEventSet(NULL, 3);
 	AddWaitEventToSet(wes, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
 	AddWaitEventToSet(wes, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, NULL, NULL);
 	AddWaitEventToSet(wes, WL_SOCKET_READABLE, listen_fd, NULL, NULL);

@@ -21,6 +21,7 @@
 #include "utils/plancache.h"
 #include "utils/syscache.h"
 
+#include "common/pg_compat.h"
 #include "handler/handler.h"
 #include "handler/plan_clock.h"
 #include "message/response.h"
@@ -257,7 +258,7 @@ volatile_function_may_write(Oid func_id, void *context)
 		return false;
 	switch (func_id)
 	{
-		case F_RANDOM:
+		case F_RANDOM_:
 		case F_GEN_RANDOM_UUID:
 		case F_CLOCK_TIMESTAMP:
 		case F_TIMEOFDAY:

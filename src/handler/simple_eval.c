@@ -24,6 +24,7 @@
 #include "utils/plancache.h"
 #include "utils/resowner.h"
 
+#include "common/pg_compat.h"
 #include "handler/simple_eval.h"
 
 /*
@@ -123,7 +124,7 @@ simple_eval_run(SPIPlanPtr plan, SimpleEvalCache *cache, ParamListInfo params,
 	 * are read through the expression context when evaluated, so the states
 	 * serve every request of the transaction.
 	 */
-	if (cache->compiled == NULL || cache->compiled_lxid != MyProc->lxid)
+	if (cache->compiled == NULL || cache->compiled_lxid != MyLocalTransactionId)
 	{
 		MemoryContext oldcxt = MemoryContextSwitchTo(TopTransactionContext);
 		ExprState **compiled = palloc(sizeof(ExprState *) * natts);
@@ -142,7 +143,7 @@ simple_eval_run(SPIPlanPtr plan, SimpleEvalCache *cache, ParamListInfo params,
 			elog(ERROR, "handler plan has fewer columns than its result");
 		MemoryContextSwitchTo(oldcxt);
 		cache->compiled = compiled;
-		cache->compiled_lxid = MyProc->lxid;
+		cache->compiled_lxid = MyLocalTransactionId;
 	}
 
 	econtext = CreateStandaloneExprContext();

@@ -32,10 +32,8 @@ top_level_with(Node *stmt, bool *is_select)
 			return ((UpdateStmt *) stmt)->withClause;
 		case T_DeleteStmt:
 			return ((DeleteStmt *) stmt)->withClause;
-#if PG_VERSION_NUM >= 150000
 		case T_MergeStmt:
 			return ((MergeStmt *) stmt)->withClause;
-#endif
 		default:
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

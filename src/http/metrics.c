@@ -43,6 +43,7 @@
 #include "routes/route_limits.h"
 #include "routes/route_names.h"
 #include "routes/route_stats.h"
+#include "common/pg_compat.h"
 #include "common/settings.h"
 #include "common/stats.h"
 
@@ -51,7 +52,7 @@
 static h2o_globalconf_t metrics_config;
 static h2o_accept_ctx_t metrics_accept_ctx;
 
-/* webgres.metrics_allow as read by its check hook (malloc'd by it, as GUC extras are). */
+/* webgres.metrics_allow as read by its check hook (from guc_malloc, as GUC extras are). */
 static NetworkList *metrics_allow = NULL;
 
 /* Appends s as a Prometheus label value: backslash, quote and newline escaped. */
@@ -362,7 +363,7 @@ metrics_try_answer(h2o_req_t *req)
 bool
 metrics_check_allow(char **newval, void **extra, GucSource source)
 {
-	NetworkList *list = malloc(sizeof(NetworkList));
+	NetworkList *list = guc_malloc(LOG, sizeof(NetworkList));
 	const char *error;
 
 	if (list == NULL)
@@ -373,7 +374,7 @@ metrics_check_allow(char **newval, void **extra, GucSource source)
 	}
 	if (!networks_parse(*newval, list, &error))
 	{
-		free(list);
+		guc_free(list);
 		GUC_check_errdetail("%s.", error);
 		GUC_check_errhint("List networks as 127.0.0.0/8, ::1/128 or 10.1.2.3.");
 		return false;

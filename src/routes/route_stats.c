@@ -35,6 +35,7 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
+#include "common/pg_compat.h"
 #include "common/shmem.h"
 #include "routes/route_stats.h"
 #include "common/settings.h"
@@ -213,7 +214,7 @@ entry_for(int64 route_id)
 static inline StripeCounters *
 my_stripe(RouteStatsEntry *e)
 {
-	int			n = MyProc != NULL ? MyProc->pgprocno : MyProcPid;
+	int			n = MyProc != NULL ? MyProcNumber : MyProcPid;
 
 	return &e->stripes[n & (ROUTE_STATS_STRIPES - 1)].c;
 }

@@ -14,9 +14,11 @@
 #include "executor/spi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
+#include "common/pg_compat.h"
 #include "common/settings.h"
 #include "serve/cors.h"
 #include "serve/cors_policy.h"
@@ -70,9 +72,10 @@ item_hint(CorsListKind kind)
 
 /*
  * Builds a list of n items (lens bytes each), normalised: methods upper
- * case, header names and origins lower case.  Allocated with malloc when
- * for a setting (guc.c frees a hook's extra with free()), else in cxt.
- * NULL if malloc fails.
+ * case, header names and origins lower case.  Allocated with guc_malloc
+ * when for a setting (guc.c frees a hook's extra with guc_free(); since 16
+ * that is pfree() in guc.c's own context, so plain malloc() will not do),
+ * else in cxt.  NULL if guc_malloc fails.
  */
 static CorsList *
 list_build(CorsListKind kind, char **items, size_t *lens, int n, bool for_setting, MemoryContext cxt)
@@ -83,7 +86,7 @@ list_build(CorsListKind kind, char **items, size_t *lens, int n, bool for_settin
 
 	for (int i = 0; i < n; i++)
 		size += lens[i] + 1;
-	list = for_setting ? malloc(size) : MemoryContextAlloc(cxt, size);
+	list = for_setting ? guc_malloc(LOG, size) : MemoryContextAlloc(cxt, size);
 	if (list == NULL)
 		return NULL;
 	list->n = n;

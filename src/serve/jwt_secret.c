@@ -26,6 +26,7 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
+#include "common/pg_compat.h"
 #include "serve/jwt_secret.h"
 
 /* What webgres.jwt_secret's variable holds, whatever the secret is. */
@@ -82,12 +83,13 @@ check_secret(char **newval, void **extra, GucSource source)
 		GUC_check_errhint("Generate one with: openssl rand -base64 32; better, put it in webgres.jwt_secret_file.");
 		return false;
 	}
-	x = malloc(offsetof(SecretExtra, secret) + len + 1);
-	mask = strdup(SECRET_MASK);
+	/* guc.c frees both (the extra and the value) with guc_free(). */
+	x = guc_malloc(LOG, offsetof(SecretExtra, secret) + len + 1);
+	mask = guc_strdup(LOG, SECRET_MASK);
 	if (x == NULL || mask == NULL)
 	{
-		free(x);
-		free(mask);
+		guc_free(x);
+		guc_free(mask);
 		GUC_check_errcode(ERRCODE_OUT_OF_MEMORY);
 		GUC_check_errmsg("out of memory");
 		return false;
@@ -97,7 +99,7 @@ check_secret(char **newval, void **extra, GucSource source)
 	if (*newval != NULL)
 	{
 		explicit_bzero(*newval, strlen(*newval));
-		free(*newval);
+		guc_free(*newval);
 	}
 	*newval = mask;
 	*extra = x;

@@ -9,6 +9,8 @@ use Test::More;
 use WebgresTest;
 
 # pg_stat_statements sees what the executor runs: it tells the two paths apart.
+plan skip_all => 'pg_stat_statements is not in this installation (docs/versions.md)'
+  unless WebgresTest::have_module('pg_stat_statements');
 my $node = WebgresTest->new_node('simple', workers => 1,
 	conf => "webgres.handler_timeout = '500ms'\n"
 	  . "shared_preload_libraries = 'webgres,pg_stat_statements'\n"

@@ -11,8 +11,12 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use BrowserTest;
+use WebgresTest;
 
 BrowserTest::require_browser();
+# The board keeps its passwords with pgcrypto's crypt().
+plan skip_all => 'pgcrypto is not in this installation (docs/versions.md)'
+  unless WebgresTest::have_module('pgcrypto');
 
 my $src = $ENV{WEBGRES_SRC} or die 'WEBGRES_SRC is not set';
 my $data = PostgreSQL::Test::Utils::tempdir() . '/board';

@@ -345,6 +345,16 @@ sub add_route
 		%{ $opts{psql} || {} });
 }
 
+# Whether the Postgres under test (the pg_config first in PATH) has the
+# loadable module $name: the installations from wheels lack some contrib
+# modules (docs/versions.md), and a test that needs one skips what it must.
+sub have_module
+{
+	my ($name) = @_;
+	chomp(my $dir = `pg_config --pkglibdir`);
+	return -f "$dir/$name.so" ? 1 : 0;
+}
+
 # PIDs of the running HTTP workers.
 sub worker_pids
 {
