@@ -88,6 +88,17 @@ install_wheel() {
 	[ -x "$dir/$tree/bin/pg_config" ] || { echo "postgres.sh: no $tree/bin/pg_config in $whl" >&2; exit 1; }
 }
 
+# The URI of the Debian archive in apt's own sources (deb822 .sources
+# files or the one-line list), the security archive left aside.
+debian_archive() {
+	{
+		# Either kind of file may be missing: grep's 'nothing found' is no error.
+		grep -hsE '^[[:space:]]*URIs:' /etc/apt/sources.list.d/*.sources || true
+		grep -hsE '^[[:space:]]*deb[[:space:]]' /etc/apt/sources.list /etc/apt/sources.list.d/*.list |
+			sed -E 's/\[[^]]*\]//' | sed -E 's/^[[:space:]]*deb[[:space:]]+/URIs: /' || true
+	} | awk '{ for (i = 2; i <= NF; i++) print $i }' | awk '/\/debian\/?$/ && !found { print; found = 1 } END { exit !found }'
+}
+
 # The contrib modules webgres' tests, demo and bench use (pgcrypto for the
 # board and the login example, pg_stat_statements for TechEmpower's
 # counts) that the wheel of version $1 (pg_config $2) lacks are built from
@@ -97,7 +108,7 @@ install_wheel() {
 # missing module skip what needs it (docs/versions.md).  Quick when nothing
 # is missing; a failure (no network) is a warning, with the same outcome.
 contrib_from_debian() {
-	local v=$1 pgc=$2 pkglib m missing=() apt orig srcdir cflags
+	local v=$1 pgc=$2 pkglib m missing=() apt orig srcdir cflags mirror
 	pkglib=$("$pgc" --pkglibdir)
 	for m in pgcrypto pg_stat_statements; do
 		[ -f "$pkglib/$m.so" ] || missing+=("$m")
@@ -107,7 +118,10 @@ contrib_from_debian() {
 	echo "webgres: building ${missing[*]} for Postgres $v from Debian's postgresql-$v source" >&2
 	apt=$cache/apt
 	mkdir -p "$apt/lists/partial" "$apt/src"
-	echo "deb-src http://deb.debian.org/debian sid main" > "$apt/sources.list"
+	# The Debian archive this machine's apt is set up with, its unstable
+	# suite for sources (the stable one has no postgresql-18).
+	mirror=$(debian_archive) || { echo "postgres.sh: no Debian archive in apt's sources" >&2; return 1; }
+	echo "deb-src $mirror sid main" > "$apt/sources.list"
 	local aptopts=(-o Dir::Etc::sourcelist="$apt/sources.list" -o Dir::Etc::sourceparts=-
 		-o Dir::State::Lists="$apt/lists" -o APT::Sandbox::User=root)
 	apt-get "${aptopts[@]}" update -qq >&2 || return 1
