@@ -50,7 +50,13 @@ ok(WebgresTest::poll_until(sub {
 ok(kill(0, $old), 'the old worker 1 is still there when the pool grows');
 
 kill 'CONT', $old or die "SIGCONT $old: $!";
-ok(WebgresTest::poll_until(sub { !kill(0, $old) || slurp_file("/proc/$old/stat") =~ /\) Z/ }, 30),
+# Gone, or a zombie; the process may be reaped between the two looks, so
+# a /proc file that cannot be opened means it is gone too.
+ok(WebgresTest::poll_until(sub {
+	return 1 unless kill(0, $old);
+	open(my $fh, '<', "/proc/$old/stat") or return 1;
+	my $stat = <$fh> // '';
+	return $stat =~ /\) Z/ }, 30),
 	'the old worker 1 exits once it may');
 my ($running, $shown) = ('', '');
 ok(WebgresTest::poll_until(sub {
