@@ -72,6 +72,12 @@ else
 	run() { env PATH="$bindir:$PATH" "$@"; }
 fi
 
+# Ports are reserved in one directory for every run on this machine, so
+# that two runs at once (make test beside make test-stress) never pick the
+# same free port; PostgreSQL::Test::Cluster frees a port its owner left.
+port_dir=${TMPDIR:-/tmp}/webgres-portlock
+mkdir -p "$port_dir" && chmod 1777 "$port_dir" 2>/dev/null || true
+
 # The tests' Python libraries (test/requirements.txt), in an environment
 # every user can read; tests run $WEBGRES_PYTHON, never a bare python3.
 WEBGRES_PYTHON=$("$src/scripts/pydeps.sh" | tail -1)
@@ -206,7 +212,7 @@ test_version() {
 	ntap=$(echo "$tap_files" | wc -w)
 	(cd "$vs/src/test" && run env WEBGRES_SRC="$vs/src" TESTDIR="$vs/src/test" \
 		PG_REGRESS="$pgxs/src/test/regress/pg_regress" \
-		PERL5LIB="$tap_perl:$vs/src/test/t" \
+		PERL5LIB="$tap_perl:$vs/src/test/t" PG_TEST_PORT_DIR="$port_dir" \
 		WEBGRES_TAP_SUMMARY="$tap_summary" ${WEBGRES_REQUIRE_ALL:+WEBGRES_REQUIRE_ALL="$WEBGRES_REQUIRE_ALL"} \
 		prove --harness=WebgresHarness ${PROVE_FLAGS:-} $tap_files) || tap_status=$?
 	tap_passed=$(tap_count "$tap_summary" passed)
