@@ -1,5 +1,5 @@
--- webgres 1.5: the whole SQL surface, for a new installation.
--- Every change in webgres--1.3--1.4.sql and webgres--1.4--1.5.sql is made
+-- webgres 1.6: the whole SQL surface, for a new installation.
+-- Every change in webgres--1.4--1.5.sql and webgres--1.5--1.6.sql is made
 -- here too: an updated database must hold exactly what a new one holds
 -- (test/regress/sql/upgrade.sql).
 
