@@ -132,6 +132,7 @@ static struct
 	Oid			authenticator;	/* the route owner that chose run_as; invalid: none */
 	Oid			run_as;			/* the role the stream's handler ran as */
 	uint64		secret_generation;	/* of the HS secret that signed its token; 0: none */
+	uint64		keys_generation;	/* of the keys file that verified it; 0: none */
 }			pending;
 
 /*
@@ -526,8 +527,12 @@ events_second_phase(RequestData *rd, const EventsListen *listen, SPITupleTable *
 	/* Opened as a role: it ends when the route's owner may no longer become it. */
 	pending.authenticator = rd->authenticator;
 	pending.run_as = rd->run_as;
-	/* Opened with an HS-signed token: it ends when the secret changes. */
+	/*
+	 * Opened with an HS-signed token: it ends when the secret changes; with
+	 * one the keys file verified: when the file's keys change.
+	 */
 	pending.secret_generation = rd->secret_generation;
+	pending.keys_generation = rd->keys_generation;
 	/* A stream only listened to what both phases returned. */
 	unlisten_due = true;
 	return true;
@@ -547,8 +552,8 @@ events_start_stream(h2o_req_t *req)
 	/* Opened as a role: it ends when the route's owner may no longer become it. */
 	if (OidIsValid(pending.authenticator))
 		sse_set_identity(es->sse, pending.authenticator, pending.run_as);
-	if (pending.secret_generation != 0)
-		sse_set_secret_generation(es->sse, pending.secret_generation);
+	if (pending.secret_generation != 0 || pending.keys_generation != 0)
+		sse_set_signer(es->sse, pending.secret_generation, pending.keys_generation);
 	pfree(pending.first);
 	pending.first = NULL;
 }
