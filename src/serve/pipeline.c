@@ -375,6 +375,30 @@ give_up_on_loop(Request *rq, Route *r)
 }
 
 /*
+ * The error-recovery path of a handler cancelled after webgres.inline_budget
+ * that turned out, once prepared, to answer an event stream: such a stream
+ * stays on the loop whatever it takes, but its first run was put under the
+ * budget before its plan could tell.  Rolls back and asks for the request
+ * to be run again in a transaction of its own, on the loop, where the
+ * budget no longer applies.  False for any other error.
+ */
+static bool
+run_again_on_loop(Request *rq)
+{
+	ErrorData  *edata;
+
+	MemoryContextSwitchTo(request_cxt);
+	edata = CopyErrorData();
+	if (edata->sqlerrcode != ERRCODE_QUERY_CANCELED)
+		return false;
+	roll_back_after_error();
+	budget_fired = false;
+	rq->run->failed = false;
+	rq->restart = true;
+	return true;
+}
+
+/*
  * The Allow header for a path that some route matches but not with the
  * request's method; NULL if a route for any method matches.
  */
@@ -566,8 +590,9 @@ run_in_transaction(Request *rq, TransactionStep step)
 		rq->restart = false;
 		rq->listening = false;
 		rq->outcome = rq->stream_begun ? PIPELINE_STREAM_CUT : PIPELINE_ANSWERED;
-		if (running == NULL || !budget_fired || handler_answers_event_stream(running) ||
-			!give_up_on_loop(rq, running))
+		if (running == NULL || !budget_fired ||
+			!(handler_answers_event_stream(running) ? run_again_on_loop(rq) :
+			  give_up_on_loop(rq, running)))
 			answer_error(rq);
 	}
 	PG_END_TRY();
