@@ -714,3 +714,9 @@ CREATE FUNCTION webgres.body_files(body bytea, body_type text,
 	AS 'MODULE_PATHNAME', 'webgres_body_files';
 COMMENT ON FUNCTION webgres.body_files(bytea, text) IS
   'The files of a multipart/form-data body, one row per part with a filename, in order: its field name, its filename (filename* when given, decoded; data, never a path), its Content-Type (NULL when the part names none), its size in bytes and its content. A url-encoded body has none.';
+
+CREATE FUNCTION webgres.ingest(target regclass, body bytea, body_type text) RETURNS bigint
+	LANGUAGE c VOLATILE
+	AS 'MODULE_PATHNAME', 'webgres_ingest';
+COMMENT ON FUNCTION webgres.ingest(regclass, bytea, text) IS
+  'Inserts the rows of a request body into target as the calling role (privileges, constraints, triggers and row-level security apply) and returns how many were inserted. body_type chooses the format: text/csv (the first record names the columns unless header=absent), application/x-ndjson (an object a line) or application/json (an array of objects; the first object''s keys choose the columns). A row that does not convert or insert is an error naming its line (or element) and column; the request''s transaction then keeps none.';
