@@ -22,11 +22,12 @@ csv_begin(CsvScan *scan, const char *s, size_t len)
 	scan->error = NULL;
 }
 
-/* Fails the scan; returns -1. */
+/* Fails the scan at the record that began on line; returns -1. */
 static int
-fail(CsvScan *scan, const char *why)
+fail(CsvScan *scan, long line, const char *why)
 {
 	scan->error = why;
+	scan->line = line;
 	scan->pos = scan->len;
 	return -1;
 }
@@ -59,7 +60,7 @@ csv_next(CsvScan *scan, CsvField *fields, int maxfields, int *nfields, long *lin
 		CsvField   *f;
 
 		if (n == maxfields)
-			return fail(scan, "a record has more fields than the table has columns");
+			return fail(scan, *line, "a record has more fields than the table has columns");
 		f = &fields[n++];
 		if (pos < len && s[pos] == '"')
 		{
@@ -68,7 +69,7 @@ csv_next(CsvScan *scan, CsvField *fields, int maxfields, int *nfields, long *lin
 			for (;;)
 			{
 				if (pos >= len)
-					return fail(scan, "a quoted field is not closed");
+					return fail(scan, *line, "a quoted field is not closed");
 				if (s[pos] == '"')
 				{
 					if (pos + 1 < len && s[pos + 1] == '"')
@@ -88,7 +89,7 @@ csv_next(CsvScan *scan, CsvField *fields, int maxfields, int *nfields, long *lin
 			pos++;				/* the closing quote */
 			if (pos < len && s[pos] != ',' && s[pos] != '\n' &&
 				!(s[pos] == '\r' && pos + 1 < len && s[pos + 1] == '\n'))
-				return fail(scan, "a quoted field is followed by other text than a comma or the end of the line");
+				return fail(scan, *line, "a quoted field is followed by other text than a comma or the end of the line");
 		}
 		else
 		{
@@ -98,7 +99,7 @@ csv_next(CsvScan *scan, CsvField *fields, int maxfields, int *nfields, long *lin
 				   !(s[pos] == '\r' && pos + 1 < len && s[pos + 1] == '\n'))
 			{
 				if (s[pos] == '"')
-					return fail(scan, "an unquoted field holds a double quote");
+					return fail(scan, *line, "an unquoted field holds a double quote");
 				pos++;
 			}
 			f->s = s + start;

@@ -27,7 +27,8 @@ typedef struct CsvScan
 	const char *s;
 	size_t		len;
 	size_t		pos;
-	long		line;			/* the line the next record starts on (from 1) */
+	long		line;			/* the line the next record starts on (from 1);
+								 * after an error, the line of the record at fault */
 	const char *error;			/* why csv_next returned -1 */
 } CsvScan;
 
