@@ -10,7 +10,7 @@ use Test::More;
 use WebgresTest;
 
 my $node = WebgresTest->new_node('uploads', workers => 1,
-	conf => "webgres.max_body_size = '16MB'\n");
+	conf => "webgres.max_body_size = '16MB'\nwebgres.http2 = on\n");
 my $port = $node->{webgres_port};
 
 $node->safe_psql('postgres', q{
