@@ -16,6 +16,7 @@
 
 #include "access/htup_details.h"
 #include "access/relation.h"
+#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -23,7 +24,9 @@
 #include "miscadmin.h"
 #include "lib/stringinfo.h"
 #include "utils/acl.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -34,6 +37,14 @@
 #include "parse/csv.h"
 
 PG_FUNCTION_INFO_V1(webgres_ingest);
+
+/*
+ * Rows inserted by one INSERT ... SELECT FROM unnest(arrays): executing a
+ * statement a row costs more than converting the row.  A batch that fails
+ * is rolled back (it runs in a subtransaction) and its rows inserted one
+ * at a time, so that the row at fault is the one reported.
+ */
+#define INGEST_BATCH_ROWS	1000
 
 /* SQLSTATE WG415: the body's content type is not one ingest reads (HTTP 415). */
 #define ERRCODE_UNSUPPORTED_BODY	MAKE_SQLSTATE('W', 'G', '4', '1', '5')
@@ -53,6 +64,10 @@ typedef struct IngestColumn
 	int32		typmod;
 	FmgrInfo	input;
 	Oid			ioparam;
+	Oid			array_type;		/* InvalidOid: none, rows go one at a time */
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
 } IngestColumn;
 
 /* One call's state: the table, the columns the body names, the plan. */
@@ -62,9 +77,15 @@ typedef struct Ingest
 	const char *unit;			/* "line" or "element": how rows are numbered */
 	int			ncols;
 	IngestColumn *cols;
-	SPIPlanPtr	plan;
-	Datum	   *values;
+	SPIPlanPtr	plan;			/* INSERT ... VALUES: one row */
+	SPIPlanPtr	batch_plan;		/* INSERT ... SELECT FROM unnest(); or NULL */
+	Datum	   *values;			/* the row being loaded */
 	char	   *nulls;
+	int			nbatch;			/* rows waiting in the batch */
+	long	   *batch_lines;	/* each one's line (or element) */
+	Datum	  **batch_values;	/* by column, then row */
+	bool	  **batch_nulls;
+	MemoryContext batchcxt;		/* reset after each batch */
 	MemoryContext rowcxt;		/* reset after each row */
 	MemoryContext callcxt;		/* where errors are copied to */
 	int64		rows;
@@ -157,6 +178,8 @@ add_column(Ingest *in, const char *name, long n)
 		c->typmod = att->atttypmod;
 		getTypeInputInfo(c->type, &infunc, &c->ioparam);
 		fmgr_info(infunc, &c->input);
+		c->array_type = get_array_type(c->type);
+		get_typlenbyvalalign(c->type, &c->typlen, &c->typbyval, &c->typalign);
 		MemoryContextSwitchTo(oldcxt);
 		return;
 	}
@@ -207,6 +230,40 @@ prepare_insert(Ingest *in)
 		elog(ERROR, "could not prepare \"%s\": %s", sql.data, SPI_result_code_string(SPI_result));
 	in->values = palloc(sizeof(Datum) * Max(in->ncols, 1));
 	in->nulls = palloc(sizeof(char) * Max(in->ncols, 1));
+
+	/* The same INSERT over arrays, one a column, when every type has one. */
+	for (int i = 0; i < in->ncols; i++)
+		if (!OidIsValid(in->cols[i].array_type))
+		{
+			MemoryContextSwitchTo(oldcxt);
+			return;
+		}
+	if (in->ncols == 0)
+	{
+		MemoryContextSwitchTo(oldcxt);
+		return;
+	}
+	sql.data[sql.len - 1] = '\0';
+	sql.len = strstr(sql.data, ") VALUES (") - sql.data;
+	sql.data[sql.len] = '\0';
+	appendStringInfoString(&sql, ") SELECT * FROM unnest(");
+	for (int i = 0; i < in->ncols; i++)
+	{
+		appendStringInfo(&sql, "%s$%d", i ? ", " : "", i + 1);
+		types[i] = in->cols[i].array_type;
+	}
+	appendStringInfoChar(&sql, ')');
+	in->batch_plan = SPI_prepare(sql.data, in->ncols, types);
+	if (in->batch_plan == NULL)
+		elog(ERROR, "could not prepare \"%s\": %s", sql.data, SPI_result_code_string(SPI_result));
+	in->batch_lines = palloc(sizeof(long) * INGEST_BATCH_ROWS);
+	in->batch_values = palloc(sizeof(Datum *) * in->ncols);
+	in->batch_nulls = palloc(sizeof(bool *) * in->ncols);
+	for (int i = 0; i < in->ncols; i++)
+	{
+		in->batch_values[i] = palloc(sizeof(Datum) * INGEST_BATCH_ROWS);
+		in->batch_nulls[i] = palloc(sizeof(bool) * INGEST_BATCH_ROWS);
+	}
 	MemoryContextSwitchTo(oldcxt);
 }
 
@@ -271,6 +328,119 @@ insert_row(Ingest *in, long n)
 	}
 	PG_END_TRY();
 	in->rows += (int64) SPI_processed;
+}
+
+/*
+ * Whether a batch that failed with code may be retried a row at a time:
+ * not when the statement was cancelled, the server is going away or the
+ * transaction cannot go on.
+ */
+static bool
+may_retry_rows(int code)
+{
+	const char *s = unpack_sql_state(code);
+
+	if (code == ERRCODE_QUERY_CANCELED)
+		return false;
+	return !(s[0] == '5' && (s[1] == '3' || s[1] == '7')) && !(s[0] == '4' && s[1] == '0') &&
+		!(s[0] == 'X' && s[1] == 'X') && !(s[0] == '0' && s[1] == '8');
+}
+
+/* Inserts the waiting rows with one statement; on failure, one at a time. */
+static void
+flush_batch(Ingest *in)
+{
+	MemoryContext oldcxt;
+	ResourceOwner oldowner = CurrentResourceOwner;
+	Datum	   *args;
+	int			dims[1];
+	int			lbs[1] = {1};
+	volatile bool failed = false;
+
+	if (in->nbatch == 0)
+		return;
+	oldcxt = MemoryContextSwitchTo(in->batchcxt);
+	dims[0] = in->nbatch;
+	args = palloc(sizeof(Datum) * in->ncols);
+	for (int i = 0; i < in->ncols; i++)
+	{
+		IngestColumn *c = &in->cols[i];
+
+		args[i] = PointerGetDatum(construct_md_array(in->batch_values[i], in->batch_nulls[i], 1, dims, lbs,
+													 c->type, c->typlen, c->typbyval, c->typalign));
+	}
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(in->batchcxt);
+	PG_TRY();
+	{
+		int			rc = SPI_execute_plan(in->batch_plan, args, NULL, false, 0);
+
+		if (rc != SPI_OK_INSERT)
+			elog(ERROR, "INSERT failed: %s", SPI_result_code_string(rc));
+		in->rows += (int64) SPI_processed;
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(in->batchcxt);
+		CurrentResourceOwner = oldowner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(in->callcxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(in->batchcxt);
+		CurrentResourceOwner = oldowner;
+		if (!may_retry_rows(edata->sqlerrcode))
+			ReThrowError(edata);
+		failed = true;
+	}
+	PG_END_TRY();
+
+	/* Again a row at a time: the first that fails is reported with its line. */
+	if (failed)
+		for (int k = 0; k < in->nbatch; k++)
+		{
+			for (int i = 0; i < in->ncols; i++)
+			{
+				in->values[i] = in->batch_values[i][k];
+				in->nulls[i] = in->batch_nulls[i][k] ? 'n' : ' ';
+			}
+			insert_row(in, in->batch_lines[k]);
+		}
+	MemoryContextSwitchTo(oldcxt);
+	in->nbatch = 0;
+	MemoryContextReset(in->batchcxt);
+}
+
+/* Loads the row in in->values (row n): into the batch, or at once. */
+static void
+add_row(Ingest *in, long n)
+{
+	MemoryContext oldcxt;
+	int			k = in->nbatch;
+
+	if (in->batch_plan == NULL)
+	{
+		insert_row(in, n);
+		return;
+	}
+	oldcxt = MemoryContextSwitchTo(in->batchcxt);
+	for (int i = 0; i < in->ncols; i++)
+	{
+		IngestColumn *c = &in->cols[i];
+
+		in->batch_nulls[i][k] = in->nulls[i] == 'n';
+		in->batch_values[i][k] = in->batch_nulls[i][k] ? (Datum) 0 :
+			datumCopy(in->values[i], c->typbyval, c->typlen);
+	}
+	in->batch_lines[k] = n;
+	in->nbatch++;
+	MemoryContextSwitchTo(oldcxt);
+	if (in->nbatch == INGEST_BATCH_ROWS)
+		flush_batch(in);
 }
 
 /* A CSV field as a NUL-terminated string; NULL for an unquoted empty field. */
@@ -338,7 +508,7 @@ load_csv(Ingest *in, const char *body, size_t len, bool header)
 					 errmsg("line %ld: %d fields where %d columns are expected", line, nfields, in->ncols)));
 		for (int i = 0; i < nfields; i++)
 			set_value(in, i, csv_text(&fields[i]), line);
-		insert_row(in, line);
+		add_row(in, line);
 		MemoryContextSwitchTo(oldcxt);
 		MemoryContextReset(in->rowcxt);
 	}
@@ -420,7 +590,7 @@ load_object(Ingest *in, JsonbContainer *obj, long n)
 						pnstrdup(v.val.string.val, v.val.string.len));
 		}
 	}
-	insert_row(in, n);
+	add_row(in, n);
 }
 
 /* Parses text as jsonb, its errors prefixed with row n. */
@@ -540,6 +710,8 @@ webgres_ingest(PG_FUNCTION_ARGS)
 	in.cols = palloc(sizeof(IngestColumn) * Max(RelationGetDescr(in.rel)->natts, 1));
 	in.rowcxt = AllocSetContextCreate(CurrentMemoryContext, "webgres ingest row",
 									  ALLOCSET_DEFAULT_SIZES);
+	in.batchcxt = AllocSetContextCreate(CurrentMemoryContext, "webgres ingest batch",
+										ALLOCSET_DEFAULT_SIZES);
 
 	if ((rc = SPI_connect()) != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed: %s", SPI_result_code_string(rc));
@@ -555,8 +727,10 @@ webgres_ingest(PG_FUNCTION_ARGS)
 			load_json_array(&in, VARDATA_ANY(body), VARSIZE_ANY_EXHDR(body));
 			break;
 	}
+	flush_batch(&in);
 	SPI_finish();
 	MemoryContextDelete(in.rowcxt);
+	MemoryContextDelete(in.batchcxt);
 	relation_close(in.rel, NoLock);
 	PG_RETURN_INT64(in.rows);
 }

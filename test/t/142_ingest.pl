@@ -117,6 +117,16 @@ for my $b (@bad)
 }
 is(count('items'), $before, 'no row of a refused body was kept');
 
+# Rows go in by batches of 1000; a batch that fails is run again a row at a
+# time, so the row at fault is still the one named.
+my $logged = count('item_log');
+$r = post('/items', 'text/csv', "name,price\n" . join('', map { $_ == 2100 ? "bad,-5\n" : "n$_,$_\n" } 1 .. 2500));
+is($r->{status}, 400, 'a bad row in the third batch: 400');
+like($r->{body}, qr/^line 2101: new row for relation "items" violates check constraint "items_price_check"/,
+	'names its line');
+is(count('items'), $before, 'none of its 2,099 good rows kept');
+is(count('item_log'), $logged, 'nor what their triggers wrote');
+
 # Row-level security applies (COPY FROM would refuse the table).
 $r = post('/notes', 'text/plain', qq({"owner": "loader", "body": "mine"}\n));
 is($r->{status}, 201, 'RLS table: own rows load');
