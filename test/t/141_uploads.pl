@@ -123,6 +123,8 @@ my @bad = (
 	[ $CT, substr($files, 0, length($files) - 20), 'truncated', qr/ends without the closing boundary/ ],
 	[ $CT, substr($files, 0, length($files) - length("--$B--\r\n")), 'never closed',
 		qr/ends without the closing boundary/ ],
+	[ $CT, substr($files, 0, length($files) - 4), 'the last boundary line without its --',
+		qr/ends without the closing boundary \(after part 6\)/ ],
 	[ $CT, "--$B\r\nContent-Disposition: form-data\r\n\r\nx\r\n--$B--", 'a part without a name',
 		qr/has no name/ ],
 	[ $CT, "--$B\r\nContent-Type: text/plain\r\n\r\nx\r\n--$B--", 'a part without Content-Disposition',

@@ -56,7 +56,7 @@ like($r->{body}, qr{^the request body is 101 bytes; route POST /small \(route \d
 $r = chunked('/small', 'y' x 500);
 is($r->{status}, 413, 'chunked, over the route\'s limit: 413');
 $r = post('/small_exec', 'x' x 101);
-is($r->{status}, 413, 'a route on executors: 413 on the worker, not handed off');
+is($r->{status}, 413, 'a route on executors: 413 too');
 $r = post('/small_exec', 'x' x 50);
 is($r->{body}, '50', 'under its limit it runs on an executor');
 $r = post('/none', '');
