@@ -209,9 +209,14 @@ prepare_insert(Ingest *in)
 	StringInfoData sql;
 	Oid		   *types;
 	Relation	rel = in->rel;
-	MemoryContext oldcxt = MemoryContextSwitchTo(in->callcxt);
+	MemoryContext oldcxt;
 
-	types = palloc(sizeof(Oid) * Max(in->ncols, 1));
+	if (in->ncols == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s 1: no column to load: the first row names none", in->unit)));
+	oldcxt = MemoryContextSwitchTo(in->callcxt);
+	types = palloc(sizeof(Oid) * in->ncols);
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "INSERT INTO %s (",
 					 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
@@ -238,11 +243,6 @@ prepare_insert(Ingest *in)
 			MemoryContextSwitchTo(oldcxt);
 			return;
 		}
-	if (in->ncols == 0)
-	{
-		MemoryContextSwitchTo(oldcxt);
-		return;
-	}
 	sql.data[sql.len - 1] = '\0';
 	sql.len = strstr(sql.data, ") VALUES (") - sql.data;
 	sql.data[sql.len] = '\0';
@@ -688,6 +688,8 @@ webgres_ingest(PG_FUNCTION_ARGS)
 	const char *ct;
 	IngestFormat format;
 	bool		header;
+	const char *text_start;
+	size_t		text_len;
 	Ingest		in;
 	int			rc;
 
@@ -696,6 +698,14 @@ webgres_ingest(PG_FUNCTION_ARGS)
 	body = PG_GETARG_BYTEA_PP(1);
 	ct = PG_ARGISNULL(2) ? "application/octet-stream" : text_to_cstring(PG_GETARG_TEXT_PP(2));
 	format = format_of(ct, &header);
+	text_start = VARDATA_ANY(body);
+	text_len = VARSIZE_ANY_EXHDR(body);
+	/* Spreadsheets start UTF-8 CSV with a byte order mark: not part of the first name. */
+	if (text_len >= 3 && memcmp(text_start, "\xEF\xBB\xBF", 3) == 0)
+	{
+		text_start += 3;
+		text_len -= 3;
+	}
 
 	/* No lock is taken on a table the role may not insert into. */
 	if (pg_class_aclcheck(relid, GetUserId(), ACL_INSERT) != ACLCHECK_OK)
@@ -718,13 +728,13 @@ webgres_ingest(PG_FUNCTION_ARGS)
 	switch (format)
 	{
 		case INGEST_CSV:
-			load_csv(&in, VARDATA_ANY(body), VARSIZE_ANY_EXHDR(body), header);
+			load_csv(&in, text_start, text_len, header);
 			break;
 		case INGEST_NDJSON:
-			load_ndjson(&in, VARDATA_ANY(body), VARSIZE_ANY_EXHDR(body));
+			load_ndjson(&in, text_start, text_len);
 			break;
 		case INGEST_JSON_ARRAY:
-			load_json_array(&in, VARDATA_ANY(body), VARSIZE_ANY_EXHDR(body));
+			load_json_array(&in, text_start, text_len);
 			break;
 	}
 	flush_batch(&in);

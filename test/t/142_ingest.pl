@@ -4,13 +4,14 @@
 # bad row is a 400 naming its line and column and nothing is kept.
 use strict;
 use warnings;
+use IPC::Run;
 use Time::HiRes qw(time);
 use PostgreSQL::Test::Utils;
 use Test::More;
 use WebgresTest;
 
 my $node = WebgresTest->new_node('ingest', workers => 1,
-	conf => "webgres.max_body_size = '64MB'\nwebgres.handler_timeout = '120s'\n");
+	conf => "webgres.max_body_size = '64MB'\nwebgres.handler_timeout = '120s'\nwebgres.http2 = on\n");
 my $port = $node->{webgres_port};
 
 $node->safe_psql('postgres', q{
@@ -73,6 +74,10 @@ $r = post('/items.csv', 'application/octet-stream', "100,Bolt,0.10,,2024-01-01 0
 is($r->{status}, 201, 'CSV without a header: 201');
 is($node->safe_psql('postgres', q{SELECT name FROM items WHERE id = 100}), 'Bolt', 'loaded by position');
 
+# A UTF-8 byte order mark, as spreadsheets write it, is not part of the first name.
+$r = post('/items', 'text/csv', "\xEF\xBB\xBFname,price\nBOM,1\n");
+is($r->{body}, '1', 'CSV after a byte order mark');
+
 # NDJSON and a JSON array of objects, sent chunked.
 my $nd = qq({"name": "Nut", "price": 0.05, "tags": {"size": "M4"}}\r\n\n{"name": "Washer"}\n);
 $r = WebgresTest::raw($port, "POST /items HTTP/1.1\r\nHost: h\r\nConnection: close\r\nContent-Type: application/x-ndjson\r\n"
@@ -82,6 +87,20 @@ is($r->{body}, '2', 'two rows, the blank line skipped');
 is($node->safe_psql('postgres', q{SELECT tags->>'size' FROM items WHERE name = 'Nut'}), 'M4', 'a nested object into jsonb');
 $r = post('/items', 'application/json', '[{"name": "Gear", "price": 3}, {"name": "Cog", "price": null}]');
 is($r->{body}, '2', 'a JSON array of objects');
+
+# Over HTTP/2 (h2c), through nghttp.
+SKIP:
+{
+	skip 'nghttp is not installed', 1 unless grep { -x "$_/nghttp" } split /:/, $ENV{PATH};
+	my $tmp = PostgreSQL::Test::Utils::tempdir();
+	open my $fh, '>:raw', "$tmp/body" or die;
+	print $fh "name,price\nH2 one,1\nH2 two,2\n";
+	close $fh;
+	my ($out, $err) = ('', '');
+	IPC::Run::run([ 'nghttp', '-d', "$tmp/body", '-H', 'content-type: text/csv', "http://127.0.0.1:$port/items" ],
+		'>', \$out, '2>', \$err, IPC::Run::timeout(30));
+	is($out, '2', 'CSV over HTTP/2: two rows');
+}
 my $before = count('items');
 
 # Bad rows: 400 naming the line (or element) and column; nothing kept.
@@ -108,6 +127,7 @@ my @bad = (
 		400, 'JSON array: a constraint' ],
 	[ 'application/json', '{"name": "A"}', qr/^the body is not a JSON array of objects/, 400, 'JSON: not an array' ],
 	[ 'text/plain', "a\n", qr{^rows cannot be read from a body of type text/plain}, 415, 'an unknown type' ],
+	[ 'application/x-ndjson', "{}\n", qr/^line 1: no column to load: the first row names none/, 400, 'an empty first object' ],
 );
 for my $b (@bad)
 {
