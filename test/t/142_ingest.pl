@@ -168,6 +168,23 @@ $r = post('/items', 'text/csv', "name\nAfter\n");
 is($r->{body}, '1', 'the worker serves on after a client left mid-body');
 is($node->safe_psql('postgres', q{SELECT count(*) FROM items WHERE name = 'Half'}), '0', 'nothing of the abandoned body');
 
+# A body past libh2o's 32 MB threshold is held in an unlinked file under
+# /tmp, mapped by the worker; a client that stops sending leaves none.
+{
+	my ($pid) = WebgresTest::worker_pids($node);
+	my $h2o_files = sub {
+		scalar grep { (readlink($_) // '') =~ m{^/tmp/h2o\.b\..* \(deleted\)$} } glob("/proc/$pid/fd/*");
+	};
+	is($h2o_files->(), 0, 'no body file before the upload');
+	my $s = WebgresTest::connect_to($port);
+	print $s "POST /items HTTP/1.1\r\nHost: h\r\nContent-Type: text/csv\r\nContent-Length: 60000000\r\n\r\n"
+	  . ("name\n" . ('x' x 40_000_000));
+	ok(WebgresTest::poll_until(sub { $h2o_files->() == 1 }), '40 MB into the body: the worker holds it in a deleted file under /tmp');
+	close $s;
+	ok(WebgresTest::poll_until(sub { $h2o_files->() == 0 }), 'the client gone, the file is gone');
+	is($node->safe_psql('postgres', q{SELECT count(*) FROM items WHERE name LIKE 'x%'}), '0', 'and nothing was loaded');
+}
+
 # 200,000 rows in one request (about 5 MB of CSV), on an executor.
 my $n = 200_000;
 my $csv = "name,price\n" . join('', map { "item $_,$_.25\n" } 1 .. $n);
