@@ -7,7 +7,8 @@
  * request, refusing with 413 whatever exceeds webgres.max_body_size (from
  * Content-Length before reading, while reading a chunked body); a route's
  * lower limit is checked as soon as the route is matched, before any SQL
- * runs and before the body is copied to an executor.
+ * runs and before the body is copied to an executor.  An HTTP/1 body is
+ * also looked at while it arrives (http/body_early.c).
  */
 #ifndef WEBGRES_BODY_LIMIT_H
 #define WEBGRES_BODY_LIMIT_H

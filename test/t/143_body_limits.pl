@@ -82,6 +82,24 @@ SKIP:
 }
 is($hits->(), '4', 'still nothing ran');
 
+# While the body arrives (HTTP/1): the worker's sweep of its connections
+# sees the route's limit and answers within a sweep, not once the body has
+# all come (here it never would: the client sends 1 kB of 900 kB and waits).
+for my $case ([ 'Content-Length: 900000', 'x' x 1000, 'the request body is 900000 bytes' ],
+	[ 'Transfer-Encoding: chunked', sprintf("%x\r\n%s\r\n", 6000, 'x' x 6000), 'the request body is over 100 bytes' ])
+{
+	my ($framing, $part, $says) = @$case;
+	my $t0 = time;
+	my $s = WebgresTest::connect_to($port);
+	print $s "POST /small HTTP/1.1\r\nHost: h\r\n$framing\r\n\r\n$part";
+	my ($res, $closed) = WebgresTest::read_responses($s, 1, 10);
+	close $s;
+	is($res->[0]{status}, 413, "$framing, the body still arriving: 413");
+	like($res->[0]{body}, qr/^\Q$says\E; route POST \/small/, "$framing: the 413 says why");
+	cmp_ok(time - $t0, '<', 5, "$framing: answered within a sweep, not at the body timeout");
+}
+is($hits->(), '4', 'nothing ran');
+
 # webgres.max_body_size: libh2o answers from Content-Length, before the
 # body comes (one byte of it is sent here).
 {
