@@ -41,6 +41,7 @@
 #include "serve/compress.h"
 #include "serve/cors.h"
 #include "serve/auth.h"
+#include "serve/body_limit.h"
 #include "serve/jwt_keys.h"
 #include "serve/jwt_secret.h"
 #include "serve/pipeline.h"
@@ -696,6 +697,9 @@ answer_without_transaction(Request *rq)
 		/* Access: a request over a rate limit goes no further. */
 		if (first && !rate_limit_admit(&rq->limits, rq->req, r, rq->body, rq->bodylen))
 			return refused_by(rq, r);
+		/* A body over the route's own limit goes no further (body_limit.c). */
+		if (first && !body_limit_admit(rq->req, r, rq->body, rq->bodylen))
+			return refused_by(rq, r);
 		/* A request runs wholly in one place: any route may send it off. */
 		if (rq->on_loop && wants_executor(r))
 		{
@@ -898,6 +902,11 @@ run_matching_routes(Request *rq, const RouteTable *routes)
 		}
 		/* Access: a request over a rate limit goes no further. */
 		if (!rate_limit_admit(&rq->limits, rq->req, r, rq->body, rq->bodylen))
+		{
+			answered = refused_by(rq, r);
+			break;
+		}
+		if (!body_limit_admit(rq->req, r, rq->body, rq->bodylen))
 		{
 			answered = refused_by(rq, r);
 			break;
