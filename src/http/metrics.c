@@ -43,6 +43,7 @@
 #include "routes/route_limits.h"
 #include "routes/route_names.h"
 #include "routes/route_stats.h"
+#include "serve/phase.h"
 #include "common/pg_compat.h"
 #include "common/settings.h"
 #include "common/stats.h"
@@ -449,3 +450,27 @@ metrics_start(h2o_context_t *ctx)
 		h2o_socket_read_start(sock, on_metrics_accept);
 	}
 }
+
+/* PHASE_ENDPOINT: answers (and sends) the metrics path; false then. */
+static bool
+metrics_phase(PhaseRequest *pr, const Route *unused)
+{
+	if (!metrics_try_answer(pr->req))
+		return true;
+	pr->sent = true;
+	return false;
+}
+
+/* Whether the main listeners answer webgres.metrics_path. */
+static bool
+metrics_enabled(const RouteTable *unused)
+{
+	return webgres_metrics_path != NULL && webgres_metrics_path[0] != '\0' &&
+		webgres_metrics_listen[0] == '\0';
+}
+
+/* The module: the Prometheus endpoint on the main listeners. */
+const PhaseModule metrics_module = {
+	"metrics", metrics_enabled,
+	{[PHASE_ENDPOINT] = metrics_phase}
+};

@@ -44,6 +44,7 @@
 #include "http/tls_tickets.h"
 #include "message/response.h"
 #include "message/response_abort.h"
+#include "serve/phase.h"
 #include "common/settings.h"
 
 /* Mozilla's "intermediate" profile: the key exchange groups. */
@@ -525,3 +526,23 @@ tls_redirect_check(h2o_req_t *req, char **body, size_t *bodylen)
 	h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_LOCATION, NULL, location, len);
 	return false;
 }
+
+/* PHASE_REDIRECT: a cleartext request answered 308; false then. */
+static bool
+redirect_phase(PhaseRequest *pr, const Route *unused)
+{
+	return tls_redirect_check(pr->req, pr->body, pr->bodylen);
+}
+
+/* Whether webgres.tls_redirect is on. */
+static bool
+redirect_enabled(const RouteTable *unused)
+{
+	return webgres_tls_redirect;
+}
+
+/* The module: webgres.tls_redirect. */
+const PhaseModule tls_redirect_module = {
+	"tls_redirect", redirect_enabled,
+	{[PHASE_REDIRECT] = redirect_phase}
+};

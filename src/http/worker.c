@@ -35,7 +35,6 @@
 #include "http/h2_guard.h"
 #include "http/health.h"
 #include "exec/handoff.h"
-#include "http/http_guard.h"
 #include "http/security_headers.h"
 #include "http/listen.h"
 #include "http/metrics.h"
@@ -49,6 +48,7 @@
 #include "common/stats.h"
 #include "http/timeouts.h"
 #include "http/tls.h"
+#include "http/worker_phases.h"
 #include "common/settings.h"
 
 /* Background worker entry point, looked up by name by the postmaster. */
@@ -221,72 +221,76 @@ note_request(h2o_req_t *req, const PipelineRun *run, PipelineOutcome outcome)
 	}
 }
 
-/* h2o's handler: screens the request, runs it through the pipeline, and acts on the outcome. */
-static int
-on_req(h2o_handler_t *self, h2o_req_t *req)
+/*
+ * The pipeline's part of a request that got past the worker's phases:
+ * routes it, and acts on the outcome (send, hand off, serve a static
+ * mount's file, leave an event stream be).
+ */
+static void
+route_request(h2o_req_t *req, char *body, size_t bodylen)
 {
-	char	   *body = NULL;
-	size_t		bodylen = 0;
+	PipelineRun run;
+	PipelineOutcome outcome;
 
-	if (http_guard_check(req, &body, &bodylen) &&
-		!health_try_answer(req, &body, &bodylen))
+	run.place = handoff_enabled() ? PIPELINE_ON_LOOP : PIPELINE_RUN_HERE;
+	run.head_at = handoff_head_complete_at(req);
+	run.sink = NULL;			/* streams run on executors */
+	in_request = true;
+	run.static_ok = true;
+	run.client = req->conn;
+	outcome = pipeline_run(req, &run, &body, &bodylen);
+	in_request = false;
+	note_request(req, &run, outcome);
+	switch (outcome)
 	{
-		PipelineRun run;
-		PipelineOutcome outcome;
-
-		/* Health and metrics come before any route, from worker state. */
-		if (metrics_try_answer(req))
-			return 0;
-		/* With webgres.tls_redirect, cleartext requests go to https:// (tls.c). */
-		if (!tls_redirect_check(req, &body, &bodylen))
-		{
-			send_response(req, body, bodylen);
-			return 0;
-		}
-
-		run.place = handoff_enabled() ? PIPELINE_ON_LOOP : PIPELINE_RUN_HERE;
-		run.head_at = handoff_head_complete_at(req);
-		run.sink = NULL;		/* streams run on executors */
-		in_request = true;
-		run.static_ok = true;
-		run.client = req->conn;
-		outcome = pipeline_run(req, &run, &body, &bodylen);
-		in_request = false;
-		note_request(req, &run, outcome);
-		if (outcome == PIPELINE_STATIC)
-		{
+		case PIPELINE_STATIC:
 			/* No route has the path; a static mount's files answer it. */
 			if (static_files_serve(req, run.static_mount, &body, &bodylen))
 				h2_guard_answered(req, req->res.content_length != SIZE_MAX ?
 								  req->res.content_length : 0);
 			else
 				send_response(req, body, bodylen);
-			return 0;
-		}
-		if (outcome == PIPELINE_HAND_OFF)
-		{
+			return;
+		case PIPELINE_HAND_OFF:
 			/* Answered through send_response() when the executor is done. */
 			handoff_start(req, run.route_id, run.max_concurrency, run.head_at,
 						  run.started, run.rerun, &run.limits);
-			return 0;
-		}
-		/* A timeout is counted as such, not as the handler's error. */
-		if (run.failed && req->res.status != 504)
-			route_stats_count_event(run.answered_by, ROUTE_EVENT_HANDLER_ERROR);
-		if (outcome == PIPELINE_EVENT_STREAM)
-		{
-			/* Its response is already under way (sse.c). */
-			stats_count_response(req->res.status);
-			route_stats_count(run.answered_by, req->res.status, 0, run.started);
-			return 0;
-		}
-		/* Answered (without a sink, a route in mode stream answers 503). */
-		send_response(req, body, bodylen);
-		route_stats_count(run.answered_by, req->res.status,
-						  is_head_request(req) ? 0 : bodylen, run.started);
-		return 0;
+			return;
+		default:
+			break;
 	}
+	/* A timeout is counted as such, not as the handler's error. */
+	if (run.failed && req->res.status != 504)
+		route_stats_count_event(run.answered_by, ROUTE_EVENT_HANDLER_ERROR);
+	if (outcome == PIPELINE_EVENT_STREAM)
+	{
+		/* Its response is already under way (sse.c). */
+		stats_count_response(req->res.status);
+		route_stats_count(run.answered_by, req->res.status, 0, run.started);
+		return;
+	}
+	/* Answered (without a sink, a route in mode stream answers 503). */
 	send_response(req, body, bodylen);
+	route_stats_count(run.answered_by, req->res.status,
+					  is_head_request(req) ? 0 : bodylen, run.started);
+}
+
+/*
+ * h2o's handler, the request's dispatcher: the worker's phases
+ * (connection checks, endpoints without SQL, the TLS redirect), then the
+ * pipeline's (serve/phase.h).
+ */
+static int
+on_req(h2o_handler_t *self, h2o_req_t *req)
+{
+	char	   *body = NULL;
+	size_t		bodylen = 0;
+	PhaseRequest pr = {.req = req,.body = &body,.bodylen = &bodylen};
+
+	if (worker_phases_run(&pr))
+		route_request(req, body, bodylen);
+	else if (!pr.sent)
+		send_response(req, body, bodylen);
 	return 0;
 }
 
@@ -308,6 +312,8 @@ apply_settings(void)
 	config.http1.req_timeout = timeouts_backstop_ms();
 	capacity_configure();
 	access_log_configure();
+	/* Modules whose settings are off leave their phase's list. */
+	worker_phases_build();
 }
 
 /* Sets up h2o's configuration, context and the worker's modules on its loop. */

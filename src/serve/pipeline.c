@@ -42,7 +42,9 @@
 #include "serve/cors.h"
 #include "serve/auth.h"
 #include "serve/jwt_secret.h"
+#include "serve/phase.h"
 #include "serve/pipeline.h"
+#include "serve/pipeline_phases.h"
 #include "serve/rate_limit.h"
 #include "serve/refusal_log.h"
 #include "serve/replica.h"
@@ -75,6 +77,7 @@ typedef struct Request
 	RequestData rd;				/* the request as handlers see it */
 	AuthState	auth;			/* its token, once a route with auth looked */
 	RateLimitState limits;		/* what its rate limits counted */
+	PhaseRequest pr;			/* what the phases' modules see of it */
 	bool		share;			/* may run in the shared read-only transaction */
 	bool		restart;		/* it may not after all: run again in its own */
 	Route	   *running;		/* whose handler runs under the inline budget */
@@ -246,8 +249,10 @@ admit_to_executor(Request *rq, Route *r)
 	 */
 	PG_TRY();
 	{
-		admitted = auth_admit(rq->req, r, &rq->auth, request_cxt, rq->body, rq->bodylen) &&
-			rate_limit_admit_identity(&rq->limits, rq->req, r, &rq->auth, rq->body, rq->bodylen);
+		/* Without rd: authentication only verifies (auth_admit). */
+		rq->pr.rd = NULL;
+		admitted = phase_run(&pipeline_phases[PHASE_AUTHENTICATE], &rq->pr, r) &&
+			phase_run(&pipeline_phases[PHASE_ACCESS_IDENTITY], &rq->pr, r);
 	}
 	PG_CATCH();
 	{
@@ -628,6 +633,16 @@ begin_request(Request *rq, h2o_req_t *req, PipelineRun *run, char **body, size_t
 	rq->sink.begin = sink_begin;
 	rq->sink.write = sink_write;
 	rq->sink.arg = rq;
+	rq->pr.req = req;
+	rq->pr.body = body;
+	rq->pr.bodylen = bodylen;
+	rq->pr.sent = false;
+	rq->pr.routes = NULL;
+	rq->pr.segs = &rq->segs;
+	rq->pr.limits = &rq->limits;
+	rq->pr.auth = &rq->auth;
+	rq->pr.rd = NULL;
+	rq->pr.cxt = request_cxt;
 	if (run->client != NULL)
 		rate_limit_begin(&rq->limits, run->client, rq->started);
 	else
@@ -668,7 +683,7 @@ answer_without_transaction(Request *rq)
 		if (!method_matches(r, rq->req, rq->is_head))
 			continue;
 		/* Access: a request over a rate limit goes no further. */
-		if (first && !rate_limit_admit(&rq->limits, rq->req, r, rq->body, rq->bodylen))
+		if (first && !phase_run(&pipeline_phases[PHASE_ACCESS], &rq->pr, r))
 			return refused_by(rq, r);
 		/* A request runs wholly in one place: any route may send it off. */
 		if (rq->on_loop && wants_executor(r))
@@ -871,7 +886,7 @@ run_matching_routes(Request *rq, const RouteTable *routes)
 			break;
 		}
 		/* Access: a request over a rate limit goes no further. */
-		if (!rate_limit_admit(&rq->limits, rq->req, r, rq->body, rq->bodylen))
+		if (!phase_run(&pipeline_phases[PHASE_ACCESS], &rq->pr, r))
 		{
 			answered = refused_by(rq, r);
 			break;
@@ -892,10 +907,11 @@ run_matching_routes(Request *rq, const RouteTable *routes)
 		}
 		rq->run->answered_by = r->id;
 		/* Authentication: the handler's role and claims, or 401/403 now. */
+		rq->pr.rd = &rq->rd;
 		if (r->auth == ROUTE_AUTH_NONE)
 			request_set_identity(&rq->rd, InvalidOid, NULL);
-		else if (!auth_route(rq->req, r, &rq->auth, &rq->rd, rq->body, rq->bodylen) ||
-				 !rate_limit_admit_identity(&rq->limits, rq->req, r, &rq->auth, rq->body, rq->bodylen))
+		else if (!phase_run(&pipeline_phases[PHASE_AUTHENTICATE], &rq->pr, r) ||
+				 !phase_run(&pipeline_phases[PHASE_ACCESS_IDENTITY], &rq->pr, r))
 		{
 			answered = true;
 			break;
@@ -936,9 +952,13 @@ route_and_run(Request *rq)
 	else if (!rq->split)
 		response_simple(rq->req, rooted ? 414 : 400, rooted ? "URI Too Long" : "Bad Request",
 						rq->body, rq->bodylen);
-	/* The table was stale when the preflight hook looked: answer it now. */
-	else if (!cors_preflight(rq->req, routes, &rq->segs, rq->body, rq->bodylen))
-		run_matching_routes(rq, routes);
+	else
+	{
+		/* The table was stale when the preflight phase looked: answer it now. */
+		rq->pr.routes = routes;
+		if (phase_run(&pipeline_phases[PHASE_PREFLIGHT], &rq->pr, NULL))
+			run_matching_routes(rq, routes);
+	}
 }
 
 /*
@@ -1026,59 +1046,46 @@ run_handlers(Request *rq)
 }
 
 /*
- * Routes and answers one request, set up by begin_request(): a fixed
- * sequence of steps, each of which may settle the request's outcome.  The
- * named hook points are where the steps of features to come go
- * (docs/internals-modules.md).
+ * Routes and answers one request, set up by begin_request(): the phases
+ * from the route match on (serve/phase.h), each of which may settle the
+ * request's outcome.  The worker ran the phases before the route match.
  */
 static void
 serve(Request *rq)
 {
-	/*
-	 * Hook point "connection": facts about the connection the request came
-	 * on (TLS: protocol, SNI, client certificate; http/tls.c) are read from
-	 * req->conn here, before anything else looks at the request.
-	 */
+	bool		answered;
 
 	/*
-	 * Hook point "preflight": a CORS preflight is answered from the route
-	 * table as last loaded, without a transaction and never by a handler
-	 * (serve/cors.c); with a stale table, route_and_run() answers it.
+	 * PHASE_PREFLIGHT: a CORS preflight is answered from the route table as
+	 * last loaded, without a transaction and never by a handler; with a
+	 * stale table, route_and_run() answers it.
 	 */
-	bool		answered = rq->split &&
-		cors_preflight(rq->req, routes_peek(), &rq->segs, rq->body, rq->bodylen);
+	rq->pr.routes = routes_peek();
+	answered = rq->split && rq->pr.routes != NULL &&
+		!phase_run(&pipeline_phases[PHASE_PREFLIGHT], &rq->pr, NULL);
 
 	/*
-	 * Authentication (serve/auth.c) is per route, by its auth column: in
-	 * run_matching_routes(), before a route with auth runs its handler (the
-	 * token is verified once per request); such a route is never answered
-	 * from memory (answer_without_transaction), and its token is checked
-	 * before the request may wait for an executor (admit_to_executor).
-	 */
-
-	/*
-	 * Static files: a path no route matches, under a static mount's prefix,
-	 * is the mount's (answer_from_mount); known here, outside a transaction,
-	 * when the tables were checked lately, else after the routes in the
-	 * request's transaction.
+	 * PHASE_ROUTE, then PHASE_ACCESS, PHASE_AUTHENTICATE,
+	 * PHASE_ACCESS_IDENTITY per matched route, and PHASE_ADMISSION:
+	 * outside a transaction when the tables were checked
+	 * lately (a static mount's path, a constant route, a request for an
+	 * executor), else in the request's transaction (run_handlers), which
+	 * also runs PHASE_CONTENT.
 	 */
 	if (!answered && answer_from_mount_without_transaction(rq))
 		return;
 	if (!answered && !answer_without_transaction(rq))
 		run_handlers(rq);
 
-	/* The CORS headers of the route that answered (a stream has them: sink_begin). */
+	/* PHASE_FILTER: the route's CORS headers (a stream has them: sink_begin). */
 	if (rq->outcome == PIPELINE_ANSWERED)
 		cors_respond(rq->req, rq->route);
 
 	/*
-	 * Hook point "respond": the answer is complete (rq->outcome says what
-	 * it is).  Compression is not a step: it is a filter on the worker's
-	 * response path (serve/compress.c), so that streams and static files
-	 * compress as they are sent; the pipeline only records the answering
-	 * route's choice (run_route, and the constant-route fast path).  The
-	 * access log (serve/access_log.c) is libh2o's logger: it writes its line
-	 * when h2o ends the request, from what the worker notes of the outcome.
+	 * The answer is complete (rq->outcome says what it is); the caller
+	 * takes it to the exit.  Compression and the access log are h2o's
+	 * filter and logger on the worker's path (PHASE_FILTER, PHASE_LOG), so
+	 * that streams and static files pass them as they are sent.
 	 */
 }
 
@@ -1092,6 +1099,9 @@ pipeline_init(void)
 	mounts_init();
 	handler_init();
 	cors_init();
+	/* After cors_init(): CORS's policies hang on the routes before it looks. */
+	routes_on_load(pipeline_phases_build);
+	pipeline_phases_build(NULL);
 	budget_timeout = RegisterTimeout(USER_TIMEOUT, budget_check);
 }
 
@@ -1101,6 +1111,8 @@ pipeline_reload(void)
 {
 	ProcessConfigFile(PGC_SIGHUP);
 	auth_reload();
+	/* Settings that put modules on or off may have changed. */
+	pipeline_phases_build(routes_peek());
 }
 
 /* Routes and answers a request; what became of it is the outcome. */
