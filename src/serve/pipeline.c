@@ -210,6 +210,41 @@ wants_executor(Route *r)
 }
 
 /*
+ * Where a request to route r runs (PHASE_ADMISSION), decided by
+ * placement_of() alone: the one place that asks the route, its handler
+ * and the settings.
+ */
+typedef enum Placement
+{
+	PLACE_EXECUTOR,				/* handed to an executor (only on the loop) */
+	PLACE_MEMORY,				/* a constant route's cached response */
+	PLACE_SHARED,				/* the read-only transaction of the loop's pass */
+	PLACE_OWN					/* a transaction of its own, here */
+} Placement;
+
+/*
+ * Where route r, matched by rq, runs.  Only the first route a request
+ * matches may answer from memory (first), and only a route without auth
+ * (it answers per identity) whose table was checked lately; *cached is
+ * then its response.  With may_share false the answer is never
+ * PLACE_SHARED, and the handler is not asked.
+ */
+static Placement
+placement_of(Request *rq, Route *r, bool first, bool may_share,
+			 const CachedResponse **cached)
+{
+	if (rq->on_loop && wants_executor(r))
+		return PLACE_EXECUTOR;
+	if (first && r->auth == ROUTE_AUTH_NONE &&
+		(*cached = handler_cached_response(r)) != NULL &&
+		rq->started - last_transaction_at <= CONSTANT_ROUTE_RECHECK_MS * 1000)
+		return PLACE_MEMORY;
+	if (may_share && handler_can_share(r))
+		return PLACE_SHARED;
+	return PLACE_OWN;
+}
+
+/*
  * The error-recovery path of admit_to_executor: logs the error, forgets it
  * and answers 503.  No transaction is open there, so none is rolled back.
  */
@@ -685,41 +720,38 @@ answer_without_transaction(Request *rq)
 		/* Access: a request over a rate limit goes no further. */
 		if (first && !phase_run(&pipeline_phases[PHASE_ACCESS], &rq->pr, r))
 			return refused_by(rq, r);
-		/* A request runs wholly in one place: any route may send it off. */
-		if (rq->on_loop && wants_executor(r))
+		switch (placement_of(rq, r, first, may_share && sharing, &cached))
 		{
-			rq->share = false;
-			/* Nothing looked at the token yet: run_handlers() has not run. */
-			auth_begin(&rq->auth);
-			if (first && !admit_to_executor(rq, r))
+			case PLACE_EXECUTOR:
+				/* A request runs wholly in one place: any route may send it off. */
+				rq->share = false;
+				/* Nothing looked at the token yet: run_handlers() has not run. */
+				auth_begin(&rq->auth);
+				if (first && !admit_to_executor(rq, r))
+					return true;
+				set_hand_off(rq, r, false);
 				return true;
-			set_hand_off(rq, r, false);
-			return true;
-		}
-		/* A route with auth answers per identity: never from memory. */
-		if (first && r->auth == ROUTE_AUTH_NONE &&
-			(cached = handler_cached_response(r)) != NULL &&
-			rq->started - last_transaction_at <= CONSTANT_ROUTE_RECHECK_MS * 1000)
-		{
-			compress_for_route(rq->req, r->compress);
-			response_replay(rq->req, cached, rq->body, rq->bodylen);
-			stats_count(STAT_FROM_MEMORY);
-			rq->run->answered_by = r->id;
-			rq->route = r;
-			return true;
-		}
-		first = false;
-		if (!sharing)
-			continue;
-		if (may_share && handler_can_share(r))
-			rq->share = true;
-		else
-		{
-			/* Keep looking only for a route that sends the request off. */
-			sharing = false;
-			if (!rq->on_loop)
+			case PLACE_MEMORY:
+				compress_for_route(rq->req, r->compress);
+				response_replay(rq->req, cached, rq->body, rq->bodylen);
+				stats_count(STAT_FROM_MEMORY);
+				rq->run->answered_by = r->id;
+				rq->route = r;
+				return true;
+			case PLACE_SHARED:
+				rq->share = true;
+				break;
+			case PLACE_OWN:
+				if (sharing)
+				{
+					/* Keep looking only for a route that sends the request off. */
+					sharing = false;
+					if (!rq->on_loop)
+						return false;
+				}
 				break;
 		}
+		first = false;
 	}
 	return false;
 }
@@ -867,6 +899,8 @@ run_matching_routes(Request *rq, const RouteTable *routes)
 	bool		answered = false;
 	int64		declined_by = 0;
 	bool		handlers_ran = false;
+	Placement	placement;
+	const CachedResponse *cached;
 	Route	   *r;
 	int			ncaps;
 
@@ -891,7 +925,8 @@ run_matching_routes(Request *rq, const RouteTable *routes)
 			answered = refused_by(rq, r);
 			break;
 		}
-		if (rq->on_loop && wants_executor(r))
+		placement = placement_of(rq, r, false, shared_xact_open, &cached);
+		if (placement == PLACE_EXECUTOR)
 		{
 			if (!handlers_ran && !admit_to_executor(rq, r))
 				answered = true;
@@ -899,7 +934,7 @@ run_matching_routes(Request *rq, const RouteTable *routes)
 				set_hand_off(rq, r, false);
 			break;
 		}
-		if (shared_xact_open && !handler_can_share(r))
+		if (shared_xact_open && placement != PLACE_SHARED)
 		{
 			/* The route or its plan changed since the request was looked at. */
 			rq->restart = true;
@@ -1066,8 +1101,8 @@ serve(Request *rq)
 
 	/*
 	 * PHASE_ROUTE, then PHASE_ACCESS, PHASE_AUTHENTICATE,
-	 * PHASE_ACCESS_IDENTITY per matched route, and PHASE_ADMISSION:
-	 * outside a transaction when the tables were checked
+	 * PHASE_ACCESS_IDENTITY per matched route, and PHASE_ADMISSION
+	 * (placement_of): outside a transaction when the tables were checked
 	 * lately (a static mount's path, a constant route, a request for an
 	 * executor), else in the request's transaction (run_handlers), which
 	 * also runs PHASE_CONTENT.
