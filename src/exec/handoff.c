@@ -58,7 +58,6 @@
 #include "routes/route_limits.h"
 #include "routes/route_stats.h"
 #include "common/h2o_mirror.h"
-#include "common/stats.h"
 #include "common/settings.h"
 
 /* How often requests waiting for their route's cap try again. */
@@ -128,7 +127,7 @@ struct HandoffLink
 };
 
 static h2o_evloop_t *loop = NULL;
-static HandoffSendFn send_response = NULL;
+static const PhaseExit *exit_to = NULL;	/* the worker's one exit */
 static dlist_head queued = DLIST_STATIC_INIT(queued);
 static dlist_head sent = DLIST_STATIC_INIT(sent);
 static h2o_timeout_t queue_timeout;
@@ -218,8 +217,7 @@ answer_simple(h2o_req_t *req, int status, const char *message, bool retry_after,
 					   H2O_STRLIT(RETRY_AFTER_SECONDS));
 	/* The route's CORS headers, so that a page can read the error. */
 	cors_respond_route_id(req, route_id);
-	send_response(req, body, bodylen);
-	route_stats_count(route_id, status, bodylen, started);
+	exit_to->send(req, body, bodylen, route_id, started);
 }
 
 /*
@@ -236,8 +234,8 @@ cut_stream(Handoff *h, const char *why)
 	HandoffLink *link = h->link;
 
 	/* Counted when it ends, with what it sent (the executor counts its error). */
-	route_stats_count(h->meta.route_id, req != NULL ? req->res.status : 0,
-					  h->streamed, h->started);
+	exit_to->stream_end(req != NULL ? req->res.status : 0, h->meta.route_id,
+						h->streamed, h->started);
 	if (req != NULL)
 		ereport(LOG,
 				(errmsg("webgres cut the streamed response to \"%.*s %.*s\": %s",
@@ -342,7 +340,7 @@ take_frame(Handoff *h, char type, const char *payload, uint32 len, bool *done)
 				/* The head goes out with the first piece. */
 				h->streaming = true;
 				note_answered(req, &h->answer);
-				stats_count_response(req->res.status);
+				exit_to->stream_head(req);
 				h2o_start_response(req, &h->link->generator);
 			}
 			return true;
@@ -442,18 +440,19 @@ take_input(Handoff *h)
 			int64		route_id = h->meta.route_id;
 			TimestampTz started = h->started;
 			HandoffAnswerMeta answer = h->answer;
-			uint64		bytes = streaming ? h->streamed :
-				(h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD")) ? 0 : bodylen);
+			uint64		streamed = h->streamed;
 
 			release(h);
 			if (streaming)
+			{
+				exit_to->stream_end(req->res.status, route_id, streamed, started);
 				h2o_send(req, NULL, 0, H2O_SEND_STATE_FINAL);
+			}
 			else
 			{
 				note_answered(req, &answer);
-				send_response(req, body, bodylen);
+				exit_to->send(req, body, bodylen, route_id, started);
 			}
-			route_stats_count(route_id, req->res.status, bytes, started);
 			admit_queued();
 			return false;
 		}
@@ -866,10 +865,10 @@ release_all(int code, Datum arg)
 
 /* Sets up the hand-off on the worker's loop; once per worker. */
 void
-handoff_init(h2o_evloop_t *evloop, HandoffSendFn send)
+handoff_init(h2o_evloop_t *evloop, const PhaseExit *exit)
 {
 	loop = evloop;
-	send_response = send;
+	exit_to = exit;
 	h2o_timeout_init(loop, &queue_timeout, QUEUE_RETRY_MS);
 	queue_entry.cb = on_queue_timeout;
 	h2o_timeout_init(loop, &client_timeout, CLIENT_CHECK_MS);

@@ -51,7 +51,6 @@
 #include <h2o.h>
 
 #include "common/settings.h"
-#include "common/stats.h"
 #include "http/static_files.h"
 #include "message/response.h"
 #include "parse/accept_encoding.h"
@@ -411,10 +410,8 @@ run_handler(h2o_handler_t *h, h2o_req_t *req, const Mount *m, const char *decode
 	if (m->cache_control != NULL)
 		h2o_set_header_token(&req->pool, &req->res.headers, H2O_TOKEN_CACHE_CONTROL,
 							 m->cache_control, strlen(m->cache_control));
-	if (h->on_req(h, req) != 0)
-		return false;
-	stats_count_response(req->res.status);
-	return true;
+	/* Counted by the exit (http/respond.h), as the caller reports the start. */
+	return h->on_req(h, req) == 0;
 }
 
 /* Answers req from mount m: screened, looked up, handed to a file handler. */

@@ -49,6 +49,7 @@
 #ifndef WEBGRES_PHASE_H
 #define WEBGRES_PHASE_H
 
+#include "datatype/timestamp.h"
 #include "routes/routes.h"
 
 struct st_h2o_req_t;
@@ -130,5 +131,20 @@ phase_run(const PhaseList *list, PhaseRequest *pr, const Route *r)
 			return false;
 	return true;
 }
+
+/*
+ * The exit every response leaves by (http/respond.h), for a floor below
+ * the worker's that answers its requests: the hand-off.
+ */
+typedef struct PhaseExit
+{
+	/* A whole answer: framed, counted, sent; counted under route_id if started. */
+	void		(*send) (struct st_h2o_req_t *req, char *body, size_t bodylen,
+						 int64 route_id, TimestampTz started);
+	/* A streamed answer's head goes out. */
+	void		(*stream_head) (struct st_h2o_req_t *req);
+	/* A streamed answer of status ended or was cut after bytes. */
+	void		(*stream_end) (int status, int64 route_id, uint64 bytes, TimestampTz started);
+} PhaseExit;
 
 #endif
