@@ -3,7 +3,8 @@
  *		The request's phases: one ordered list, and what a module
  *		registered into a phase may read and write.
  *
- * Every request lives through these phases, in this order.  A phase is either a fixed step of its
+ * Every request lives through these phases, in this order, and leaves by
+ * one exit (http/respond.h).  A phase is either a fixed step of its
  * conductor (route match, admission, content: the worker's on_req() and
  * serve/pipeline.c) or a list of modules, each registered by one line in
  * its floor's list (http/worker_phase_list.h for the phases before the
@@ -11,7 +12,9 @@
  * which also run on executors).  A module whose settings are off is not on
  * its phase's list at all: the lists are built when the process starts,
  * after a reload and (for the pipeline's) when the route table loads, so
- * a request costs nothing for it.  docs/internals-modules.md is the map.
+ * a request costs nothing for it.  docs/internals-modules.md is the map;
+ * scripts/check-map.sh checks its phase table against the enum below and
+ * the two lists.
  *
  * A module's hook gets the PhaseRequest and, from the route match on, the
  * route being tried.  It returns true to go on, or false once it answered:

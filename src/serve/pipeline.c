@@ -3,8 +3,8 @@
  *		Routes and answers one request, on a worker's loop or on an executor.
  *
  * The one conductor of a request: every request, on a worker's loop or on
- * an executor, goes through serve(), a fixed sequence of steps, and comes
- * back as one PipelineOutcome.  A request is first looked up in the route
+ * an executor, goes through serve(), the request's phases from the route
+ * match on (serve/phase.h), and comes back as one PipelineOutcome.  A request is first looked up in the route
  * table as last loaded, without a transaction: a constant route answers
  * from memory.  Otherwise its handlers run in a transaction of its own, or
  * in a read-only one shared with the other read-only requests of the same
