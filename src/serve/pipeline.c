@@ -689,11 +689,35 @@ begin_request(Request *rq, h2o_req_t *req, PipelineRun *run, char **body, size_t
 }
 
 /*
+ * Static mounts and routes share one path space: a route whose pattern
+ * matches the path answers it, whatever its method (a mount is a catch-all
+ * for what the routes under its prefix leave; path ownership keeps another
+ * role's routes from there), and the mount whose prefix covers the path
+ * answers the rest.  Sets the outcome to PIPELINE_STATIC and returns true
+ * if mounts has one for the request, which no route matches; the caller's
+ * file handler serves it (http/static_files.c).
+ */
+static bool
+answer_from_mount(Request *rq, MountTable *mounts)
+{
+	size_t		pathlen = (rq->req->query_at == SIZE_MAX) ? rq->req->path.len : rq->req->query_at;
+
+	if (!rq->run->static_ok || mounts == NULL || mounts->nmounts == 0)
+		return false;
+	rq->run->static_mount = mounts_find(mounts, rq->req->path.base, pathlen);
+	if (rq->run->static_mount == NULL)
+		return false;
+	rq->outcome = PIPELINE_STATIC;
+	return true;
+}
+
+/*
  * Looks at the routes the request matches in the table as last loaded,
  * without a transaction.  Answers from the cached response of a constant
  * route, if the first match is one and the table was checked recently, and
  * returns true; sends the request to an executor if a match wants that,
- * and returns true.  Otherwise sets rq->share to whether every match has a
+ * and returns true; hands a path no route has to a static mount
+ * (PIPELINE_STATIC) if one has it, and returns true.  Otherwise sets rq->share to whether every match has a
  * handler that can share a read-only transaction and returns false: the
  * transaction looks again, in the current table.
  */
@@ -706,6 +730,7 @@ answer_without_transaction(Request *rq)
 	bool		may_share = webgres_share_read_transactions &&
 		DefaultXactIsoLevel == XACT_READ_COMMITTED;
 	bool		sharing = true;
+	bool		path_matched = false;
 	Route	   *r;
 	int			ncaps;
 	const CachedResponse *cached;
@@ -715,6 +740,7 @@ answer_without_transaction(Request *rq)
 	match_begin(&rq->m, routes, &rq->segs);
 	while ((r = routes_match_next(&rq->m, &ncaps, caps)) != NULL)
 	{
+		path_matched = true;
 		if (!method_matches(r, rq->req, rq->is_head))
 			continue;
 		/* Access: a request over a rate limit goes no further. */
@@ -753,7 +779,15 @@ answer_without_transaction(Request *rq)
 		}
 		first = false;
 	}
-	return false;
+	/*
+	 * No route has the path: a static mount whose prefix covers it answers,
+	 * with the tables as last loaded if a transaction looked for changes to
+	 * them lately, as for a constant route; otherwise the request's
+	 * transaction decides, after reloading them.
+	 */
+	return !path_matched &&
+		rq->started - last_transaction_at <= CONSTANT_ROUTE_RECHECK_MS * 1000 &&
+		answer_from_mount(rq, mounts_peek());
 }
 
 /* Streams route r's rows to the run's sink (mode stream, on an executor). */
@@ -809,52 +843,6 @@ run_route(Request *rq, Route *r)
 		rq->event_route_id = r->id;
 	}
 	return result != HANDLER_NO_ROWS;
-}
-
-/*
- * Static mounts and routes share one path space: a route whose pattern
- * matches the path answers it, whatever its method (a mount is a catch-all
- * for what the routes under its prefix leave; path ownership keeps another
- * role's routes from there), and the mount whose prefix covers the path
- * answers the rest.  Sets the outcome to PIPELINE_STATIC and returns true
- * if mounts has one for the request, which no route matches; the caller's
- * file handler serves it (http/static_files.c).
- */
-static bool
-answer_from_mount(Request *rq, MountTable *mounts)
-{
-	size_t		pathlen = (rq->req->query_at == SIZE_MAX) ? rq->req->path.len : rq->req->query_at;
-
-	if (!rq->run->static_ok || mounts == NULL || mounts->nmounts == 0)
-		return false;
-	rq->run->static_mount = mounts_find(mounts, rq->req->path.base, pathlen);
-	if (rq->run->static_mount == NULL)
-		return false;
-	rq->outcome = PIPELINE_STATIC;
-	return true;
-}
-
-/*
- * answer_from_mount() without a transaction: with the tables as last
- * loaded, like the constant-route fast path, if a transaction looked for
- * changes to them lately; otherwise the request's transaction decides,
- * after reloading them.  No statement runs either way.
- */
-static bool
-answer_from_mount_without_transaction(Request *rq)
-{
-	MountTable *mounts = mounts_peek();
-	RouteTable *routes = routes_peek();
-	PathCapture caps[MAX_PATH_SEGMENTS + 1];
-	int			ncaps;
-
-	if (mounts == NULL || mounts->nmounts == 0 || routes == NULL || !rq->split ||
-		rq->started - last_transaction_at > CONSTANT_ROUTE_RECHECK_MS * 1000)
-		return false;
-	match_begin(&rq->m, routes, &rq->segs);
-	if (routes_match_next(&rq->m, &ncaps, caps) != NULL)
-		return false;
-	return answer_from_mount(rq, mounts);
 }
 
 /* No route answered: 405 with an Allow header if only the method was wrong, else 404. */
@@ -1104,11 +1092,9 @@ serve(Request *rq)
 	 * PHASE_ACCESS_IDENTITY per matched route, and PHASE_ADMISSION
 	 * (placement_of): outside a transaction when the tables were checked
 	 * lately (a static mount's path, a constant route, a request for an
-	 * executor), else in the request's transaction (run_handlers), which
+	 * executor: answer_without_transaction), else in the request's transaction (run_handlers), which
 	 * also runs PHASE_CONTENT.
 	 */
-	if (!answered && answer_from_mount_without_transaction(rq))
-		return;
 	if (!answered && !answer_without_transaction(rq))
 		run_handlers(rq);
 
