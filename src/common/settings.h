@@ -54,11 +54,6 @@ extern bool webgres_track_route_stats;
 extern bool webgres_compress;
 extern int	webgres_compress_min_size;
 
-/* The response safeguards' settings (module/settings.c, at its end). */
-extern int	webgres_static_max_ranges;
-extern bool webgres_nosniff;
-extern char *webgres_hsts;
-extern char *webgres_metrics_allow;
 
 /*
  * The most HTTP workers, and the most executors, webgres runs: the upper

@@ -55,6 +55,8 @@ static h2o_accept_ctx_t metrics_accept_ctx;
 
 /* webgres.metrics_allow as read by its check hook (from guc_malloc, as GUC extras are). */
 static NetworkList *metrics_allow = NULL;
+/* webgres.metrics_allow itself (metrics_define_settings). */
+static char *webgres_metrics_allow;
 
 /* Appends s as a Prometheus label value: backslash, quote and newline escaped. */
 static void
@@ -361,7 +363,7 @@ metrics_try_answer(h2o_req_t *req)
 }
 
 /* webgres.metrics_allow's check hook: reads the list into *extra. */
-bool
+static bool
 metrics_check_allow(char **newval, void **extra, GucSource source)
 {
 	NetworkList *list = guc_malloc(LOG, sizeof(NetworkList));
@@ -385,7 +387,7 @@ metrics_check_allow(char **newval, void **extra, GucSource source)
 }
 
 /* webgres.metrics_allow's assign hook: the list its check hook read. */
-void
+static void
 metrics_assign_allow(const char *newval, void *extra)
 {
 	metrics_allow = extra;
@@ -474,3 +476,20 @@ const PhaseModule metrics_module = {
 	"metrics", metrics_enabled,
 	{[PHASE_ENDPOINT] = metrics_phase}
 };
+
+/* Defines webgres.metrics_allow; from _PG_init. */
+void
+metrics_define_settings(void)
+{
+	DefineCustomStringVariable("webgres.metrics_allow",
+							   "Networks whose clients may read the metrics on the main listeners.",
+							   "A comma-separated list such as 127.0.0.0/8, ::1/128, 10.0.0.0/8. "
+							   "Applies to webgres.metrics_path answered on webgres.listen and "
+							   "webgres.tls_listen; other clients get 404. Empty allows none. "
+							   "webgres.metrics_listen's own address is not filtered.",
+							   &webgres_metrics_allow,
+							   "127.0.0.0/8, ::1/128",
+							   PGC_SIGHUP,
+							   0,
+							   metrics_check_allow, metrics_assign_allow, NULL);
+}

@@ -29,10 +29,11 @@ extern bool metrics_try_answer(struct st_h2o_req_t *req);
  * The check and assign hooks of webgres.metrics_allow: the networks whose
  * clients may read the metrics on the main listeners.
  */
-extern bool metrics_check_allow(char **newval, void **extra, GucSource source);
-extern void metrics_assign_allow(const char *newval, void *extra);
 
 /* The exposition text, in the current memory context (for tests and SQL). */
 extern char *metrics_render(void);
+
+/* Defines webgres.metrics_allow; from _PG_init. */
+extern void metrics_define_settings(void);
 
 #endif

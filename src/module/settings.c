@@ -14,16 +14,12 @@
 #include "exec/handoff_frame.h"
 #include "http/listen.h"
 #include "parse/jwt.h"
-#include "http/metrics.h"
-#include "http/security_headers.h"
 #include "module/settings_define.h"
 
 /* The modules that define their own settings, declared from settings_list.h. */
 #define SETTINGS_MODULE(name) extern void name##_define_settings(void);
 #include "module/settings_list.h"
 #undef SETTINGS_MODULE
-#include "parse/byte_ranges.h"
-#include "serve/jwt_secret.h"
 
 /*
  * The settings' variables.  Each default is written once, as the boot value
@@ -163,7 +159,6 @@ check_claim_path(char **newval, void **extra, GucSource source)
 }
 
 static void define_auth_settings(void);
-static void define_response_safety_settings(void);
 
 /* Defines every webgres setting; from _PG_init. */
 void
@@ -550,7 +545,6 @@ define_settings(void)
 							PGC_SIGHUP,
 							GUC_UNIT_BYTE,
 							NULL, NULL, NULL);
-	define_response_safety_settings();
 	/* The modules that define their own settings, one line each. */
 #define SETTINGS_MODULE(name) name##_define_settings();
 #include "module/settings_list.h"
@@ -564,8 +558,6 @@ define_settings(void)
 static void
 define_auth_settings(void)
 {
-	jwt_secret_define_settings();
-
 	DefineCustomStringVariable("webgres.jwt_keys_file",
 							   "File of public keys for JSON Web Tokens signed with RSA, ECDSA or EdDSA.",
 							   "A JWKS document (keys chosen by kid) or PEM public keys; read "
@@ -656,80 +648,4 @@ define_auth_settings(void)
 							   PGC_SIGHUP,
 							   0,
 							   NULL, NULL, NULL);
-}
-
-
-/*
- * What bounds or protects responses webgres builds itself: byte ranges of
- * static files (http/static_files.c), security headers
- * (http/security_headers.c), who may read the metrics (http/metrics.c).
- */
-int			webgres_static_max_ranges;
-bool		webgres_nosniff;
-char	   *webgres_hsts;
-char	   *webgres_metrics_allow;
-
-/* webgres.hsts: empty, or a Strict-Transport-Security value with max-age. */
-static bool
-check_hsts(char **newval, void **extra, GucSource source)
-{
-	const char *detail;
-
-	if (security_headers_check_hsts(*newval, &detail))
-		return true;
-	GUC_check_errdetail("%s", detail);
-	GUC_check_errhint("Write a Strict-Transport-Security value, as \"max-age=31536000; includeSubDomains\".");
-	return false;
-}
-
-/* Defines the settings of the response safeguards. */
-static void
-define_response_safety_settings(void)
-{
-	DefineCustomIntVariable("webgres.static_max_ranges",
-							"Most byte ranges a request for a static file may ask for.",
-							"A Range header listing more is ignored and the whole file is "
-							"sent (200). Overlapping and nearly adjacent ranges are merged "
-							"first, so a body is never larger than the file and a part "
-							"header per range.",
-							&webgres_static_max_ranges,
-							16,
-							1, BYTE_RANGES_LIMIT,
-							PGC_SIGHUP,
-							0,
-							NULL, NULL, NULL);
-
-	DefineCustomStringVariable("webgres.metrics_allow",
-							   "Networks whose clients may read the metrics on the main listeners.",
-							   "A comma-separated list such as 127.0.0.0/8, ::1/128, 10.0.0.0/8. "
-							   "Applies to webgres.metrics_path answered on webgres.listen and "
-							   "webgres.tls_listen; other clients get 404. Empty allows none. "
-							   "webgres.metrics_listen's own address is not filtered.",
-							   &webgres_metrics_allow,
-							   "127.0.0.0/8, ::1/128",
-							   PGC_SIGHUP,
-							   0,
-							   metrics_check_allow, metrics_assign_allow, NULL);
-
-	DefineCustomBoolVariable("webgres.nosniff",
-							 "Sends X-Content-Type-Options: nosniff with every response.",
-							 "Browsers then take each response for the Content-Type it "
-							 "declares rather than guess, so that text a client uploaded is "
-							 "never run as a script. A handler's own header is kept.",
-							 &webgres_nosniff,
-							 true,
-							 PGC_SIGHUP,
-							 0,
-							 NULL, NULL, NULL);
-
-	DefineCustomStringVariable("webgres.hsts",
-							   "Strict-Transport-Security value sent with every response over TLS.",
-							   "Such as \"max-age=31536000; includeSubDomains\": browsers then use "
-							   "only https:// for the host for that long. Never sent in "
-							   "cleartext; empty sends none.",
-							   &webgres_hsts,
-							   "",
-							   PGC_SIGHUP,
-							   0,
-							   check_hsts, NULL, NULL);
 }
