@@ -183,8 +183,11 @@ answer_readiness(h2o_req_t *req, char **body, size_t *bodylen)
 	answer_json(req, reason == NULL ? 200 : 503, json, body, bodylen);
 }
 
-/* Answers the request if its path is a health path; false otherwise. */
-bool
+/*
+ * Answers the request if its path is one of the configured health paths;
+ * returns false (and touches nothing) otherwise.
+ */
+static bool
 health_try_answer(h2o_req_t *req, char **body, size_t *bodylen)
 {
 	bool		live = path_is(req, webgres_liveness_path);

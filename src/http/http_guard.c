@@ -67,7 +67,7 @@ set_scheme(h2o_req_t *req, h2o_socket_t *sock)
 }
 
 /* True if req may be routed; else the refusal is in req->res and *body. */
-bool
+static bool
 http_guard_check(h2o_req_t *req, char **body, size_t *bodylen)
 {
 	h2o_socket_t *sock;

@@ -332,7 +332,7 @@ client_allowed(h2o_req_t *req)
  * A client outside webgres.metrics_allow gets 404 (no route is tried, so
  * none answers the path for it either).
  */
-bool
+static bool
 metrics_try_answer(h2o_req_t *req)
 {
 	static h2o_generator_t generator = {NULL, NULL};

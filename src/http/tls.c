@@ -525,7 +525,7 @@ authority_host(h2o_iovec_t authority, h2o_iovec_t *host)
 }
 
 /* With webgres.tls_redirect, answers a cleartext request with 308; false then. */
-bool
+static bool
 tls_redirect_check(h2o_req_t *req, char **body, size_t *bodylen)
 {
 	h2o_iovec_t host;

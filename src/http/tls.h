@@ -33,9 +33,9 @@ extern void tls_start(struct st_h2o_accept_ctx_t *plain, TlsListenerCallback on_
 extern void tls_reload(void);
 
 /*
- * With webgres.tls_redirect on, answers a request that came without TLS
- * with 308 to its https:// URL and returns false; true otherwise.
+ * With webgres.tls_redirect on, a request that came without TLS is answered
+ * 308 to its https:// URL: the module tls_redirect_module of PHASE_REDIRECT
+ * (serve/phase.h).
  */
-extern bool tls_redirect_check(struct st_h2o_req_t *req, char **body, size_t *bodylen);
 
 #endif
