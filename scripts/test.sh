@@ -299,6 +299,14 @@ else
 	total_failed=$((total_failed + 1))
 fi
 
+# ---- the module map and the phase table agree with src/ (docs/internals-modules.md) ----
+echo "== module map"
+if "$src/scripts/check-map.sh"; then
+	total_passed=$((total_passed + 1))
+else
+	total_failed=$((total_failed + 1))
+fi
+
 # ---- docs/testing.md lists every TAP file, once, in order ----
 echo "== TAP table"
 if "$src/scripts/check-test-table.sh"; then

@@ -17,10 +17,11 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
+#include "common/settings.h"
 #include "common/shmem.h"
 #include "common/stats.h"
 
-#define STATS_SLOTS 256			/* the most webgres.workers allows */
+#define STATS_SLOTS WEBGRES_MAX_PROCESSES	/* the most webgres.workers allows */
 
 typedef struct WorkerStats
 {

@@ -58,7 +58,6 @@
 #include "routes/route_limits.h"
 #include "routes/route_stats.h"
 #include "common/h2o_mirror.h"
-#include "common/stats.h"
 #include "common/settings.h"
 
 /* How often requests waiting for their route's cap try again. */
@@ -76,10 +75,32 @@
 /* The most of a request's path a log message quotes. */
 #define LOG_PATH_MAX 200
 
+/*
+ * The life of a hand-off, one state at a time; handoff_enter() makes every
+ * change, and only these:
+ *
+ *	NEW → QUEUED		its route is at its cap: it waits, holding a queue place
+ *	NEW, QUEUED → SENT	admitted: it holds a running place, goes to an executor
+ *	SENT → WHOLE		the executor's HEAD gave a length: BODY frames are kept
+ *	SENT → STREAMING	HEAD without a length: BODY frames go out as they come
+ *	STREAMING → DRAINING	the executor hung up while h2o holds a piece: what
+ *						it left is read in
+ *	DRAINING → DRAINED	... and it ends with END: the rest goes out as the
+ *						client reads
+ *
+ * From any state but NEW the hand-off ends (release()): answered (END), or
+ * failed, cut or abandoned because its executor or its client went away,
+ * or its deadline passed.
+ */
 typedef enum HandoffState
 {
+	HANDOFF_NEW,				/* made; holds nothing yet */
 	HANDOFF_QUEUED,				/* waiting for the route's cap */
-	HANDOFF_SENT				/* on its way to, or at, an executor */
+	HANDOFF_SENT,				/* on its way to, or at, an executor: no HEAD yet */
+	HANDOFF_WHOLE,				/* HEAD with a length: the body is gathered */
+	HANDOFF_STREAMING,			/* HEAD without one: BODY frames go out */
+	HANDOFF_DRAINING,			/* streaming, executor gone, h2o holding a piece */
+	HANDOFF_DRAINED				/* ... and what it left ends with END */
 } HandoffState;
 
 typedef struct HandoffLink HandoffLink;
@@ -98,12 +119,8 @@ typedef struct Handoff
 	HandoffMeta meta;
 	HandoffAnswerMeta answer;	/* from the HEAD frame; role in req's pool */
 	StringInfoData frame;		/* the request, until written */
-	bool		head_seen;
-	bool		streaming;		/* HEAD had no length: BODY frames go out as they come */
-	bool		reading;		/* processing the executor's input now */
-	bool		draining;		/* the executor hung up while h2o held a
-								 * piece: what it left is read in */
-	bool		executor_done;	/* ... and it ends with END */
+	bool		reading;		/* take_input() is running (not a state: it
+								 * guards against re-entry from h2o) */
 	char	   *body;			/* the response body, in req's pool */
 	size_t		bodylen;
 	size_t		bodycap;		/* the length the HEAD frame gave */
@@ -127,8 +144,55 @@ struct HandoffLink
 	ResponseAbort abort;		/* a stream cut while a piece was in flight */
 };
 
+#ifdef USE_ASSERT_CHECKING
+/* Whether a hand-off may go from state from to state to (see HandoffState). */
+static bool
+handoff_may_enter(HandoffState from, HandoffState to)
+{
+	switch (from)
+	{
+		case HANDOFF_NEW:
+			return to == HANDOFF_QUEUED || to == HANDOFF_SENT;
+		case HANDOFF_QUEUED:
+			return to == HANDOFF_SENT;
+		case HANDOFF_SENT:
+			return to == HANDOFF_WHOLE || to == HANDOFF_STREAMING;
+		case HANDOFF_STREAMING:
+			return to == HANDOFF_DRAINING;
+		case HANDOFF_DRAINING:
+			return to == HANDOFF_DRAINED;
+		case HANDOFF_WHOLE:
+		case HANDOFF_DRAINED:
+			break;
+	}
+	return false;
+}
+#endif
+
+/* The one transition function: moves h to state next. */
+static inline void
+handoff_enter(Handoff *h, HandoffState next)
+{
+	Assert(handoff_may_enter(h->state, next));
+	h->state = next;
+}
+
+/* Whether h's executor sent its HEAD. */
+static inline bool
+head_seen(const Handoff *h)
+{
+	return h->state >= HANDOFF_WHOLE;
+}
+
+/* Whether h's response is a stream whose head went out. */
+static inline bool
+streaming(const Handoff *h)
+{
+	return h->state >= HANDOFF_STREAMING;
+}
+
 static h2o_evloop_t *loop = NULL;
-static HandoffSendFn send_response = NULL;
+static const PhaseExit *exit_to = NULL;	/* the worker's one exit */
 static dlist_head queued = DLIST_STATIC_INIT(queued);
 static dlist_head sent = DLIST_STATIC_INIT(sent);
 static h2o_timeout_t queue_timeout;
@@ -218,8 +282,7 @@ answer_simple(h2o_req_t *req, int status, const char *message, bool retry_after,
 					   H2O_STRLIT(RETRY_AFTER_SECONDS));
 	/* The route's CORS headers, so that a page can read the error. */
 	cors_respond_route_id(req, route_id);
-	send_response(req, body, bodylen);
-	route_stats_count(route_id, status, bodylen, started);
+	exit_to->send(req, body, bodylen, route_id, started);
 }
 
 /*
@@ -236,8 +299,8 @@ cut_stream(Handoff *h, const char *why)
 	HandoffLink *link = h->link;
 
 	/* Counted when it ends, with what it sent (the executor counts its error). */
-	route_stats_count(h->meta.route_id, req != NULL ? req->res.status : 0,
-					  h->streamed, h->started);
+	exit_to->stream_end(req != NULL ? req->res.status : 0, h->meta.route_id,
+						h->streamed, h->started);
 	if (req != NULL)
 		ereport(LOG,
 				(errmsg("webgres cut the streamed response to \"%.*s %.*s\": %s",
@@ -259,11 +322,11 @@ static void
 fail(Handoff *h, int status, const char *message, bool retry_after)
 {
 	h2o_req_t  *req = h->req;
-	bool		was_running = (h->state == HANDOFF_SENT);
+	bool		was_running = (h->state != HANDOFF_QUEUED);
 	int64		route_id = h->meta.route_id;
 	TimestampTz started = h->started;
 
-	if (h->streaming)
+	if (streaming(h))
 	{
 		cut_stream(h, req == NULL ? "the client went away" :
 				   status == 503 ? "the executor ended it before its end (see its log)" :
@@ -328,35 +391,35 @@ take_frame(Handoff *h, char type, const char *payload, uint32 len, bool *done)
 	switch (type)
 	{
 		case FRAME_HEAD:
-			if (h->head_seen || !frame_get_head(payload, len, req, &h->answer))
+			if (head_seen(h) || !frame_get_head(payload, len, req, &h->answer))
 				return false;
 			req->res.reason = http_reason(req->res.status);
-			h->head_seen = true;
 			if (req->res.content_length != SIZE_MAX)
 			{
 				/* Reserved as BODY frames come, not on the head's word. */
 				h->bodycap = req->res.content_length;
+				handoff_enter(h, HANDOFF_WHOLE);
 			}
 			else
 			{
 				/* The head goes out with the first piece. */
-				h->streaming = true;
+				handoff_enter(h, HANDOFF_STREAMING);
 				note_answered(req, &h->answer);
-				stats_count_response(req->res.status);
+				exit_to->stream_head(req);
 				h2o_start_response(req, &h->link->generator);
 			}
 			return true;
 		case FRAME_BODY:
-			if (!h->head_seen || h->bodylen + len > h->bodycap)
+			if (h->state != HANDOFF_WHOLE || h->bodylen + len > h->bodycap)
 				return false;
 			grow_body(h, h->bodylen + len);
 			memcpy(h->body + h->bodylen, payload, len);
 			h->bodylen += len;
 			return true;
 		case FRAME_END:
-			if (!h->head_seen || (!h->streaming && h->bodylen != h->bodycap))
+			if (!head_seen(h) || (h->state == HANDOFF_WHOLE && h->bodylen != h->bodycap))
 				return false;
-			if (!h->streaming && h->body == NULL)
+			if (h->state == HANDOFF_WHOLE && h->body == NULL)
 				h->body = h2o_mem_alloc_pool(&req->pool, 1);
 			*done = true;
 			return true;
@@ -409,7 +472,7 @@ take_input(Handoff *h)
 
 		frame_get_header(sock->input->bytes, &len, &type);
 		if (len > FRAME_MAX_PAYLOAD ||
-			(type == FRAME_BODY && h->head_seen && !h->streaming &&
+			(type == FRAME_BODY && h->state == HANDOFF_WHOLE &&
 			 h->bodylen + len > h->bodycap))
 		{
 			fail(h, 502, "Bad Gateway", false);
@@ -417,7 +480,7 @@ take_input(Handoff *h)
 		}
 		if (sock->input->size < FRAME_HEADER_SIZE + (size_t) len)
 			break;
-		if (type == FRAME_BODY && h->streaming)
+		if (type == FRAME_BODY && streaming(h))
 		{
 			if (len > 0)
 				send_piece(h, sock->input->bytes + FRAME_HEADER_SIZE, len);
@@ -438,22 +501,23 @@ take_input(Handoff *h)
 			h2o_req_t  *req = h->req;
 			char	   *body = h->body;
 			size_t		bodylen = h->bodylen;
-			bool		streaming = h->streaming;
+			bool		streamed_body = streaming(h);
 			int64		route_id = h->meta.route_id;
 			TimestampTz started = h->started;
 			HandoffAnswerMeta answer = h->answer;
-			uint64		bytes = streaming ? h->streamed :
-				(h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD")) ? 0 : bodylen);
+			uint64		streamed = h->streamed;
 
 			release(h);
-			if (streaming)
+			if (streamed_body)
+			{
+				exit_to->stream_end(req->res.status, route_id, streamed, started);
 				h2o_send(req, NULL, 0, H2O_SEND_STATE_FINAL);
+			}
 			else
 			{
 				note_answered(req, &answer);
-				send_response(req, body, bodylen);
+				exit_to->send(req, body, bodylen, route_id, started);
 			}
-			route_stats_count(route_id, req->res.status, bytes, started);
 			admit_queued();
 			return false;
 		}
@@ -465,10 +529,10 @@ take_input(Handoff *h)
 	 */
 	if (h->link->in_flight)
 	{
-		if (!h->draining)
+		if (h->state != HANDOFF_DRAINING && h->state != HANDOFF_DRAINED)
 			h2o_socket_read_stop(sock);
 	}
-	else if (!h2o_socket_is_reading(sock) && !h->executor_done)
+	else if (!h2o_socket_is_reading(sock) && h->state != HANDOFF_DRAINED)
 		h2o_socket_read_start(sock, on_executor_read);
 	return true;
 }
@@ -500,16 +564,18 @@ on_executor_read(h2o_socket_t *sock, const char *err)
 
 	if (h == NULL)
 		return;
-	if (err != NULL && h->draining && ends_with_end(sock->input))
+	if (err != NULL && (h->state == HANDOFF_DRAINING || h->state == HANDOFF_DRAINED) &&
+		ends_with_end(sock->input))
 	{
 		/* The stream is whole: its rest goes out as the client reads. */
-		h->executor_done = true;
+		if (h->state == HANDOFF_DRAINING)
+			handoff_enter(h, HANDOFF_DRAINED);
 		h2o_socket_read_stop(sock);
 		return;
 	}
 	if (err != NULL)
 	{
-		if (!h->streaming)
+		if (!streaming(h))
 			ereport(LOG,
 					(errmsg("webgres executor connection closed before the response was complete")));
 		fail(h, 503, "Service Unavailable", true);
@@ -601,7 +667,7 @@ send_to_executor(Handoff *h)
 	int			fd = exec_socket_connect();
 	h2o_iovec_t buf;
 
-	h->state = HANDOFF_SENT;
+	Assert(h->state == HANDOFF_SENT);
 	dlist_push_tail(&sent, &h->node);
 	if (h->req != NULL)
 	{
@@ -680,7 +746,7 @@ admit_queued(void)
 			{
 				/* It holds a running place now: release() gives that back. */
 				route_limits_leave_queue(h->limits);
-				h->state = HANDOFF_SENT;
+				handoff_enter(h, HANDOFF_SENT);
 				dlist_delete(&h->node);
 				dlist_push_tail(&go, &h->node);
 			}
@@ -758,7 +824,7 @@ on_client_timeout(h2o_timeout_entry_t *entry)
 			dlist_delete(&h->node);
 			dlist_push_tail(&gone, &h->node);
 		}
-		else if (h->streaming && h->link != NULL && h->link->in_flight && !h->draining &&
+		else if (h->state == HANDOFF_STREAMING && h->link != NULL && h->link->in_flight &&
 				 h->sock != NULL && hung_up(h2o_socket_get_fd(h->sock)))
 		{
 			/*
@@ -767,10 +833,10 @@ on_client_timeout(h2o_timeout_entry_t *entry)
 			 * (finished, failed or died).  Read what it left: a stream cut
 			 * short is cut now, not when the client reads again.
 			 */
-			h->draining = true;
+			handoff_enter(h, HANDOFF_DRAINING);
 			h2o_socket_read_start(h->sock, on_executor_read);
 		}
-		else if (!h->head_seen && h->deadline != 0 &&
+		else if (h->state == HANDOFF_SENT && h->deadline != 0 &&
 				 now >= TimestampTzPlusMilliseconds(h->deadline, SENT_GRACE_MS))
 		{
 			dlist_delete(&h->node);
@@ -793,7 +859,7 @@ on_client_timeout(h2o_timeout_entry_t *entry)
 	{
 		Handoff    *h = dlist_container(Handoff, node, dlist_head_node(&gone));
 
-		if (h->streaming)
+		if (streaming(h))
 			cut_stream(h, "the client went away");
 		else
 			fail(h, 503, "Service Unavailable", false);
@@ -832,6 +898,7 @@ handoff_start(h2o_req_t *req, int64 route_id, int max_concurrency,
 
 	if (route_limits_try_run(h->limits, h->cap))
 	{
+		handoff_enter(h, HANDOFF_SENT);
 		send_to_executor(h);
 		return;
 	}
@@ -843,7 +910,7 @@ handoff_start(h2o_req_t *req, int64 route_id, int max_concurrency,
 		answer_simple(req, 503, "Service Unavailable", true, route_id, started);
 		return;
 	}
-	h->state = HANDOFF_QUEUED;
+	handoff_enter(h, HANDOFF_QUEUED);
 	dlist_push_tail(&queued, &h->node);
 	if (!h2o_timeout_is_linked(&queue_entry))
 		h2o_timeout_link(loop, &queue_timeout, &queue_entry);
@@ -866,10 +933,10 @@ release_all(int code, Datum arg)
 
 /* Sets up the hand-off on the worker's loop; once per worker. */
 void
-handoff_init(h2o_evloop_t *evloop, HandoffSendFn send)
+handoff_init(h2o_evloop_t *evloop, const PhaseExit *exit)
 {
 	loop = evloop;
-	send_response = send;
+	exit_to = exit;
 	h2o_timeout_init(loop, &queue_timeout, QUEUE_RETRY_MS);
 	queue_entry.cb = on_queue_timeout;
 	h2o_timeout_init(loop, &client_timeout, CLIENT_CHECK_MS);

@@ -18,16 +18,17 @@
 
 #include "datatype/timestamp.h"
 
+#include "serve/phase.h"
 #include "serve/rate_limit.h"
 
 struct st_h2o_req_t;
 struct st_h2o_evloop_t;
 
-/* Sends a finished response; the worker's one send point. */
-typedef void (*HandoffSendFn) (struct st_h2o_req_t *req, char *body, size_t bodylen);
-
-/* Once per worker, after its event loop exists. */
-extern void handoff_init(struct st_h2o_evloop_t *loop, HandoffSendFn send);
+/*
+ * Once per worker, after its event loop exists; exit is the worker's one
+ * exit (http/respond.h), through which every answer of a hand-off leaves.
+ */
+extern void handoff_init(struct st_h2o_evloop_t *loop, const PhaseExit *exit);
 
 /* True if requests can be handed off: executors are configured and reachable. */
 extern bool handoff_enabled(void);

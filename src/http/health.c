@@ -40,6 +40,7 @@
 #include "http/health.h"
 #include "message/errors.h"
 #include "message/response.h"
+#include "serve/phase.h"
 
 /* How stale the node's state may be when a probe reads it. */
 #define HEALTH_REFRESH_MS 100
@@ -182,8 +183,11 @@ answer_readiness(h2o_req_t *req, char **body, size_t *bodylen)
 	answer_json(req, reason == NULL ? 200 : 503, json, body, bodylen);
 }
 
-/* Answers the request if its path is a health path; false otherwise. */
-bool
+/*
+ * Answers the request if its path is one of the configured health paths;
+ * returns false (and touches nothing) otherwise.
+ */
+static bool
 health_try_answer(h2o_req_t *req, char **body, size_t *bodylen)
 {
 	bool		live = path_is(req, webgres_liveness_path);
@@ -213,3 +217,25 @@ health_try_answer(h2o_req_t *req, char **body, size_t *bodylen)
 		answer_json(req, 503, "{\"role\":\"standby\"}\n", body, bodylen);
 	return true;
 }
+
+/* PHASE_ENDPOINT: answers a health path; false then. */
+static bool
+health_phase(PhaseRequest *pr, const Route *unused)
+{
+	return !health_try_answer(pr->req, pr->body, pr->bodylen);
+}
+
+/* Whether any health path is set (an empty one is off). */
+static bool
+health_enabled(const RouteTable *unused)
+{
+	return (webgres_liveness_path != NULL && webgres_liveness_path[0] != '\0') ||
+		(webgres_readiness_path != NULL && webgres_readiness_path[0] != '\0') ||
+		(webgres_primary_path != NULL && webgres_primary_path[0] != '\0');
+}
+
+/* The module: the liveness, readiness and primary endpoints. */
+const PhaseModule health_module = {
+	"health", health_enabled,
+	{[PHASE_ENDPOINT] = health_phase}
+};

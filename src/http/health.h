@@ -16,12 +16,6 @@ extern void health_refresh(void);
 /* The worker is stopping: readiness answers 503 from now on. */
 extern void health_set_stopping(void);
 
-/*
- * Answers the request if its path is one of the configured health paths;
- * returns false (and touches nothing) otherwise.
- */
-extern bool health_try_answer(struct st_h2o_req_t *req, char **body, size_t *bodylen);
-
 /* True when this node is a standby (in recovery), as last refreshed. */
 extern bool health_is_standby(void);
 

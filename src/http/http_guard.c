@@ -18,6 +18,7 @@
 #include "http/http_guard.h"
 #include "message/response.h"
 #include "parse/screen.h"
+#include "serve/phase.h"
 
 /* Answers req with status and reason, closes the connection after, and returns false. */
 static bool
@@ -66,7 +67,7 @@ set_scheme(h2o_req_t *req, h2o_socket_t *sock)
 }
 
 /* True if req may be routed; else the refusal is in req->res and *body. */
-bool
+static bool
 http_guard_check(h2o_req_t *req, char **body, size_t *bodylen)
 {
 	h2o_socket_t *sock;
@@ -100,3 +101,16 @@ http_guard_check(h2o_req_t *req, char **body, size_t *bodylen)
 		use_origin_form(req, res.path_offset);
 	return true;
 }
+
+/* PHASE_CONNECTION: the request head's screening; false once refused. */
+static bool
+guard_phase(PhaseRequest *pr, const Route *unused)
+{
+	return http_guard_check(pr->req, pr->body, pr->bodylen);
+}
+
+/* The module: every request is screened, whatever the settings. */
+const PhaseModule http_guard_module = {
+	"http_guard", NULL,
+	{[PHASE_CONNECTION] = guard_phase}
+};

@@ -11,10 +11,10 @@
 struct st_h2o_req_t;
 
 /*
- * True if req may be routed; an absolute-form target has then been turned
- * into its path.  Otherwise the refusal is in req->res and *body, and the
+ * The module http_guard_module of PHASE_CONNECTION (serve/phase.h): a
+ * request goes on if it may be routed, an absolute-form target turned into
+ * its path; otherwise the refusal is in req->res and *body, and the
  * connection will be closed after it is sent.
  */
-extern bool http_guard_check(struct st_h2o_req_t *req, char **body, size_t *bodylen);
 
 #endif

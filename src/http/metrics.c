@@ -43,6 +43,7 @@
 #include "routes/route_limits.h"
 #include "routes/route_names.h"
 #include "routes/route_stats.h"
+#include "serve/phase.h"
 #include "common/pg_compat.h"
 #include "common/settings.h"
 #include "common/stats.h"
@@ -54,6 +55,8 @@ static h2o_accept_ctx_t metrics_accept_ctx;
 
 /* webgres.metrics_allow as read by its check hook (from guc_malloc, as GUC extras are). */
 static NetworkList *metrics_allow = NULL;
+/* webgres.metrics_allow itself (metrics_define_settings). */
+static char *webgres_metrics_allow;
 
 /* Appends s as a Prometheus label value: backslash, quote and newline escaped. */
 static void
@@ -329,7 +332,7 @@ client_allowed(h2o_req_t *req)
  * A client outside webgres.metrics_allow gets 404 (no route is tried, so
  * none answers the path for it either).
  */
-bool
+static bool
 metrics_try_answer(h2o_req_t *req)
 {
 	static h2o_generator_t generator = {NULL, NULL};
@@ -360,7 +363,7 @@ metrics_try_answer(h2o_req_t *req)
 }
 
 /* webgres.metrics_allow's check hook: reads the list into *extra. */
-bool
+static bool
 metrics_check_allow(char **newval, void **extra, GucSource source)
 {
 	NetworkList *list = guc_malloc(LOG, sizeof(NetworkList));
@@ -384,7 +387,7 @@ metrics_check_allow(char **newval, void **extra, GucSource source)
 }
 
 /* webgres.metrics_allow's assign hook: the list its check hook read. */
-void
+static void
 metrics_assign_allow(const char *newval, void *extra)
 {
 	metrics_allow = extra;
@@ -448,4 +451,45 @@ metrics_start(h2o_context_t *ctx)
 
 		h2o_socket_read_start(sock, on_metrics_accept);
 	}
+}
+
+/* PHASE_ENDPOINT: answers (and sends) the metrics path; false then. */
+static bool
+metrics_phase(PhaseRequest *pr, const Route *unused)
+{
+	if (!metrics_try_answer(pr->req))
+		return true;
+	pr->sent = true;
+	return false;
+}
+
+/* Whether the main listeners answer webgres.metrics_path. */
+static bool
+metrics_enabled(const RouteTable *unused)
+{
+	return webgres_metrics_path != NULL && webgres_metrics_path[0] != '\0' &&
+		webgres_metrics_listen[0] == '\0';
+}
+
+/* The module: the Prometheus endpoint on the main listeners. */
+const PhaseModule metrics_module = {
+	"metrics", metrics_enabled,
+	{[PHASE_ENDPOINT] = metrics_phase}
+};
+
+/* Defines webgres.metrics_allow; from _PG_init. */
+void
+metrics_define_settings(void)
+{
+	DefineCustomStringVariable("webgres.metrics_allow",
+							   "Networks whose clients may read the metrics on the main listeners.",
+							   "A comma-separated list such as 127.0.0.0/8, ::1/128, 10.0.0.0/8. "
+							   "Applies to webgres.metrics_path answered on webgres.listen and "
+							   "webgres.tls_listen; other clients get 404. Empty allows none. "
+							   "webgres.metrics_listen's own address is not filtered.",
+							   &webgres_metrics_allow,
+							   "127.0.0.0/8, ::1/128",
+							   PGC_SIGHUP,
+							   0,
+							   metrics_check_allow, metrics_assign_allow, NULL);
 }

@@ -19,20 +19,15 @@ struct st_h2o_context_t;
  */
 extern void metrics_start(struct st_h2o_context_t *ctx);
 
-/*
- * Answers req if it asks for webgres.metrics_path on a main listener (and
- * webgres.metrics_listen is not set); returns whether it did.
- */
-extern bool metrics_try_answer(struct st_h2o_req_t *req);
-
-/*
- * The check and assign hooks of webgres.metrics_allow: the networks whose
- * clients may read the metrics on the main listeners.
- */
-extern bool metrics_check_allow(char **newval, void **extra, GucSource source);
-extern void metrics_assign_allow(const char *newval, void *extra);
-
 /* The exposition text, in the current memory context (for tests and SQL). */
 extern char *metrics_render(void);
+
+/*
+ * Defines webgres.metrics_allow (the networks whose clients may read the
+ * metrics on the main listeners); from _PG_init.  The metrics path on the
+ * main listeners is the module metrics_module of PHASE_ENDPOINT
+ * (serve/phase.h).
+ */
+extern void metrics_define_settings(void);
 
 #endif

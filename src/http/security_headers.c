@@ -22,11 +22,16 @@
  */
 #include "postgres.h"
 
+#include "utils/guc.h"
+
 #define H2O_USE_LIBUV 0
 #include <h2o.h>
 
-#include "common/settings.h"
 #include "http/security_headers.h"
+
+/* webgres.nosniff and webgres.hsts (security_headers_define_settings). */
+static bool webgres_nosniff = true;
+static char *webgres_hsts;
 
 static h2o_iovec_t nosniff_name = {(char *) "x-content-type-options", sizeof("x-content-type-options") - 1};
 static const h2o_iovec_t nosniff_value = {(char *) "nosniff", sizeof("nosniff") - 1};
@@ -160,4 +165,44 @@ security_headers_check_hsts(const char *value, const char **detail)
 		return false;
 	}
 	return true;
+}
+
+/* webgres.hsts: empty, or a Strict-Transport-Security value with max-age. */
+static bool
+check_hsts(char **newval, void **extra, GucSource source)
+{
+	const char *detail;
+
+	if (security_headers_check_hsts(*newval, &detail))
+		return true;
+	GUC_check_errdetail("%s", detail);
+	GUC_check_errhint("Write a Strict-Transport-Security value, as \"max-age=31536000; includeSubDomains\".");
+	return false;
+}
+
+/* Defines webgres.nosniff and webgres.hsts; from _PG_init. */
+void
+security_headers_define_settings(void)
+{
+	DefineCustomBoolVariable("webgres.nosniff",
+							 "Sends X-Content-Type-Options: nosniff with every response.",
+							 "Browsers then take each response for the Content-Type it "
+							 "declares rather than guess, so that text a client uploaded is "
+							 "never run as a script. A handler's own header is kept.",
+							 &webgres_nosniff,
+							 true,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.hsts",
+							   "Strict-Transport-Security value sent with every response over TLS.",
+							   "Such as \"max-age=31536000; includeSubDomains\": browsers then use "
+							   "only https:// for the host for that long. Never sent in "
+							   "cleartext; empty sends none.",
+							   &webgres_hsts,
+							   "",
+							   PGC_SIGHUP,
+							   0,
+							   check_hsts, NULL, NULL);
 }

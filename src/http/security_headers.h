@@ -22,4 +22,7 @@ extern void security_headers_register(struct st_h2o_pathconf_t *pathconf);
 /* For the GUC check hook of webgres.hsts: empty, or a valid header value. */
 extern bool security_headers_check_hsts(const char *value, const char **detail);
 
+/* Defines webgres.nosniff and webgres.hsts; from _PG_init. */
+extern void security_headers_define_settings(void);
+
 #endif

@@ -47,17 +47,21 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "utils/guc.h"
+
 #define H2O_USE_LIBUV 0
 #include <h2o.h>
 
-#include "common/settings.h"
-#include "common/stats.h"
 #include "http/static_files.h"
 #include "message/response.h"
 #include "parse/accept_encoding.h"
 #include "parse/byte_ranges.h"
 #include "parse/static_path.h"
 #include "routes/mounts.h"
+
+/* webgres.static_max_ranges: its default (static_files_define_settings). */
+#define STATIC_MAX_RANGES_DEFAULT 16
+static int	webgres_static_max_ranges = STATIC_MAX_RANGES_DEFAULT;
 
 /* The longest "first-last," of a canonical Range: two 20-digit numbers. */
 #define RANGE_SPEC_MAX 42
@@ -411,10 +415,8 @@ run_handler(h2o_handler_t *h, h2o_req_t *req, const Mount *m, const char *decode
 	if (m->cache_control != NULL)
 		h2o_set_header_token(&req->pool, &req->res.headers, H2O_TOKEN_CACHE_CONTROL,
 							 m->cache_control, strlen(m->cache_control));
-	if (h->on_req(h, req) != 0)
-		return false;
-	stats_count_response(req->res.status);
-	return true;
+	/* Counted by the exit (http/respond.h), as the caller reports the start. */
+	return h->on_req(h, req) == 0;
 }
 
 /* Answers req from mount m: screened, looked up, handed to a file handler. */
@@ -498,4 +500,22 @@ static_files_serve(h2o_req_t *req, const Mount *m, char **body, size_t *bodylen)
 	}
 	response_simple(req, 404, "Not Found", body, bodylen);
 	return false;
+}
+
+/* Defines webgres.static_max_ranges; from _PG_init. */
+void
+static_files_define_settings(void)
+{
+	DefineCustomIntVariable("webgres.static_max_ranges",
+							"Most byte ranges a request for a static file may ask for.",
+							"A Range header listing more is ignored and the whole file is "
+							"sent (200). Overlapping and nearly adjacent ranges are merged "
+							"first, so a body is never larger than the file and a part "
+							"header per range.",
+							&webgres_static_max_ranges,
+							STATIC_MAX_RANGES_DEFAULT,
+							1, BYTE_RANGES_LIMIT,
+							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
 }

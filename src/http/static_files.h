@@ -26,4 +26,7 @@ extern void static_files_init(struct st_h2o_globalconf_t *config, struct st_h2o_
 extern bool static_files_serve(struct st_h2o_req_t *req, const struct Mount *m,
 							   char **body, size_t *bodylen);
 
+/* Defines webgres.static_max_ranges; from _PG_init. */
+extern void static_files_define_settings(void);
+
 #endif

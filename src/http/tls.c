@@ -44,9 +44,34 @@
 #include "http/tls_tickets.h"
 #include "message/response.h"
 #include "message/response_abort.h"
+#include "serve/phase.h"
 #include "common/settings.h"
 
 /* Mozilla's "intermediate" profile: the key exchange groups. */
+/* webgres.tls_min_version's values. */
+#define TLS_V1_2 12
+#define TLS_V1_3 13
+
+/* Mozilla's "intermediate" profile (version 5.7) for TLS 1.2 and TLS 1.3. */
+#define INTERMEDIATE_CIPHERS \
+	"ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:" \
+	"ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:" \
+	"ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305:" \
+	"DHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES256-GCM-SHA384:DHE-RSA-CHACHA20-POLY1305"
+#define INTERMEDIATE_CIPHERSUITES \
+	"TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256"
+
+/* The TLS settings (tls_define_settings); tls.h declares webgres_tls_listen. */
+char	   *webgres_tls_listen;
+static char *webgres_tls_cert_file;
+static char *webgres_tls_key_file;
+static char *webgres_tls_sni_cert_file;
+static char *webgres_tls_sni_key_file;
+static int	webgres_tls_min_version;
+static char *webgres_tls_ciphers;
+static char *webgres_tls_ciphersuites;
+static bool webgres_tls_redirect;
+
 #define TLS_GROUPS "X25519:prime256v1:secp384r1"
 
 /* Names the server's sessions for resumption; any constant will do. */
@@ -174,7 +199,7 @@ load_certificate(SSL_CTX *ctx, const CertFiles *f, int elevel)
 static bool
 set_protocols(SSL_CTX *ctx, int elevel)
 {
-	int			min_version = (webgres_tls_min_version == WEBGRES_TLS_V1_3) ?
+	int			min_version = (webgres_tls_min_version == TLS_V1_3) ?
 		TLS1_3_VERSION : TLS1_2_VERSION;
 
 	/* No renegotiation (a client could make the server redo the costly part at will), no compression (CRIME). */
@@ -295,7 +320,7 @@ build_context(int elevel)
 }
 
 /* For a GUC check hook: whether OpenSSL accepts a cipher list (or TLS 1.3 suites). */
-bool
+static bool
 tls_check_ciphers(const char *list, bool tls13)
 {
 	SSL_CTX    *ctx = SSL_CTX_new(TLS_server_method());
@@ -500,7 +525,7 @@ authority_host(h2o_iovec_t authority, h2o_iovec_t *host)
 }
 
 /* With webgres.tls_redirect, answers a cleartext request with 308; false then. */
-bool
+static bool
 tls_redirect_check(h2o_req_t *req, char **body, size_t *bodylen)
 {
 	h2o_iovec_t host;
@@ -524,4 +549,165 @@ tls_redirect_check(h2o_req_t *req, char **body, size_t *bodylen)
 	response_simple(req, 308, "Permanent Redirect", body, bodylen);
 	h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_LOCATION, NULL, location, len);
 	return false;
+}
+
+/* PHASE_REDIRECT: a cleartext request answered 308; false then. */
+static bool
+redirect_phase(PhaseRequest *pr, const Route *unused)
+{
+	return tls_redirect_check(pr->req, pr->body, pr->bodylen);
+}
+
+/* Whether webgres.tls_redirect is on. */
+static bool
+redirect_enabled(const RouteTable *unused)
+{
+	return webgres_tls_redirect;
+}
+
+/* The module: webgres.tls_redirect. */
+const PhaseModule tls_redirect_module = {
+	"tls_redirect", redirect_enabled,
+	{[PHASE_REDIRECT] = redirect_phase}
+};
+
+/*
+ * webgres.tls_listen: empty or blank (no TLS), or a list as webgres.listen
+ * takes.
+ */
+static bool
+check_listen(char **newval, void **extra, GucSource source)
+{
+	ListenAddress *addrs;
+	int			naddrs;
+	char	   *error;
+	const char *p = *newval ? *newval : "";
+
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (*p == '\0' || listen_parse(*newval, &addrs, &naddrs, &error))
+		return true;
+	GUC_check_errdetail("%s", error);
+	GUC_check_errhint("Use a comma-separated list of host:port entries, for example '127.0.0.1:8080' or '0.0.0.0:8080,[::]:8080'.");
+	return false;
+}
+
+/* webgres.tls_ciphers: a list OpenSSL accepts for TLS 1.2. */
+static bool
+check_ciphers(char **newval, void **extra, GucSource source)
+{
+	return tls_check_ciphers(*newval, false);
+}
+
+/* webgres.tls_ciphersuites: a list OpenSSL accepts for TLS 1.3. */
+static bool
+check_ciphersuites(char **newval, void **extra, GucSource source)
+{
+	return tls_check_ciphers(*newval, true);
+}
+
+/* webgres.tls_min_version's names. */
+static const struct config_enum_entry tls_version_options[] = {
+	{"TLSv1.2", TLS_V1_2, false},
+	{"TLSv1.3", TLS_V1_3, false},
+	{NULL, 0, false}
+};
+
+/* Defines the TLS settings (docs/tls.md); from define_settings(). */
+void
+tls_define_settings(void)
+{
+	DefineCustomStringVariable("webgres.tls_listen",
+							   "Addresses the HTTP workers serve TLS on.",
+							   "A comma-separated list of host:port entries, as for "
+							   "webgres.listen, on ports of their own. Each connection "
+							   "negotiates HTTP/2 or HTTP/1.1 by ALPN. Empty serves no TLS.",
+							   &webgres_tls_listen,
+							   "",
+							   PGC_POSTMASTER,
+							   0,
+							   check_listen, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.tls_cert_file",
+							   "PEM file with the server certificate, then any intermediate certificates.",
+							   "Relative paths are relative to the data directory. Read again "
+							   "on reload; connections already open keep the certificate "
+							   "they started with.",
+							   &webgres_tls_cert_file,
+							   "",
+							   PGC_SIGHUP,
+							   0,
+							   NULL, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.tls_key_file",
+							   "PEM file with the private key of webgres.tls_cert_file.",
+							   "Relative paths are relative to the data directory. The key "
+							   "must not be encrypted. Read again on reload.",
+							   &webgres_tls_key_file,
+							   "",
+							   PGC_SIGHUP,
+							   0,
+							   NULL, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.tls_sni_cert_file",
+							   "PEM file with a second certificate, for the host names it covers.",
+							   "A client whose TLS server name (SNI) this certificate's "
+							   "subjectAltName covers gets it; every other client gets "
+							   "webgres.tls_cert_file. Empty: one certificate for all.",
+							   &webgres_tls_sni_cert_file,
+							   "",
+							   PGC_SIGHUP,
+							   0,
+							   NULL, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.tls_sni_key_file",
+							   "PEM file with the private key of webgres.tls_sni_cert_file.",
+							   "Relative paths are relative to the data directory. The key "
+							   "must not be encrypted.",
+							   &webgres_tls_sni_key_file,
+							   "",
+							   PGC_SIGHUP,
+							   0,
+							   NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("webgres.tls_min_version",
+							 "Oldest TLS version a client may use.",
+							 "TLS 1.0 and 1.1 are never offered.",
+							 &webgres_tls_min_version,
+							 TLS_V1_2,
+							 tls_version_options,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.tls_ciphers",
+							   "Cipher list for TLS 1.2, in OpenSSL's syntax.",
+							   "The default is Mozilla's \"intermediate\" profile: forward "
+							   "secret AEAD ciphers only.",
+							   &webgres_tls_ciphers,
+							   INTERMEDIATE_CIPHERS,
+							   PGC_SIGHUP,
+							   0,
+							   check_ciphers, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.tls_ciphersuites",
+							   "Cipher suites for TLS 1.3, in OpenSSL's syntax.",
+							   "The default is Mozilla's \"intermediate\" profile, which is "
+							   "OpenSSL's own default.",
+							   &webgres_tls_ciphersuites,
+							   INTERMEDIATE_CIPHERSUITES,
+							   PGC_SIGHUP,
+							   0,
+							   check_ciphersuites, NULL, NULL);
+
+	DefineCustomBoolVariable("webgres.tls_redirect",
+							 "Answers requests that arrive without TLS with a redirect to HTTPS.",
+							 "A request on a webgres.listen address is answered 308 with a "
+							 "Location on the host it named and the first webgres.tls_listen "
+							 "port. Has no effect when webgres.tls_listen is empty.",
+							 &webgres_tls_redirect,
+							 false,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
 }

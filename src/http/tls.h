@@ -12,6 +12,12 @@ struct st_h2o_accept_ctx_t;
 struct st_h2o_req_t;
 struct st_h2o_socket_t;
 
+/* webgres.tls_listen, which the worker's start-up line names too. */
+extern char *webgres_tls_listen;
+
+/* Defines webgres.tls_* (but the ticket keys', tls_tickets.h); from _PG_init. */
+extern void tls_define_settings(void);
+
 /* h2o's h2o_socket_cb: what a listener runs when a connection waits. */
 typedef void (*TlsListenerCallback) (struct st_h2o_socket_t *listener, const char *err);
 
@@ -26,13 +32,10 @@ extern void tls_start(struct st_h2o_accept_ctx_t *plain, TlsListenerCallback on_
 /* After a reload: loads the certificate again, keeping the old one on failure. */
 extern void tls_reload(void);
 
-/* For a GUC check hook: whether OpenSSL accepts a cipher list (or TLS 1.3 suites). */
-extern bool tls_check_ciphers(const char *list, bool tls13);
-
 /*
- * With webgres.tls_redirect on, answers a request that came without TLS
- * with 308 to its https:// URL and returns false; true otherwise.
+ * With webgres.tls_redirect on, a request that came without TLS is answered
+ * 308 to its https:// URL: the module tls_redirect_module of PHASE_REDIRECT
+ * (serve/phase.h).
  */
-extern bool tls_redirect_check(struct st_h2o_req_t *req, char **body, size_t *bodylen);
 
 #endif

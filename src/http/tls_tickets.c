@@ -32,10 +32,16 @@
 
 #include "port/atomics.h"
 #include "storage/spin.h"
+#include "utils/guc.h"
 
-#include "common/settings.h"
 #include "common/shmem.h"
 #include "http/tls_tickets.h"
+
+/* webgres.tls_ticket_rotation, in seconds: its default and bounds. */
+#define TICKET_ROTATION_DEFAULT 3600
+#define TICKET_ROTATION_MIN 1
+#define TICKET_ROTATION_MAX (7 * 24 * 3600)
+static int	webgres_tls_ticket_rotation = TICKET_ROTATION_DEFAULT;
 
 /* The sizes OpenSSL's ticket callback works with: a key name, AES-256, HMAC-SHA256. */
 #define TICKET_NAME_BYTES 16
@@ -201,4 +207,22 @@ tls_tickets_install(SSL_CTX *ctx)
 		return;
 	SSL_CTX_set_timeout(ctx, Max(webgres_tls_ticket_rotation, 1));
 	SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx, on_ticket);
+}
+
+/* Defines webgres.tls_ticket_rotation; from _PG_init. */
+void
+tls_tickets_define_settings(void)
+{
+	DefineCustomIntVariable("webgres.tls_ticket_rotation",
+							"How long a TLS session ticket key encrypts new tickets.",
+							"The workers share their ticket keys, so a session resumes on "
+							"any worker; the key after this long is new, the previous one "
+							"still decrypts for one more period, then is destroyed. A "
+							"session lives this long at most.",
+							&webgres_tls_ticket_rotation,
+							TICKET_ROTATION_DEFAULT,
+							TICKET_ROTATION_MIN, TICKET_ROTATION_MAX,
+							PGC_SIGHUP,
+							GUC_UNIT_S,
+							NULL, NULL, NULL);
 }

@@ -17,4 +17,7 @@ extern void tls_tickets_shmem_request(void);
  */
 extern void tls_tickets_install(SSL_CTX *ctx);
 
+/* Defines webgres.tls_ticket_rotation; from _PG_init. */
+extern void tls_tickets_define_settings(void);
+
 #endif

@@ -2,12 +2,16 @@
  * worker.c
  *		An HTTP worker: a database backend running libh2o's event loop.
  *
- * One thread does everything: h2o parses a request, the pipeline
- * (pipeline.c) routes it and runs its handlers through SPI, and h2o sends
- * the response.  Nothing is handed to another thread or process.  This file
- * holds the event loop, signals, listeners and the h2o wiring; on_req()
- * only adapts h2o's handler callback to the pipeline.  Signals wake the
- * loop through a self-pipe that h2o watches with the sockets.
+ * One thread does everything for a request that runs on the loop: h2o
+ * parses it, the worker's phases screen it (http/worker_phases.h), the
+ * pipeline (serve/pipeline.c) routes it and runs its handlers through SPI,
+ * and the one exit (http/respond.h) sends the answer.  A request whose
+ * route runs elsewhere is handed to an executor process over a Unix socket
+ * (exec/handoff.c), which answers through the same exit; no second thread
+ * ever touches Postgres state.  This file holds the event loop, signals,
+ * listeners and the h2o wiring; on_req() is the request's dispatcher.
+ * Signals wake the loop through a self-pipe that h2o watches with the
+ * sockets.
  */
 #include "postgres.h"
 
@@ -35,10 +39,10 @@
 #include "http/h2_guard.h"
 #include "http/health.h"
 #include "exec/handoff.h"
-#include "http/http_guard.h"
 #include "http/security_headers.h"
 #include "http/listen.h"
 #include "http/metrics.h"
+#include "http/respond.h"
 #include "serve/access_log.h"
 #include "http/static_files.h"
 #include "serve/compress.h"
@@ -49,6 +53,7 @@
 #include "common/stats.h"
 #include "http/timeouts.h"
 #include "http/tls.h"
+#include "http/worker_phases.h"
 #include "common/settings.h"
 
 /* Background worker entry point, looked up by name by the postmaster. */
@@ -158,44 +163,6 @@ on_wakeup(h2o_socket_t *sock, const char *err)
 
 /* ---- serving ---- */
 
-/* Whether req is a HEAD request, whose answer has no content. */
-static inline bool
-is_head_request(h2o_req_t *req)
-{
-	return h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD"));
-}
-
-/*
- * Sends a finished response: the one send point, for requests answered on
- * the loop and for those an executor answered.  A HEAD answer keeps the
- * GET's status, headers and Content-Length but sends no content (RFC 9110
- * 9.3.2): libh2o 2.2.5 sends whatever it is given, for HEAD too.  A 1xx,
- * 204 or 304 answer has no content and no Content-Length (RFC 9110 6.4.1,
- * 8.6), whatever body the handler gave: a client reads none, so bytes sent
- * would be taken for the next response.
- */
-static void
-send_response(h2o_req_t *req, char *body, size_t bodylen)
-{
-	static h2o_generator_t generator = {NULL, NULL};
-	bool		is_head = is_head_request(req);
-	bool		no_content = req->res.status < 200 || req->res.status == 204 ||
-		req->res.status == 304;
-	h2o_iovec_t buf;
-
-	if (no_content)
-		bodylen = 0;
-	buf = h2o_iovec_init(body, bodylen);
-	stats_count_response(req->res.status);
-	h2_guard_answered(req, bodylen);
-	req->res.content_length = no_content ? SIZE_MAX : bodylen;
-	h2o_start_response(req, &generator);
-	if (is_head || bodylen == 0)
-		h2o_send(req, NULL, 0, H2O_SEND_STATE_FINAL);
-	else
-		h2o_send(req, &buf, 1, H2O_SEND_STATE_FINAL);
-}
-
 /* Notes for the access and slow-request logs where the pipeline left req. */
 static void
 note_request(h2o_req_t *req, const PipelineRun *run, PipelineOutcome outcome)
@@ -221,72 +188,78 @@ note_request(h2o_req_t *req, const PipelineRun *run, PipelineOutcome outcome)
 	}
 }
 
-/* h2o's handler: screens the request, runs it through the pipeline, and acts on the outcome. */
+/*
+ * The pipeline's part of a request that got past the worker's phases:
+ * routes it, and acts on the outcome (send, hand off, serve a static
+ * mount's file, leave an event stream be).
+ */
+static void
+route_request(h2o_req_t *req, char *body, size_t bodylen)
+{
+	PipelineRun run;
+	PipelineOutcome outcome;
+
+	run.place = handoff_enabled() ? PIPELINE_ON_LOOP : PIPELINE_RUN_HERE;
+	run.head_at = handoff_head_complete_at(req);
+	run.sink = NULL;			/* streams run on executors */
+	in_request = true;
+	run.static_ok = true;
+	run.client = req->conn;
+	outcome = pipeline_run(req, &run, &body, &bodylen);
+	in_request = false;
+	note_request(req, &run, outcome);
+	switch (outcome)
+	{
+		case PIPELINE_STATIC:
+			/* No route has the path; a static mount's files answer it. */
+			if (static_files_serve(req, run.static_mount, &body, &bodylen))
+				respond_file_started(req);
+			else
+				respond_send(req, body, bodylen, 0, 0);
+			return;
+		case PIPELINE_HAND_OFF:
+			/* Answered through the exit (respond.h) when the executor is done. */
+			handoff_start(req, run.route_id, run.max_concurrency, run.head_at,
+						  run.started, run.rerun, &run.limits);
+			return;
+		case PIPELINE_EVENT_STREAM:
+		case PIPELINE_ANSWERED:
+		case PIPELINE_STREAMED:
+		case PIPELINE_STREAM_CUT:
+			break;
+	}
+	/* A timeout is counted as such, not as the handler's error. */
+	if (run.failed && req->res.status != 504)
+		route_stats_count_event(run.answered_by, ROUTE_EVENT_HANDLER_ERROR);
+	if (outcome == PIPELINE_EVENT_STREAM)
+	{
+		/* Its response is already under way (sse.c). */
+		respond_stream_head(req);
+		respond_stream_end(req->res.status, run.answered_by, 0, run.started);
+	}
+	else
+	{
+		/* Answered (without a sink, a route in mode stream answers 503). */
+		respond_send(req, body, bodylen, run.answered_by, run.started);
+	}
+}
+
+/*
+ * h2o's handler, the request's dispatcher: the worker's phases
+ * (connection checks, endpoints without SQL, the TLS redirect), then the
+ * pipeline's (serve/phase.h).
+ */
 static int
 on_req(h2o_handler_t *self, h2o_req_t *req)
 {
 	char	   *body = NULL;
 	size_t		bodylen = 0;
+	PhaseRequest pr = {.req = req,.body = &body,.bodylen = &bodylen};
 
-	if (http_guard_check(req, &body, &bodylen) &&
-		!health_try_answer(req, &body, &bodylen))
-	{
-		PipelineRun run;
-		PipelineOutcome outcome;
-
-		/* Health and metrics come before any route, from worker state. */
-		if (metrics_try_answer(req))
-			return 0;
-		/* With webgres.tls_redirect, cleartext requests go to https:// (tls.c). */
-		if (!tls_redirect_check(req, &body, &bodylen))
-		{
-			send_response(req, body, bodylen);
-			return 0;
-		}
-
-		run.place = handoff_enabled() ? PIPELINE_ON_LOOP : PIPELINE_RUN_HERE;
-		run.head_at = handoff_head_complete_at(req);
-		run.sink = NULL;		/* streams run on executors */
-		in_request = true;
-		run.static_ok = true;
-		run.client = req->conn;
-		outcome = pipeline_run(req, &run, &body, &bodylen);
-		in_request = false;
-		note_request(req, &run, outcome);
-		if (outcome == PIPELINE_STATIC)
-		{
-			/* No route has the path; a static mount's files answer it. */
-			if (static_files_serve(req, run.static_mount, &body, &bodylen))
-				h2_guard_answered(req, req->res.content_length != SIZE_MAX ?
-								  req->res.content_length : 0);
-			else
-				send_response(req, body, bodylen);
-			return 0;
-		}
-		if (outcome == PIPELINE_HAND_OFF)
-		{
-			/* Answered through send_response() when the executor is done. */
-			handoff_start(req, run.route_id, run.max_concurrency, run.head_at,
-						  run.started, run.rerun, &run.limits);
-			return 0;
-		}
-		/* A timeout is counted as such, not as the handler's error. */
-		if (run.failed && req->res.status != 504)
-			route_stats_count_event(run.answered_by, ROUTE_EVENT_HANDLER_ERROR);
-		if (outcome == PIPELINE_EVENT_STREAM)
-		{
-			/* Its response is already under way (sse.c). */
-			stats_count_response(req->res.status);
-			route_stats_count(run.answered_by, req->res.status, 0, run.started);
-			return 0;
-		}
-		/* Answered (without a sink, a route in mode stream answers 503). */
-		send_response(req, body, bodylen);
-		route_stats_count(run.answered_by, req->res.status,
-						  is_head_request(req) ? 0 : bodylen, run.started);
-		return 0;
-	}
-	send_response(req, body, bodylen);
+	if (worker_phases_run(&pr))
+		route_request(req, body, bodylen);
+	else if (!pr.sent)
+		respond_send(req, body, bodylen, 0, 0);
 	return 0;
 }
 
@@ -308,6 +281,8 @@ apply_settings(void)
 	config.http1.req_timeout = timeouts_backstop_ms();
 	capacity_configure();
 	access_log_configure();
+	/* Modules whose settings are off leave their phase's list. */
+	worker_phases_build();
 }
 
 /* Sets up h2o's configuration, context and the worker's modules on its loop. */
@@ -350,7 +325,7 @@ setup_h2o(void)
 	h2_guard_init(&ctx);
 	response_abort_init(ctx.loop);
 	events_init(&ctx);
-	handoff_init(ctx.loop, send_response);
+	handoff_init(ctx.loop, &respond_exit);
 	metrics_start(&ctx);
 	capacity_start(ctx.loop, &accept_ctx);
 }

@@ -14,15 +14,12 @@
 #include "exec/handoff_frame.h"
 #include "http/listen.h"
 #include "parse/jwt.h"
-#include "http/metrics.h"
-#include "http/security_headers.h"
-#include "http/tls.h"
-#include "serve/access_log.h"
 #include "module/settings_define.h"
-#include "parse/byte_ranges.h"
-#include "serve/cors.h"
-#include "serve/jwt_secret.h"
-#include "serve/rate_limit.h"
+
+/* The modules that define their own settings, declared from settings_list.h. */
+#define SETTINGS_MODULE(name) extern void name##_define_settings(void);
+#include "module/settings_list.h"
+#undef SETTINGS_MODULE
 
 /*
  * The settings' variables.  Each default is written once, as the boot value
@@ -56,28 +53,9 @@ char	   *webgres_readiness_path;
 char	   *webgres_primary_path;
 int			webgres_max_replica_lag;
 char	   *webgres_primary_url;
-char	   *webgres_tls_listen;
-char	   *webgres_tls_cert_file;
-char	   *webgres_tls_key_file;
-char	   *webgres_tls_sni_cert_file;
-char	   *webgres_tls_sni_key_file;
-int			webgres_tls_min_version;
-char	   *webgres_tls_ciphers;
-char	   *webgres_tls_ciphersuites;
-bool		webgres_tls_redirect;
-int			webgres_tls_ticket_rotation;
-char	   *webgres_access_log;
-char	   *webgres_access_log_format;
-int			webgres_log_slow_requests;
 bool		webgres_track_route_stats;
 bool		webgres_compress;
 int			webgres_compress_min_size;
-char	   *webgres_cors_allowed_origins;
-char	   *webgres_cors_allowed_methods;
-char	   *webgres_cors_allowed_headers;
-char	   *webgres_cors_exposed_headers;
-bool		webgres_cors_allow_credentials;
-int			webgres_cors_max_age;
 char	   *webgres_jwt_keys_file;
 char	   *webgres_jwt_audience;
 char	   *webgres_jwt_issuer;
@@ -116,50 +94,6 @@ check_metrics_listen(char **newval, void **extra, GucSource source)
 
 /* webgres.workers' default is one per CPU, up to this many. */
 #define DEFAULT_WORKERS_MAX 64
-
-/* webgres.tls_listen: empty (no TLS) or a list as webgres.listen takes. */
-static bool
-check_tls_listen(char **newval, void **extra, GucSource source)
-{
-	const char *p = *newval ? *newval : "";
-
-	while (*p == ' ' || *p == '\t')
-		p++;
-	return *p == '\0' || check_listen(newval, extra, source);
-}
-
-/* webgres.access_log_format: a format libh2o's log compiler takes. */
-static bool
-check_access_log_format(char **newval, void **extra, GucSource source)
-{
-	char	   *error;
-
-	if (*newval == NULL || access_log_format_ok(*newval, &error))
-		return true;
-	GUC_check_errdetail("%s", error);
-	GUC_check_errhint("Use Apache's directives, for example '%%h %%l %%u %%t \"%%r\" %%s %%b'.");
-	return false;
-}
-
-/* webgres.tls_ciphers: a list OpenSSL accepts for TLS 1.2. */
-static bool
-check_tls_ciphers(char **newval, void **extra, GucSource source)
-{
-	return tls_check_ciphers(*newval, false);
-}
-
-/* webgres.tls_ciphersuites: a list OpenSSL accepts for TLS 1.3. */
-static bool
-check_tls_ciphersuites(char **newval, void **extra, GucSource source)
-{
-	return tls_check_ciphers(*newval, true);
-}
-
-static const struct config_enum_entry tls_version_options[] = {
-	{"TLSv1.2", WEBGRES_TLS_V1_2, false},
-	{"TLSv1.3", WEBGRES_TLS_V1_3, false},
-	{NULL, 0, false}
-};
 
 /* The number of CPUs online, between 1 and DEFAULT_WORKERS_MAX. */
 static int
@@ -211,188 +145,6 @@ check_primary_url(char **newval, void **extra, GucSource source)
 	return true;
 }
 
-/* The TLS settings (docs/tls.md). */
-static void
-define_tls_settings(void)
-{
-	DefineCustomStringVariable("webgres.tls_listen",
-							   "Addresses the HTTP workers serve TLS on.",
-							   "A comma-separated list of host:port entries, as for "
-							   "webgres.listen, on ports of their own. Each connection "
-							   "negotiates HTTP/2 or HTTP/1.1 by ALPN. Empty serves no TLS.",
-							   &webgres_tls_listen,
-							   "",
-							   PGC_POSTMASTER,
-							   0,
-							   check_tls_listen, NULL, NULL);
-
-	DefineCustomStringVariable("webgres.tls_cert_file",
-							   "PEM file with the server certificate, then any intermediate certificates.",
-							   "Relative paths are relative to the data directory. Read again "
-							   "on reload; connections already open keep the certificate "
-							   "they started with.",
-							   &webgres_tls_cert_file,
-							   "",
-							   PGC_SIGHUP,
-							   0,
-							   NULL, NULL, NULL);
-
-	DefineCustomStringVariable("webgres.tls_key_file",
-							   "PEM file with the private key of webgres.tls_cert_file.",
-							   "Relative paths are relative to the data directory. The key "
-							   "must not be encrypted. Read again on reload.",
-							   &webgres_tls_key_file,
-							   "",
-							   PGC_SIGHUP,
-							   0,
-							   NULL, NULL, NULL);
-
-	DefineCustomStringVariable("webgres.tls_sni_cert_file",
-							   "PEM file with a second certificate, for the host names it covers.",
-							   "A client whose TLS server name (SNI) this certificate's "
-							   "subjectAltName covers gets it; every other client gets "
-							   "webgres.tls_cert_file. Empty: one certificate for all.",
-							   &webgres_tls_sni_cert_file,
-							   "",
-							   PGC_SIGHUP,
-							   0,
-							   NULL, NULL, NULL);
-
-	DefineCustomStringVariable("webgres.tls_sni_key_file",
-							   "PEM file with the private key of webgres.tls_sni_cert_file.",
-							   "Relative paths are relative to the data directory. The key "
-							   "must not be encrypted.",
-							   &webgres_tls_sni_key_file,
-							   "",
-							   PGC_SIGHUP,
-							   0,
-							   NULL, NULL, NULL);
-
-	DefineCustomEnumVariable("webgres.tls_min_version",
-							 "Oldest TLS version a client may use.",
-							 "TLS 1.0 and 1.1 are never offered.",
-							 &webgres_tls_min_version,
-							 WEBGRES_TLS_V1_2,
-							 tls_version_options,
-							 PGC_SIGHUP,
-							 0,
-							 NULL, NULL, NULL);
-
-	DefineCustomIntVariable("webgres.tls_ticket_rotation",
-							"How long a TLS session ticket key encrypts new tickets.",
-							"The workers share their ticket keys, so a session resumes on "
-							"any worker; the key after this long is new, the previous one "
-							"still decrypts for one more period, then is destroyed. A "
-							"session lives this long at most.",
-							&webgres_tls_ticket_rotation,
-							3600,
-							1, 7 * 24 * 3600,
-							PGC_SIGHUP,
-							GUC_UNIT_S,
-							NULL, NULL, NULL);
-
-	DefineCustomStringVariable("webgres.tls_ciphers",
-							   "Cipher list for TLS 1.2, in OpenSSL's syntax.",
-							   "The default is Mozilla's \"intermediate\" profile: forward "
-							   "secret AEAD ciphers only.",
-							   &webgres_tls_ciphers,
-							   WEBGRES_TLS_DEFAULT_CIPHERS,
-							   PGC_SIGHUP,
-							   0,
-							   check_tls_ciphers, NULL, NULL);
-
-	DefineCustomStringVariable("webgres.tls_ciphersuites",
-							   "Cipher suites for TLS 1.3, in OpenSSL's syntax.",
-							   "The default is Mozilla's \"intermediate\" profile, which is "
-							   "OpenSSL's own default.",
-							   &webgres_tls_ciphersuites,
-							   WEBGRES_TLS_DEFAULT_CIPHERSUITES,
-							   PGC_SIGHUP,
-							   0,
-							   check_tls_ciphersuites, NULL, NULL);
-
-	DefineCustomBoolVariable("webgres.tls_redirect",
-							 "Answers requests that arrive without TLS with a redirect to HTTPS.",
-							 "A request on a webgres.listen address is answered 308 with a "
-							 "Location on the host it named and the first webgres.tls_listen "
-							 "port. Has no effect when webgres.tls_listen is empty.",
-							 &webgres_tls_redirect,
-							 false,
-							 PGC_SIGHUP,
-							 0,
-							 NULL, NULL, NULL);
-}
-
-/* The webgres.cors_* settings; a route's cors_* columns override each. */
-static void
-define_cors_settings(void)
-{
-	DefineCustomStringVariable("webgres.cors_allowed_origins",
-							   "Origins whose pages may call the routes from a browser (CORS).",
-							   "A comma-separated list of origins such as https://app.example.com; "
-							   "* stands for part of a host name or port (https://*.example.com), "
-							   "and * alone for any origin. Empty, the default, turns CORS off for "
-							   "every route that does not set cors_allowed_origins.",
-							   &webgres_cors_allowed_origins,
-							   "",
-							   PGC_SIGHUP,
-							   GUC_LIST_INPUT,
-							   cors_check_origins_setting, cors_assign_origins_setting, NULL);
-
-	DefineCustomStringVariable("webgres.cors_allowed_methods",
-							   "Methods a CORS preflight may ask for.",
-							   "A comma-separated list of methods. Empty, the default, allows "
-							   "whatever method the route the request would go to takes.",
-							   &webgres_cors_allowed_methods,
-							   "",
-							   PGC_SIGHUP,
-							   GUC_LIST_INPUT,
-							   cors_check_methods_setting, cors_assign_methods_setting, NULL);
-
-	DefineCustomStringVariable("webgres.cors_allowed_headers",
-							   "Request headers a CORS preflight may ask for.",
-							   "A comma-separated list of header names. Empty, the default, "
-							   "allows whatever headers the preflight asks for.",
-							   &webgres_cors_allowed_headers,
-							   "",
-							   PGC_SIGHUP,
-							   GUC_LIST_INPUT,
-							   cors_check_headers_setting, cors_assign_headers_setting, NULL);
-
-	DefineCustomStringVariable("webgres.cors_exposed_headers",
-							   "Response headers a cross-origin page's script may read.",
-							   "A comma-separated list of header names, sent as "
-							   "Access-Control-Expose-Headers. Empty, the default, exposes only "
-							   "the headers browsers always expose.",
-							   &webgres_cors_exposed_headers,
-							   "",
-							   PGC_SIGHUP,
-							   GUC_LIST_INPUT,
-							   cors_check_exposed_setting, cors_assign_exposed_setting, NULL);
-
-	DefineCustomBoolVariable("webgres.cors_allow_credentials",
-							 "Lets allowed origins send cookies and HTTP authentication (CORS).",
-							 "Sends Access-Control-Allow-Credentials: true to origins named in "
-							 "the allowed origins. Refused while webgres.cors_allowed_origins "
-							 "allows any origin (*), as the CORS specification requires.",
-							 &webgres_cors_allow_credentials,
-							 false,
-							 PGC_SIGHUP,
-							 0,
-							 cors_check_credentials_setting, NULL, NULL);
-
-	DefineCustomIntVariable("webgres.cors_max_age",
-							"How long a browser may keep a CORS preflight's answer.",
-							"Sent as Access-Control-Max-Age. -1, the default, sends none, "
-							"and browsers keep the answer a few seconds.",
-							&webgres_cors_max_age,
-							-1,
-							-1, 86400,
-							PGC_SIGHUP,
-							GUC_UNIT_S,
-							NULL, NULL, NULL);
-}
-
 /* webgres.jwt_role_claim: a claim path as PostgREST's jwt-role-claim-key. */
 static bool
 check_claim_path(char **newval, void **extra, GucSource source)
@@ -407,7 +159,6 @@ check_claim_path(char **newval, void **extra, GucSource source)
 }
 
 static void define_auth_settings(void);
-static void define_response_safety_settings(void);
 
 /* Defines every webgres setting; from _PG_init. */
 void
@@ -432,7 +183,7 @@ define_settings(void)
 							"online CPUs.",
 							&webgres_workers,
 							online_cpus(),
-							0, 256,
+							0, WEBGRES_MAX_PROCESSES,
 							PGC_SIGHUP,
 							0,
 							NULL, NULL, NULL);
@@ -626,8 +377,6 @@ define_settings(void)
 							0,
 							NULL, NULL, NULL);
 
-	define_tls_settings();
-
 	DefineCustomIntVariable("webgres.executors",
 							"Number of executor processes that run handlers off the event loop.",
 							"Executors are database backends that run the requests the HTTP "
@@ -638,7 +387,7 @@ define_settings(void)
 							"Changes take effect on reload.",
 							&webgres_executors,
 							2,
-							0, 256,
+							0, WEBGRES_MAX_PROCESSES,
 							PGC_SIGHUP,
 							0,
 							NULL, NULL, NULL);
@@ -772,45 +521,6 @@ define_settings(void)
 							 0,
 							 NULL, NULL, NULL);
 
-	DefineCustomStringVariable("webgres.access_log",
-							   "Where the HTTP workers log each request: a file, or the Postgres log.",
-							   "Empty turns the access log off. 'postgres' sends each line to the "
-							   "Postgres log; any other value names a file, relative to the data "
-							   "directory unless absolute, which every worker appends to and opens "
-							   "again on reload (SIGHUP), so that it can be rotated.",
-							   &webgres_access_log,
-							   "",
-							   PGC_SIGHUP,
-							   0,
-							   NULL, NULL, NULL);
-
-	DefineCustomStringVariable("webgres.access_log_format",
-							   "Format of the access log's lines.",
-							   "Apache's and h2o's directives (%h %l %u %t %r %s %b, %{Header}i, "
-							   "%{duration}x and the rest); webgres' own fields are %{webgres.route_id}e, "
-							   "%{webgres.route}e, %{webgres.route_method}e, %{webgres.place}e, "
-							   "%{webgres.handler_ms}e and %{webgres.queue_ms}e. The default is "
-							   "Apache's combined format.",
-							   &webgres_access_log_format,
-							   "%h %l %u %t \"%r\" %s %b \"%{referer}i\" \"%{user-agent}i\"",
-							   PGC_SIGHUP,
-							   0,
-							   check_access_log_format, NULL, NULL);
-
-	DefineCustomIntVariable("webgres.log_slow_requests",
-							"Logs requests that take longer than this, with their time split.",
-							"From the complete request to the last byte of its response, a "
-							"request that takes at least this long is logged with its route, "
-							"status, and the time it waited for the event loop, waited for an "
-							"executor, was planned, executed and sent. -1 turns it off; 0 logs "
-							"every request.",
-							&webgres_log_slow_requests,
-							-1,
-							-1, INT_MAX,
-							PGC_SIGHUP,
-							GUC_UNIT_MS,
-							NULL, NULL, NULL);
-
 	DefineCustomBoolVariable("webgres.compress",
 							 "Compresses responses with gzip for clients that accept it.",
 							 "Applies to responses of a compressible content type (text, JSON, "
@@ -835,9 +545,10 @@ define_settings(void)
 							PGC_SIGHUP,
 							GUC_UNIT_BYTE,
 							NULL, NULL, NULL);
-	define_cors_settings();
-	define_response_safety_settings();
-	rate_limit_define_settings();
+	/* The modules that define their own settings, one line each. */
+#define SETTINGS_MODULE(name) name##_define_settings();
+#include "module/settings_list.h"
+#undef SETTINGS_MODULE
 
 	MarkGUCPrefixReserved("webgres");
 }
@@ -847,8 +558,6 @@ define_settings(void)
 static void
 define_auth_settings(void)
 {
-	jwt_secret_define_settings();
-
 	DefineCustomStringVariable("webgres.jwt_keys_file",
 							   "File of public keys for JSON Web Tokens signed with RSA, ECDSA or EdDSA.",
 							   "A JWKS document (keys chosen by kid) or PEM public keys; read "
@@ -939,80 +648,4 @@ define_auth_settings(void)
 							   PGC_SIGHUP,
 							   0,
 							   NULL, NULL, NULL);
-}
-
-
-/*
- * What bounds or protects responses webgres builds itself: byte ranges of
- * static files (http/static_files.c), security headers
- * (http/security_headers.c), who may read the metrics (http/metrics.c).
- */
-int			webgres_static_max_ranges;
-bool		webgres_nosniff;
-char	   *webgres_hsts;
-char	   *webgres_metrics_allow;
-
-/* webgres.hsts: empty, or a Strict-Transport-Security value with max-age. */
-static bool
-check_hsts(char **newval, void **extra, GucSource source)
-{
-	const char *detail;
-
-	if (security_headers_check_hsts(*newval, &detail))
-		return true;
-	GUC_check_errdetail("%s", detail);
-	GUC_check_errhint("Write a Strict-Transport-Security value, as \"max-age=31536000; includeSubDomains\".");
-	return false;
-}
-
-/* Defines the settings of the response safeguards. */
-static void
-define_response_safety_settings(void)
-{
-	DefineCustomIntVariable("webgres.static_max_ranges",
-							"Most byte ranges a request for a static file may ask for.",
-							"A Range header listing more is ignored and the whole file is "
-							"sent (200). Overlapping and nearly adjacent ranges are merged "
-							"first, so a body is never larger than the file and a part "
-							"header per range.",
-							&webgres_static_max_ranges,
-							16,
-							1, BYTE_RANGES_LIMIT,
-							PGC_SIGHUP,
-							0,
-							NULL, NULL, NULL);
-
-	DefineCustomStringVariable("webgres.metrics_allow",
-							   "Networks whose clients may read the metrics on the main listeners.",
-							   "A comma-separated list such as 127.0.0.0/8, ::1/128, 10.0.0.0/8. "
-							   "Applies to webgres.metrics_path answered on webgres.listen and "
-							   "webgres.tls_listen; other clients get 404. Empty allows none. "
-							   "webgres.metrics_listen's own address is not filtered.",
-							   &webgres_metrics_allow,
-							   "127.0.0.0/8, ::1/128",
-							   PGC_SIGHUP,
-							   0,
-							   metrics_check_allow, metrics_assign_allow, NULL);
-
-	DefineCustomBoolVariable("webgres.nosniff",
-							 "Sends X-Content-Type-Options: nosniff with every response.",
-							 "Browsers then take each response for the Content-Type it "
-							 "declares rather than guess, so that text a client uploaded is "
-							 "never run as a script. A handler's own header is kept.",
-							 &webgres_nosniff,
-							 true,
-							 PGC_SIGHUP,
-							 0,
-							 NULL, NULL, NULL);
-
-	DefineCustomStringVariable("webgres.hsts",
-							   "Strict-Transport-Security value sent with every response over TLS.",
-							   "Such as \"max-age=31536000; includeSubDomains\": browsers then use "
-							   "only https:// for the host for that long. Never sent in "
-							   "cleartext; empty sends none.",
-							   &webgres_hsts,
-							   "",
-							   PGC_SIGHUP,
-							   0,
-							   check_hsts, NULL, NULL);
 }

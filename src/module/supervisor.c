@@ -27,7 +27,6 @@
 /* Background worker entry point, looked up by name by the postmaster. */
 extern PGDLLEXPORT void webgres_supervisor_main(Datum main_arg);
 
-#define MAX_WORKERS 256
 #define RESTART_DELAY_MIN_MS 100
 #define RESTART_DELAY_MAX_MS 30000
 /* A worker that ran at least this long was healthy: restart it at once. */
@@ -61,7 +60,7 @@ typedef struct Pool
 	const char *kind;			/* "worker", "executor": names and messages */
 	const char *function;		/* entry point in the library */
 	int		   *size;			/* the setting */
-	WorkerSlot	slots[MAX_WORKERS];
+	WorkerSlot	slots[WEBGRES_MAX_PROCESSES];
 } Pool;
 
 static Pool workers = {"worker", "webgres_worker_main", &webgres_workers, {{0}}};
@@ -115,7 +114,7 @@ reconcile(Pool *pool)
 	long		next_ms = -1;
 	int			i;
 
-	for (i = 0; i < MAX_WORKERS; i++)
+	for (i = 0; i < WEBGRES_MAX_PROCESSES; i++)
 	{
 		WorkerSlot *slot = &pool->slots[i];
 		pid_t		pid;
@@ -202,7 +201,7 @@ sooner(long a, long b)
 static void
 stop_pool(Pool *pool)
 {
-	for (int i = 0; i < MAX_WORKERS; i++)
+	for (int i = 0; i < WEBGRES_MAX_PROCESSES; i++)
 		if (pool->slots[i].handle != NULL)
 			TerminateBackgroundWorker(pool->slots[i].handle);
 }
@@ -211,7 +210,7 @@ stop_pool(Pool *pool)
 static bool
 pool_running(Pool *pool)
 {
-	for (int i = 0; i < MAX_WORKERS; i++)
+	for (int i = 0; i < WEBGRES_MAX_PROCESSES; i++)
 	{
 		pid_t		pid;
 

@@ -27,6 +27,7 @@
 #include "miscadmin.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
+#include "utils/guc.h"
 #include "utils/timestamp.h"
 
 #define H2O_USE_LIBUV 0
@@ -34,7 +35,6 @@
 
 #include "serve/access_log.h"
 #include "routes/route_names.h"
-#include "common/settings.h"
 
 /* webgres.access_log's value that sends lines to the Postgres log. */
 #define DESTINATION_POSTGRES "postgres"
@@ -44,6 +44,13 @@
 #define LINE_BUFFER 4096
 /* The longest part of a path that goes into a slow-request message. */
 #define SLOW_PATH_MAX 200
+/* The error buffer h2o_logconf_compile() writes to: libh2o's own size. */
+#define LOGCONF_ERROR_MAX 256
+
+/* The settings (access_log_define_settings). */
+static char *webgres_access_log;
+static char *webgres_access_log_format;
+static int	webgres_log_slow_requests = -1;
 
 typedef struct NoteEntry
 {
@@ -86,10 +93,10 @@ access_log_note(h2o_req_t *req)
 }
 
 /* Whether fmt compiles as an access log format; else *error says why. */
-bool
-access_log_format_ok(const char *fmt, char **error)
+static bool
+format_ok(const char *fmt, char **error)
 {
-	char		errbuf[256];
+	char		errbuf[LOGCONF_ERROR_MAX];
 	h2o_logconf_t *conf = h2o_logconf_compile(fmt, H2O_LOGCONF_ESCAPE_APACHE, errbuf);
 
 	if (conf == NULL)
@@ -189,7 +196,7 @@ access_log_configure(void)
 		return;
 	if (logconf == NULL)
 	{
-		char		errbuf[256];
+		char		errbuf[LOGCONF_ERROR_MAX];
 
 		logconf = h2o_logconf_compile(webgres_access_log_format, H2O_LOGCONF_ESCAPE_APACHE, errbuf);
 		if (logconf == NULL)
@@ -373,4 +380,61 @@ access_log_register(h2o_pathconf_t *pathconf)
 	h2o_logger_t *logger = h2o_create_logger(pathconf, sizeof(*logger));
 
 	logger->log_access = log_access;
+}
+
+/* webgres.access_log_format's check hook: a format libh2o's log compiler takes. */
+static bool
+check_format(char **newval, void **extra, GucSource source)
+{
+	char	   *error;
+
+	if (*newval == NULL || format_ok(*newval, &error))
+		return true;
+	GUC_check_errdetail("%s", error);
+	GUC_check_errhint("Use Apache's directives, for example '%%h %%l %%u %%t \"%%r\" %%s %%b'.");
+	return false;
+}
+
+/* Defines webgres.access_log, its format and webgres.log_slow_requests; from _PG_init. */
+void
+access_log_define_settings(void)
+{
+	DefineCustomStringVariable("webgres.access_log",
+							   "Where the HTTP workers log each request: a file, or the Postgres log.",
+							   "Empty turns the access log off. 'postgres' sends each line to the "
+							   "Postgres log; any other value names a file, relative to the data "
+							   "directory unless absolute, which every worker appends to and opens "
+							   "again on reload (SIGHUP), so that it can be rotated.",
+							   &webgres_access_log,
+							   "",
+							   PGC_SIGHUP,
+							   0,
+							   NULL, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.access_log_format",
+							   "Format of the access log's lines.",
+							   "Apache's and h2o's directives (%h %l %u %t %r %s %b, %{Header}i, "
+							   "%{duration}x and the rest); webgres' own fields are %{webgres.route_id}e, "
+							   "%{webgres.route}e, %{webgres.route_method}e, %{webgres.place}e, "
+							   "%{webgres.handler_ms}e and %{webgres.queue_ms}e. The default is "
+							   "Apache's combined format.",
+							   &webgres_access_log_format,
+							   "%h %l %u %t \"%r\" %s %b \"%{referer}i\" \"%{user-agent}i\"",
+							   PGC_SIGHUP,
+							   0,
+							   check_format, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.log_slow_requests",
+							"Logs requests that take longer than this, with their time split.",
+							"From the complete request to the last byte of its response, a "
+							"request that takes at least this long is logged with its route, "
+							"status, and the time it waited for the event loop, waited for an "
+							"executor, was planned, executed and sent. -1 turns it off; 0 logs "
+							"every request.",
+							&webgres_log_slow_requests,
+							-1,
+							-1, INT_MAX,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
 }

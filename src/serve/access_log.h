@@ -54,7 +54,7 @@ extern void access_log_configure(void);
 /* Writes the lines buffered in this pass of the event loop. */
 extern void access_log_flush(void);
 
-/* Whether fmt compiles as an access log format; else *error says why. */
-extern bool access_log_format_ok(const char *fmt, char **error);
+/* Defines webgres.access_log and its companions; from _PG_init. */
+extern void access_log_define_settings(void);
 
 #endif

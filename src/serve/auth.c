@@ -40,6 +40,7 @@
 #include "serve/cors.h"
 #include "serve/jwt_keys.h"
 #include "serve/jwt_secret.h"
+#include "serve/phase.h"
 #include "serve/refusal_log.h"
 
 /*
@@ -833,3 +834,25 @@ auth_check_settings(void)
 				 errhint("Set webgres.jwt_audience to the audience your identity provider puts in this application's tokens.")));
 	jwt_secret_check_settings();
 }
+
+/*
+ * PHASE_AUTHENTICATE, for a route with auth: inside the request's
+ * transaction (pr->rd) auth_route(), else (admitting it to an executor's
+ * queue) auth_admit().  True to go on; false after answering 401 or 403.
+ */
+static bool
+authenticate_phase(PhaseRequest *pr, const Route *r)
+{
+	if (pr->rd != NULL)
+		return auth_route(pr->req, r, pr->auth, pr->rd, pr->body, pr->bodylen);
+	return auth_admit(pr->req, r, pr->auth, pr->cxt, pr->body, pr->bodylen);
+}
+
+/*
+ * The module: always on its list, since a route's auth column, not a
+ * setting, asks for it; the pipeline runs the phase only for such routes.
+ */
+const PhaseModule auth_module = {
+	"auth", NULL,
+	{[PHASE_AUTHENTICATE] = authenticate_phase}
+};

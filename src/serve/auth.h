@@ -4,8 +4,9 @@
  *		handler runs as, and its claims become visible to SQL.
  *
  * A route's auth column says whether its requests carry a token (see
- * docs/authentication.md).  For a route with auth, the pipeline calls
- * auth_route() before the handler: the token (Authorization: Bearer, or
+ * docs/authentication.md).  For a route with auth, the module auth_module
+ * (PHASE_AUTHENTICATE, serve/phase.h) calls auth_route() before the
+ * handler: the token (Authorization: Bearer, or
  * the webgres.jwt_cookie cookie, of which there must be one) is verified
  * once per request, and at most once per worker while it lasts (a bounded
  * cache keyed by the whole token, signature included); the role it names,

@@ -17,6 +17,7 @@
 #include "message/response.h"
 #include "serve/cors.h"
 #include "serve/cors_policy.h"
+#include "serve/phase.h"
 
 /*
  * The value of the Vary header this module adds.  Its address, not its
@@ -286,3 +287,28 @@ cors_origin_allowed(const Route *route, const char *origin, size_t len)
 	return route != NULL && cors_effective(route, &e) &&
 		cors_list_allows_origin(e.origins, origin, len, false, &by_entry);
 }
+
+/* PHASE_PREFLIGHT: answers a CORS preflight from pr->routes; false then. */
+static bool
+preflight_phase(PhaseRequest *pr, const Route *unused)
+{
+	return !cors_preflight(pr->req, pr->routes, pr->segs, pr->body, pr->bodylen);
+}
+
+/* Whether CORS allows anything to a route of routes (settings or columns). */
+static bool
+cors_enabled(const RouteTable *routes)
+{
+	CorsEffective e;
+
+	for (int i = 0; routes != NULL && i < routes->nroutes; i++)
+		if (cors_effective(&routes->routes[i], &e))
+			return true;
+	return false;
+}
+
+/* The module: preflights (its allow headers are a filter: cors_respond). */
+const PhaseModule cors_module = {
+	"cors", cors_enabled,
+	{[PHASE_PREFLIGHT] = preflight_phase}
+};

@@ -68,16 +68,8 @@ extern Route *cors_route_at(const RouteTable *table, const PathSegments *segs);
  */
 extern bool cors_origin_allowed(const Route *route, const char *origin, size_t len);
 
-/* Hooks of the webgres.cors_* settings (module/settings.c). */
-extern bool cors_check_origins_setting(char **newval, void **extra, GucSource source);
-extern void cors_assign_origins_setting(const char *newval, void *extra);
-extern bool cors_check_methods_setting(char **newval, void **extra, GucSource source);
-extern void cors_assign_methods_setting(const char *newval, void *extra);
-extern bool cors_check_headers_setting(char **newval, void **extra, GucSource source);
-extern void cors_assign_headers_setting(const char *newval, void *extra);
-extern bool cors_check_exposed_setting(char **newval, void **extra, GucSource source);
-extern void cors_assign_exposed_setting(const char *newval, void *extra);
-extern bool cors_check_credentials_setting(bool *newval, void **extra, GucSource source);
+/* Defines the webgres.cors_* settings (serve/cors_policy.c); from _PG_init. */
+extern void cors_define_settings(void);
 
 /*
  * Checks the cors_* columns of a webgres.routes row being saved (the

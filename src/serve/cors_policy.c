@@ -19,7 +19,6 @@
 #include "utils/memutils.h"
 
 #include "common/pg_compat.h"
-#include "common/settings.h"
 #include "serve/cors.h"
 #include "serve/cors_policy.h"
 #include "parse/cors_syntax.h"
@@ -34,6 +33,17 @@ static const CorsListKind column_kinds[] = {CORS_LIST_ORIGINS, CORS_LIST_METHODS
 #define NLISTCOLUMNS 4
 
 static const CorsList empty_list = {0};
+
+/* A preflight's answer is kept at most a day (webgres.cors_max_age, in seconds). */
+#define CORS_MAX_AGE_MAX 86400
+
+/* The webgres.cors_* settings (cors_define_settings). */
+static char *webgres_cors_allowed_origins;
+static char *webgres_cors_allowed_methods;
+static char *webgres_cors_allowed_headers;
+static char *webgres_cors_exposed_headers;
+static bool webgres_cors_allow_credentials;
+static int	webgres_cors_max_age = -1;
 
 /* The settings' lists, as their assign hooks last set them. */
 static const CorsList *setting_origins = &empty_list;
@@ -156,7 +166,7 @@ check_list_setting(char **newval, void **extra, CorsListKind kind, const char *n
 }
 
 /* webgres.cors_allowed_origins: well formed, and not * with credentials. */
-bool
+static bool
 cors_check_origins_setting(char **newval, void **extra, GucSource source)
 {
 	if (!check_list_setting(newval, extra, CORS_LIST_ORIGINS, "webgres.cors_allowed_origins"))
@@ -172,56 +182,56 @@ cors_check_origins_setting(char **newval, void **extra, GucSource source)
 }
 
 /* webgres.cors_allowed_origins takes effect. */
-void
+static void
 cors_assign_origins_setting(const char *newval, void *extra)
 {
 	setting_origins = extra ? extra : &empty_list;
 }
 
 /* webgres.cors_allowed_methods: method names. */
-bool
+static bool
 cors_check_methods_setting(char **newval, void **extra, GucSource source)
 {
 	return check_list_setting(newval, extra, CORS_LIST_METHODS, "webgres.cors_allowed_methods");
 }
 
 /* webgres.cors_allowed_methods takes effect. */
-void
+static void
 cors_assign_methods_setting(const char *newval, void *extra)
 {
 	setting_methods = extra ? extra : &empty_list;
 }
 
 /* webgres.cors_allowed_headers: header names. */
-bool
+static bool
 cors_check_headers_setting(char **newval, void **extra, GucSource source)
 {
 	return check_list_setting(newval, extra, CORS_LIST_HEADERS, "webgres.cors_allowed_headers");
 }
 
 /* webgres.cors_allowed_headers takes effect. */
-void
+static void
 cors_assign_headers_setting(const char *newval, void *extra)
 {
 	setting_headers = extra ? extra : &empty_list;
 }
 
 /* webgres.cors_exposed_headers: header names. */
-bool
+static bool
 cors_check_exposed_setting(char **newval, void **extra, GucSource source)
 {
 	return check_list_setting(newval, extra, CORS_LIST_HEADERS, "webgres.cors_exposed_headers");
 }
 
 /* webgres.cors_exposed_headers takes effect. */
-void
+static void
 cors_assign_exposed_setting(const char *newval, void *extra)
 {
 	setting_exposed = extra ? extra : &empty_list;
 }
 
 /* webgres.cors_allow_credentials: never while any origin is allowed. */
-bool
+static bool
 cors_check_credentials_setting(bool *newval, void **extra, GucSource source)
 {
 	if (*newval && setting_origins->any)
@@ -493,4 +503,74 @@ cors_list_has(const CorsList *list, const char *name, size_t len, bool ignore_ca
 			 memcmp(list->items[i], name, len) == 0))
 			return true;
 	return false;
+}
+
+/* Defines the webgres.cors_* settings; a route's cors_* columns override each. */
+void
+cors_define_settings(void)
+{
+	DefineCustomStringVariable("webgres.cors_allowed_origins",
+							   "Origins whose pages may call the routes from a browser (CORS).",
+							   "A comma-separated list of origins such as https://app.example.com; "
+							   "* stands for part of a host name or port (https://*.example.com), "
+							   "and * alone for any origin. Empty, the default, turns CORS off for "
+							   "every route that does not set cors_allowed_origins.",
+							   &webgres_cors_allowed_origins,
+							   "",
+							   PGC_SIGHUP,
+							   GUC_LIST_INPUT,
+							   cors_check_origins_setting, cors_assign_origins_setting, NULL);
+
+	DefineCustomStringVariable("webgres.cors_allowed_methods",
+							   "Methods a CORS preflight may ask for.",
+							   "A comma-separated list of methods. Empty, the default, allows "
+							   "whatever method the route the request would go to takes.",
+							   &webgres_cors_allowed_methods,
+							   "",
+							   PGC_SIGHUP,
+							   GUC_LIST_INPUT,
+							   cors_check_methods_setting, cors_assign_methods_setting, NULL);
+
+	DefineCustomStringVariable("webgres.cors_allowed_headers",
+							   "Request headers a CORS preflight may ask for.",
+							   "A comma-separated list of header names. Empty, the default, "
+							   "allows whatever headers the preflight asks for.",
+							   &webgres_cors_allowed_headers,
+							   "",
+							   PGC_SIGHUP,
+							   GUC_LIST_INPUT,
+							   cors_check_headers_setting, cors_assign_headers_setting, NULL);
+
+	DefineCustomStringVariable("webgres.cors_exposed_headers",
+							   "Response headers a cross-origin page's script may read.",
+							   "A comma-separated list of header names, sent as "
+							   "Access-Control-Expose-Headers. Empty, the default, exposes only "
+							   "the headers browsers always expose.",
+							   &webgres_cors_exposed_headers,
+							   "",
+							   PGC_SIGHUP,
+							   GUC_LIST_INPUT,
+							   cors_check_exposed_setting, cors_assign_exposed_setting, NULL);
+
+	DefineCustomBoolVariable("webgres.cors_allow_credentials",
+							 "Lets allowed origins send cookies and HTTP authentication (CORS).",
+							 "Sends Access-Control-Allow-Credentials: true to origins named in "
+							 "the allowed origins. Refused while webgres.cors_allowed_origins "
+							 "allows any origin (*), as the CORS specification requires.",
+							 &webgres_cors_allow_credentials,
+							 false,
+							 PGC_SIGHUP,
+							 0,
+							 cors_check_credentials_setting, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.cors_max_age",
+							"How long a browser may keep a CORS preflight's answer.",
+							"Sent as Access-Control-Max-Age. -1, the default, sends none, "
+							"and browsers keep the answer a few seconds.",
+							&webgres_cors_max_age,
+							-1,
+							-1, CORS_MAX_AGE_MAX,
+							PGC_SIGHUP,
+							GUC_UNIT_S,
+							NULL, NULL, NULL);
 }

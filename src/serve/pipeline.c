@@ -3,8 +3,8 @@
  *		Routes and answers one request, on a worker's loop or on an executor.
  *
  * The one conductor of a request: every request, on a worker's loop or on
- * an executor, goes through serve(), a fixed sequence of steps, and comes
- * back as one PipelineOutcome.  A request is first looked up in the route
+ * an executor, goes through serve(), the request's phases from the route
+ * match on (serve/phase.h), and comes back as one PipelineOutcome.  A request is first looked up in the route
  * table as last loaded, without a transaction: a constant route answers
  * from memory.  Otherwise its handlers run in a transaction of its own, or
  * in a read-only one shared with the other read-only requests of the same
@@ -41,10 +41,11 @@
 #include "serve/compress.h"
 #include "serve/cors.h"
 #include "serve/auth.h"
-#include "serve/body_limit.h"
 #include "serve/jwt_keys.h"
 #include "serve/jwt_secret.h"
+#include "serve/phase.h"
 #include "serve/pipeline.h"
+#include "serve/pipeline_phases.h"
 #include "serve/rate_limit.h"
 #include "serve/refusal_log.h"
 #include "serve/replica.h"
@@ -77,6 +78,7 @@ typedef struct Request
 	RequestData rd;				/* the request as handlers see it */
 	AuthState	auth;			/* its token, once a route with auth looked */
 	RateLimitState limits;		/* what its rate limits counted */
+	PhaseRequest pr;			/* what the phases' modules see of it */
 	bool		share;			/* may run in the shared read-only transaction */
 	bool		restart;		/* it may not after all: run again in its own */
 	Route	   *running;		/* whose handler runs under the inline budget */
@@ -209,6 +211,41 @@ wants_executor(Route *r)
 }
 
 /*
+ * Where a request to route r runs (PHASE_ADMISSION), decided by
+ * placement_of() alone: the one place that asks the route, its handler
+ * and the settings.
+ */
+typedef enum Placement
+{
+	PLACE_EXECUTOR,				/* handed to an executor (only on the loop) */
+	PLACE_MEMORY,				/* a constant route's cached response */
+	PLACE_SHARED,				/* the read-only transaction of the loop's pass */
+	PLACE_OWN					/* a transaction of its own, here */
+} Placement;
+
+/*
+ * Where route r, matched by rq, runs.  Only the first route a request
+ * matches may answer from memory (first), and only a route without auth
+ * (it answers per identity) whose table was checked lately; *cached is
+ * then its response.  With may_share false the answer is never
+ * PLACE_SHARED, and the handler is not asked.
+ */
+static Placement
+placement_of(Request *rq, Route *r, bool first, bool may_share,
+			 const CachedResponse **cached)
+{
+	if (rq->on_loop && wants_executor(r))
+		return PLACE_EXECUTOR;
+	if (first && r->auth == ROUTE_AUTH_NONE &&
+		(*cached = handler_cached_response(r)) != NULL &&
+		rq->started - last_transaction_at <= CONSTANT_ROUTE_RECHECK_MS * 1000)
+		return PLACE_MEMORY;
+	if (may_share && handler_can_share(r))
+		return PLACE_SHARED;
+	return PLACE_OWN;
+}
+
+/*
  * The error-recovery path of admit_to_executor: logs the error, forgets it
  * and answers 503.  No transaction is open there, so none is rolled back.
  */
@@ -248,8 +285,10 @@ admit_to_executor(Request *rq, Route *r)
 	 */
 	PG_TRY();
 	{
-		admitted = auth_admit(rq->req, r, &rq->auth, request_cxt, rq->body, rq->bodylen) &&
-			rate_limit_admit_identity(&rq->limits, rq->req, r, &rq->auth, rq->body, rq->bodylen);
+		/* Without rd: authentication only verifies (auth_admit). */
+		rq->pr.rd = NULL;
+		admitted = phase_run(&pipeline_phases[PHASE_AUTHENTICATE], &rq->pr, r) &&
+			phase_run(&pipeline_phases[PHASE_ACCESS_IDENTITY], &rq->pr, r);
 	}
 	PG_CATCH();
 	{
@@ -655,6 +694,16 @@ begin_request(Request *rq, h2o_req_t *req, PipelineRun *run, char **body, size_t
 	rq->sink.begin = sink_begin;
 	rq->sink.write = sink_write;
 	rq->sink.arg = rq;
+	rq->pr.req = req;
+	rq->pr.body = body;
+	rq->pr.bodylen = bodylen;
+	rq->pr.sent = false;
+	rq->pr.routes = NULL;
+	rq->pr.segs = &rq->segs;
+	rq->pr.limits = &rq->limits;
+	rq->pr.auth = &rq->auth;
+	rq->pr.rd = NULL;
+	rq->pr.cxt = request_cxt;
 	if (run->client != NULL)
 		rate_limit_begin(&rq->limits, run->client, rq->started);
 	else
@@ -666,11 +715,35 @@ begin_request(Request *rq, h2o_req_t *req, PipelineRun *run, char **body, size_t
 }
 
 /*
+ * Static mounts and routes share one path space: a route whose pattern
+ * matches the path answers it, whatever its method (a mount is a catch-all
+ * for what the routes under its prefix leave; path ownership keeps another
+ * role's routes from there), and the mount whose prefix covers the path
+ * answers the rest.  Sets the outcome to PIPELINE_STATIC and returns true
+ * if mounts has one for the request, which no route matches; the caller's
+ * file handler serves it (http/static_files.c).
+ */
+static bool
+answer_from_mount(Request *rq, MountTable *mounts)
+{
+	size_t		pathlen = (rq->req->query_at == SIZE_MAX) ? rq->req->path.len : rq->req->query_at;
+
+	if (!rq->run->static_ok || mounts == NULL || mounts->nmounts == 0)
+		return false;
+	rq->run->static_mount = mounts_find(mounts, rq->req->path.base, pathlen);
+	if (rq->run->static_mount == NULL)
+		return false;
+	rq->outcome = PIPELINE_STATIC;
+	return true;
+}
+
+/*
  * Looks at the routes the request matches in the table as last loaded,
  * without a transaction.  Answers from the cached response of a constant
  * route, if the first match is one and the table was checked recently, and
  * returns true; sends the request to an executor if a match wants that,
- * and returns true.  Otherwise sets rq->share to whether every match has a
+ * and returns true; hands a path no route has to a static mount
+ * (PIPELINE_STATIC) if one has it, and returns true.  Otherwise sets rq->share to whether every match has a
  * handler that can share a read-only transaction and returns false: the
  * transaction looks again, in the current table.
  */
@@ -683,6 +756,7 @@ answer_without_transaction(Request *rq)
 	bool		may_share = webgres_share_read_transactions &&
 		DefaultXactIsoLevel == XACT_READ_COMMITTED;
 	bool		sharing = true;
+	bool		path_matched = false;
 	Route	   *r;
 	int			ncaps;
 	const CachedResponse *cached;
@@ -692,51 +766,54 @@ answer_without_transaction(Request *rq)
 	match_begin(&rq->m, routes, &rq->segs);
 	while ((r = routes_match_next(&rq->m, &ncaps, caps)) != NULL)
 	{
+		path_matched = true;
 		if (!method_matches(r, rq->req, rq->is_head))
 			continue;
 		/* Access: a request over a rate limit goes no further. */
-		if (first && !rate_limit_admit(&rq->limits, rq->req, r, rq->body, rq->bodylen))
+		if (first && !phase_run(&pipeline_phases[PHASE_ACCESS], &rq->pr, r))
 			return refused_by(rq, r);
-		/* A body over the route's own limit goes no further (body_limit.c). */
-		if (first && !body_limit_admit(rq->req, r, rq->body, rq->bodylen))
-			return refused_by(rq, r);
-		/* A request runs wholly in one place: any route may send it off. */
-		if (rq->on_loop && wants_executor(r))
+		switch (placement_of(rq, r, first, may_share && sharing, &cached))
 		{
-			rq->share = false;
-			/* Nothing looked at the token yet: run_handlers() has not run. */
-			auth_begin(&rq->auth);
-			if (first && !admit_to_executor(rq, r))
+			case PLACE_EXECUTOR:
+				/* A request runs wholly in one place: any route may send it off. */
+				rq->share = false;
+				/* Nothing looked at the token yet: run_handlers() has not run. */
+				auth_begin(&rq->auth);
+				if (first && !admit_to_executor(rq, r))
+					return true;
+				set_hand_off(rq, r, false);
 				return true;
-			set_hand_off(rq, r, false);
-			return true;
-		}
-		/* A route with auth answers per identity: never from memory. */
-		if (first && r->auth == ROUTE_AUTH_NONE &&
-			(cached = handler_cached_response(r)) != NULL &&
-			rq->started - last_transaction_at <= CONSTANT_ROUTE_RECHECK_MS * 1000)
-		{
-			compress_for_route(rq->req, r->compress);
-			response_replay(rq->req, cached, rq->body, rq->bodylen);
-			stats_count(STAT_FROM_MEMORY);
-			rq->run->answered_by = r->id;
-			rq->route = r;
-			return true;
-		}
-		first = false;
-		if (!sharing)
-			continue;
-		if (may_share && handler_can_share(r))
-			rq->share = true;
-		else
-		{
-			/* Keep looking only for a route that sends the request off. */
-			sharing = false;
-			if (!rq->on_loop)
+			case PLACE_MEMORY:
+				compress_for_route(rq->req, r->compress);
+				response_replay(rq->req, cached, rq->body, rq->bodylen);
+				stats_count(STAT_FROM_MEMORY);
+				rq->run->answered_by = r->id;
+				rq->route = r;
+				return true;
+			case PLACE_SHARED:
+				rq->share = true;
+				break;
+			case PLACE_OWN:
+				if (sharing)
+				{
+					/* Keep looking only for a route that sends the request off. */
+					sharing = false;
+					if (!rq->on_loop)
+						return false;
+				}
 				break;
 		}
+		first = false;
 	}
-	return false;
+	/*
+	 * No route has the path: a static mount whose prefix covers it answers,
+	 * with the tables as last loaded if a transaction looked for changes to
+	 * them lately, as for a constant route; otherwise the request's
+	 * transaction decides, after reloading them.
+	 */
+	return !path_matched &&
+		rq->started - last_transaction_at <= CONSTANT_ROUTE_RECHECK_MS * 1000 &&
+		answer_from_mount(rq, mounts_peek());
 }
 
 /* Streams route r's rows to the run's sink (mode stream, on an executor). */
@@ -794,52 +871,6 @@ run_route(Request *rq, Route *r)
 	return result != HANDLER_NO_ROWS;
 }
 
-/*
- * Static mounts and routes share one path space: a route whose pattern
- * matches the path answers it, whatever its method (a mount is a catch-all
- * for what the routes under its prefix leave; path ownership keeps another
- * role's routes from there), and the mount whose prefix covers the path
- * answers the rest.  Sets the outcome to PIPELINE_STATIC and returns true
- * if mounts has one for the request, which no route matches; the caller's
- * file handler serves it (http/static_files.c).
- */
-static bool
-answer_from_mount(Request *rq, MountTable *mounts)
-{
-	size_t		pathlen = (rq->req->query_at == SIZE_MAX) ? rq->req->path.len : rq->req->query_at;
-
-	if (!rq->run->static_ok || mounts == NULL || mounts->nmounts == 0)
-		return false;
-	rq->run->static_mount = mounts_find(mounts, rq->req->path.base, pathlen);
-	if (rq->run->static_mount == NULL)
-		return false;
-	rq->outcome = PIPELINE_STATIC;
-	return true;
-}
-
-/*
- * answer_from_mount() without a transaction: with the tables as last
- * loaded, like the constant-route fast path, if a transaction looked for
- * changes to them lately; otherwise the request's transaction decides,
- * after reloading them.  No statement runs either way.
- */
-static bool
-answer_from_mount_without_transaction(Request *rq)
-{
-	MountTable *mounts = mounts_peek();
-	RouteTable *routes = routes_peek();
-	PathCapture caps[MAX_PATH_SEGMENTS + 1];
-	int			ncaps;
-
-	if (mounts == NULL || mounts->nmounts == 0 || routes == NULL || !rq->split ||
-		rq->started - last_transaction_at > CONSTANT_ROUTE_RECHECK_MS * 1000)
-		return false;
-	match_begin(&rq->m, routes, &rq->segs);
-	if (routes_match_next(&rq->m, &ncaps, caps) != NULL)
-		return false;
-	return answer_from_mount(rq, mounts);
-}
-
 /* No route answered: 405 with an Allow header if only the method was wrong, else 404. */
 static void
 answer_no_route(Request *rq, const RouteTable *routes, bool wrong_method, PathCapture *caps)
@@ -882,6 +913,8 @@ run_matching_routes(Request *rq, const RouteTable *routes)
 	bool		answered = false;
 	int64		declined_by = 0;
 	bool		handlers_ran = false;
+	Placement	placement;
+	const CachedResponse *cached;
 	Route	   *r;
 	int			ncaps;
 
@@ -901,17 +934,13 @@ run_matching_routes(Request *rq, const RouteTable *routes)
 			break;
 		}
 		/* Access: a request over a rate limit goes no further. */
-		if (!rate_limit_admit(&rq->limits, rq->req, r, rq->body, rq->bodylen))
+		if (!phase_run(&pipeline_phases[PHASE_ACCESS], &rq->pr, r))
 		{
 			answered = refused_by(rq, r);
 			break;
 		}
-		if (!body_limit_admit(rq->req, r, rq->body, rq->bodylen))
-		{
-			answered = refused_by(rq, r);
-			break;
-		}
-		if (rq->on_loop && wants_executor(r))
+		placement = placement_of(rq, r, false, shared_xact_open, &cached);
+		if (placement == PLACE_EXECUTOR)
 		{
 			if (!handlers_ran && !admit_to_executor(rq, r))
 				answered = true;
@@ -919,7 +948,7 @@ run_matching_routes(Request *rq, const RouteTable *routes)
 				set_hand_off(rq, r, false);
 			break;
 		}
-		if (shared_xact_open && !handler_can_share(r))
+		if (shared_xact_open && placement != PLACE_SHARED)
 		{
 			/* The route or its plan changed since the request was looked at. */
 			rq->restart = true;
@@ -927,10 +956,11 @@ run_matching_routes(Request *rq, const RouteTable *routes)
 		}
 		rq->run->answered_by = r->id;
 		/* Authentication: the handler's role and claims, or 401/403 now. */
+		rq->pr.rd = &rq->rd;
 		if (r->auth == ROUTE_AUTH_NONE)
 			request_set_identity(&rq->rd, InvalidOid, NULL);
-		else if (!auth_route(rq->req, r, &rq->auth, &rq->rd, rq->body, rq->bodylen) ||
-				 !rate_limit_admit_identity(&rq->limits, rq->req, r, &rq->auth, rq->body, rq->bodylen))
+		else if (!phase_run(&pipeline_phases[PHASE_AUTHENTICATE], &rq->pr, r) ||
+				 !phase_run(&pipeline_phases[PHASE_ACCESS_IDENTITY], &rq->pr, r))
 		{
 			answered = true;
 			break;
@@ -971,9 +1001,13 @@ route_and_run(Request *rq)
 	else if (!rq->split)
 		response_simple(rq->req, rooted ? 414 : 400, rooted ? "URI Too Long" : "Bad Request",
 						rq->body, rq->bodylen);
-	/* The table was stale when the preflight hook looked: answer it now. */
-	else if (!cors_preflight(rq->req, routes, &rq->segs, rq->body, rq->bodylen))
-		run_matching_routes(rq, routes);
+	else
+	{
+		/* The table was stale when the preflight phase looked: answer it now. */
+		rq->pr.routes = routes;
+		if (phase_run(&pipeline_phases[PHASE_PREFLIGHT], &rq->pr, NULL))
+			run_matching_routes(rq, routes);
+	}
 }
 
 /*
@@ -1061,59 +1095,44 @@ run_handlers(Request *rq)
 }
 
 /*
- * Routes and answers one request, set up by begin_request(): a fixed
- * sequence of steps, each of which may settle the request's outcome.  The
- * named hook points are where the steps of features to come go
- * (docs/internals-modules.md).
+ * Routes and answers one request, set up by begin_request(): the phases
+ * from the route match on (serve/phase.h), each of which may settle the
+ * request's outcome.  The worker ran the phases before the route match.
  */
 static void
 serve(Request *rq)
 {
-	/*
-	 * Hook point "connection": facts about the connection the request came
-	 * on (TLS: protocol, SNI, client certificate; http/tls.c) are read from
-	 * req->conn here, before anything else looks at the request.
-	 */
+	bool		answered;
 
 	/*
-	 * Hook point "preflight": a CORS preflight is answered from the route
-	 * table as last loaded, without a transaction and never by a handler
-	 * (serve/cors.c); with a stale table, route_and_run() answers it.
+	 * PHASE_PREFLIGHT: a CORS preflight is answered from the route table as
+	 * last loaded, without a transaction and never by a handler; with a
+	 * stale table, route_and_run() answers it.
 	 */
-	bool		answered = rq->split &&
-		cors_preflight(rq->req, routes_peek(), &rq->segs, rq->body, rq->bodylen);
+	rq->pr.routes = routes_peek();
+	answered = rq->split && rq->pr.routes != NULL &&
+		!phase_run(&pipeline_phases[PHASE_PREFLIGHT], &rq->pr, NULL);
 
 	/*
-	 * Authentication (serve/auth.c) is per route, by its auth column: in
-	 * run_matching_routes(), before a route with auth runs its handler (the
-	 * token is verified once per request); such a route is never answered
-	 * from memory (answer_without_transaction), and its token is checked
-	 * before the request may wait for an executor (admit_to_executor).
+	 * PHASE_ROUTE, then PHASE_ACCESS, PHASE_AUTHENTICATE,
+	 * PHASE_ACCESS_IDENTITY per matched route, and PHASE_ADMISSION
+	 * (placement_of): outside a transaction when the tables were checked
+	 * lately (a static mount's path, a constant route, a request for an
+	 * executor: answer_without_transaction), else in the request's transaction (run_handlers), which
+	 * also runs PHASE_CONTENT.
 	 */
-
-	/*
-	 * Static files: a path no route matches, under a static mount's prefix,
-	 * is the mount's (answer_from_mount); known here, outside a transaction,
-	 * when the tables were checked lately, else after the routes in the
-	 * request's transaction.
-	 */
-	if (!answered && answer_from_mount_without_transaction(rq))
-		return;
 	if (!answered && !answer_without_transaction(rq))
 		run_handlers(rq);
 
-	/* The CORS headers of the route that answered (a stream has them: sink_begin). */
+	/* PHASE_FILTER: the route's CORS headers (a stream has them: sink_begin). */
 	if (rq->outcome == PIPELINE_ANSWERED)
 		cors_respond(rq->req, rq->route);
 
 	/*
-	 * Hook point "respond": the answer is complete (rq->outcome says what
-	 * it is).  Compression is not a step: it is a filter on the worker's
-	 * response path (serve/compress.c), so that streams and static files
-	 * compress as they are sent; the pipeline only records the answering
-	 * route's choice (run_route, and the constant-route fast path).  The
-	 * access log (serve/access_log.c) is libh2o's logger: it writes its line
-	 * when h2o ends the request, from what the worker notes of the outcome.
+	 * The answer is complete (rq->outcome says what it is); the caller
+	 * takes it to the exit.  Compression and the access log are h2o's
+	 * filter and logger on the worker's path (PHASE_FILTER, PHASE_LOG), so
+	 * that streams and static files pass them as they are sent.
 	 */
 }
 
@@ -1127,6 +1146,9 @@ pipeline_init(void)
 	mounts_init();
 	handler_init();
 	cors_init();
+	/* After cors_init(): CORS's policies hang on the routes before it looks. */
+	routes_on_load(pipeline_phases_build);
+	pipeline_phases_build(NULL);
 	budget_timeout = RegisterTimeout(USER_TIMEOUT, budget_check);
 }
 
@@ -1136,6 +1158,8 @@ pipeline_reload(void)
 {
 	ProcessConfigFile(PGC_SIGHUP);
 	auth_reload();
+	/* Settings that put modules on or off may have changed. */
+	pipeline_phases_build(routes_peek());
 }
 
 /* Routes and answers a request; what became of it is the outcome. */

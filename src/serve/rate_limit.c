@@ -28,6 +28,7 @@
 #include "message/response.h"
 #include "parse/jwt.h"
 #include "routes/route_stats.h"
+#include "serve/phase.h"
 #include "serve/rate_limit.h"
 
 /* Bounds of the settings. */
@@ -304,10 +305,17 @@ route_scope(const Route *r)
 	return ((uint64) r->id << SCOPE_KIND_BITS) | (uint64) (r->rate_key + 2);
 }
 
-/* The access check before authentication: the server's limit, and r's by address or route. */
-bool
-rate_limit_admit(RateLimitState *st, h2o_req_t *req, const Route *r, char **body, size_t *bodylen)
+/*
+ * PHASE_ACCESS, before authentication: the server's limit, and r's by
+ * address or route.  True to go on; false after answering 429.
+ */
+static bool
+admit(PhaseRequest *pr, const Route *r)
 {
+	RateLimitState *st = pr->limits;
+	h2o_req_t  *req = pr->req;
+	char	  **body = pr->body;
+	size_t	   *bodylen = pr->bodylen;
 	uint64		key[2] = {0, 0};
 	bool		have_address = false;
 
@@ -334,11 +342,16 @@ rate_limit_admit(RateLimitState *st, h2o_req_t *req, const Route *r, char **body
 				body, bodylen);
 }
 
-/* The access check after authentication: r's limit by role or claim. */
-bool
-rate_limit_admit_identity(RateLimitState *st, h2o_req_t *req, const Route *r,
-						  const AuthState *auth, char **body, size_t *bodylen)
+/*
+ * PHASE_ACCESS_IDENTITY, after authentication accepted the request for
+ * route r: r's own limit when keyed by role or claim (a request without
+ * one is counted by its address).  True to go on; false after answering 429.
+ */
+static bool
+admit_identity(PhaseRequest *pr, const Route *r)
 {
+	RateLimitState *st = pr->limits;
+	const AuthState *auth = pr->auth;
 	uint64		key[2];
 	uint64		scope = route_scope(r);
 
@@ -354,5 +367,24 @@ rate_limit_admit_identity(RateLimitState *st, h2o_req_t *req, const Route *r,
 		client_key(st, key);
 		scope = ((uint64) r->id << SCOPE_KIND_BITS) | (uint64) (ROUTE_RATE_BY_ADDRESS + 2);
 	}
-	return take(st, req, r, "route", scope, key, r->rate_limit, r->rate_burst, body, bodylen);
+	return take(st, pr->req, r, "route", scope, key, r->rate_limit, r->rate_burst,
+				pr->body, pr->bodylen);
 }
+
+/* Whether a limit applies anywhere: the server's, or a route's in routes. */
+static bool
+rate_limit_enabled(const RouteTable *routes)
+{
+	if (server_rate > 0)
+		return true;
+	for (int i = 0; routes != NULL && i < routes->nroutes; i++)
+		if (routes->routes[i].rate_limit > 0)
+			return true;
+	return false;
+}
+
+/* The module: access checks before and after authentication (serve/phase.h). */
+const PhaseModule rate_limit_module = {
+	"rate_limit", rate_limit_enabled,
+	{[PHASE_ACCESS] = admit,[PHASE_ACCESS_IDENTITY] = admit_identity}
+};

@@ -11,11 +11,11 @@
  * The buckets are in shared memory (common/rate_buckets.h), so one budget
  * holds across workers.
  *
- * The pipeline calls the check at the access point of a matched route:
- * rate_limit_admit() before authentication (limits by address or by
- * route, and the server's), rate_limit_admit_identity() after it (limits
- * by role or by claim), and both before the request may wait for an
- * executor.  A request handed to an executor carries its state there
+ * The module (rate_limit_module, registered in serve/phase_list.h) checks
+ * a matched route in PHASE_ACCESS, before authentication (limits by
+ * address or by route, and the server's), and in PHASE_ACCESS_IDENTITY,
+ * after it (limits by role or by claim), both before the request may wait
+ * for an executor; it is on the lists only while some limit is set.  A request handed to an executor carries its state there
  * (the routes counted, the client's address key), and the executor counts
  * the routes it runs beyond those.  Each limit counts a request once,
  * however often the pipeline looks at its routes.  A refusal is a complete answer: 429 with
@@ -76,22 +76,5 @@ extern void rate_limit_begin(RateLimitState *st, struct st_h2o_conn_t *client,
 
 /* Fills in st's address key from its connection, to hand the request on. */
 extern void rate_limit_take_key(RateLimitState *st);
-
-/*
- * The access check before authentication, for route r: the server's limit
- * and r's own when keyed by address or by route.  True to go on; false
- * after answering 429 into *body.
- */
-extern bool rate_limit_admit(RateLimitState *st, struct st_h2o_req_t *req, const Route *r,
-							 char **body, size_t *bodylen);
-
-/*
- * The access check after authentication accepted the request for route
- * r: r's own limit when keyed by role or claim (a request without one is
- * counted by its address).  True to go on; false after answering 429.
- */
-extern bool rate_limit_admit_identity(RateLimitState *st, struct st_h2o_req_t *req,
-									  const Route *r, const AuthState *auth,
-									  char **body, size_t *bodylen);
 
 #endif

@@ -1,0 +1,20 @@
+/*
+ * settings_list.h
+ *		The modules that define their own settings, one line each.
+ *
+ * Each line names a module whose NAME_define_settings() defines its
+ * settings (GUCs) beside the code that reads them, with their bounds and
+ * check hooks; define_settings() (module/settings.c) calls them in this
+ * order, so settings.c includes none of their headers.  Not guarded for
+ * one inclusion: settings.c includes it twice, with SETTINGS_MODULE
+ * defined as it needs.
+ */
+SETTINGS_MODULE(tls)
+SETTINGS_MODULE(tls_tickets)
+SETTINGS_MODULE(access_log)
+SETTINGS_MODULE(cors)
+SETTINGS_MODULE(rate_limit)
+SETTINGS_MODULE(static_files)
+SETTINGS_MODULE(security_headers)
+SETTINGS_MODULE(metrics)
+SETTINGS_MODULE(jwt_secret)

@@ -1,0 +1,55 @@
+/*
+ * phase.c
+ *		The lists of the request's phases, built from the modules that
+ *		registered into them (serve/phase.h).
+ */
+#include "postgres.h"
+
+#include "serve/phase.h"
+#include "serve/pipeline_phases.h"
+
+/* Every pipeline module, declared from its line in serve/phase_list.h. */
+#define PHASE_MODULE(name) extern const PhaseModule name##_module;
+#include "serve/phase_list.h"
+#undef PHASE_MODULE
+
+/* The pipeline's modules, in the order of serve/phase_list.h. */
+static const PhaseModule *const pipeline_modules[] = {
+#define PHASE_MODULE(name) &name##_module,
+#include "serve/phase_list.h"
+#undef PHASE_MODULE
+};
+
+/* The pipeline's lists, one per phase (most stay empty). */
+PhaseList	pipeline_phases[PHASE_COUNT];
+
+/* Builds lists[] from the modules that are on for routes (phase.h). */
+void
+phase_lists_build(PhaseList *lists, const PhaseModule *const *modules, int nmodules,
+				  const RouteTable *routes)
+{
+	for (int p = 0; p < PHASE_COUNT; p++)
+		lists[p].n = 0;
+	for (int i = 0; i < nmodules; i++)
+	{
+		const PhaseModule *m = modules[i];
+
+		if (m->enabled != NULL && !m->enabled(routes))
+			continue;
+		for (int p = 0; p < PHASE_COUNT; p++)
+		{
+			if (m->hooks[p] == NULL)
+				continue;
+			if (lists[p].n >= PHASE_MAX_MODULES)
+				elog(ERROR, "too many modules in phase %d", p);
+			lists[p].hooks[lists[p].n++] = m->hooks[p];
+		}
+	}
+}
+
+/* Builds the pipeline's lists for routes (pipeline_phases.h). */
+void
+pipeline_phases_build(RouteTable *routes)
+{
+	phase_lists_build(pipeline_phases, pipeline_modules, lengthof(pipeline_modules), routes);
+}

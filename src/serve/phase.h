@@ -1,0 +1,153 @@
+/*
+ * phase.h
+ *		The request's phases: one ordered list, and what a module
+ *		registered into a phase may read and write.
+ *
+ * Every request lives through these phases, in this order, and leaves by
+ * one exit (http/respond.h).  A phase is either a fixed step of its
+ * conductor (route match, admission, content: the worker's on_req() and
+ * serve/pipeline.c) or a list of modules, each registered by one line in
+ * its floor's list (http/worker_phase_list.h for the phases before the
+ * route, which need the connection; serve/phase_list.h for those after it,
+ * which also run on executors).  A module whose settings are off is not on
+ * its phase's list at all: the lists are built when the process starts,
+ * after a reload and (for the pipeline's) when the route table loads, so
+ * a request costs nothing for it.  docs/internals-modules.md is the map;
+ * scripts/check-map.sh checks its phase table against the enum below and
+ * the two lists.
+ *
+ * A module's hook gets the PhaseRequest and, from the route match on, the
+ * route being tried.  It returns true to go on, or false once it answered:
+ * req->res and *body hold the answer (or pr->sent says the module sent it
+ * itself), and the request goes to the exit.  What each phase may read and
+ * write:
+ *
+ *	PHASE_CONNECTION  (http) the request head and its connection (req->conn,
+ *		req->version); may set req->scheme and the origin-form path; answers
+ *		4xx for a head that is refused.
+ *	PHASE_ENDPOINT	(http) method and path, worker and shared-memory state;
+ *		answers without SQL and without the route table (health, metrics).
+ *	PHASE_REDIRECT	(http) scheme and authority; answers 308 to https://.
+ *	PHASE_ROUTE		(pipeline step) the route table: the routes the path
+ *		matches, in order; a path no route has goes to a static mount.
+ *	PHASE_PREFLIGHT	pr->routes (as last loaded, or the transaction's),
+ *		pr->segs, the request headers; answers a CORS preflight, never by a
+ *		handler.
+ *	PHASE_ACCESS	the route, pr->limits (its state, and the client's address
+ *		through it); before any token is looked at; answers 429.
+ *	PHASE_AUTHENTICATE the route, the request headers, pr->auth (written);
+ *		with pr->rd (inside the request's transaction) sets the role and
+ *		request.* settings for the handler; without it (admitting to an
+ *		executor) only verifies; answers 401/403.
+ *	PHASE_ACCESS_IDENTITY the route, pr->auth (read), pr->limits; answers 429.
+ *	PHASE_ADMISSION	(pipeline step) where the route runs (pipeline.h's
+ *		PipelinePlacement), decided once; caps and queues (exec/handoff.c).
+ *	PHASE_CONTENT	(pipeline step) the handler (loop, executor, shared
+ *		transaction, memory), an event stream, a static mount's files.
+ *	PHASE_FILTER	(h2o filters on the worker's path) CORS allow headers,
+ *		nosniff and HSTS, compression: the response head and body as sent.
+ *	PHASE_LOG		(the exit and h2o's logger) counters, per-route figures,
+ *		the access log: read only.
+ */
+#ifndef WEBGRES_PHASE_H
+#define WEBGRES_PHASE_H
+
+#include "datatype/timestamp.h"
+#include "routes/routes.h"
+
+struct st_h2o_req_t;
+struct PathSegments;
+struct RateLimitState;
+struct AuthState;
+struct RequestData;
+
+/* The phases, in the order a request goes through them. */
+typedef enum Phase
+{
+	PHASE_CONNECTION,
+	PHASE_ENDPOINT,
+	PHASE_REDIRECT,
+	PHASE_ROUTE,
+	PHASE_PREFLIGHT,
+	PHASE_ACCESS,
+	PHASE_AUTHENTICATE,
+	PHASE_ACCESS_IDENTITY,
+	PHASE_ADMISSION,
+	PHASE_CONTENT,
+	PHASE_FILTER,
+	PHASE_LOG
+} Phase;
+
+#define PHASE_COUNT (PHASE_LOG + 1)
+
+/* The most modules one phase's list holds. */
+#define PHASE_MAX_MODULES 8
+
+/* What a phase's modules see of the request (see the table above). */
+typedef struct PhaseRequest
+{
+	struct st_h2o_req_t *req;	/* the request; its res is the answer */
+	char	  **body;			/* the answer's body, in req->pool */
+	size_t	   *bodylen;
+	bool		sent;			/* a module sent its answer itself */
+	const RouteTable *routes;	/* PHASE_PREFLIGHT: the table to look in */
+	const struct PathSegments *segs;	/* the path, split (pipeline phases) */
+	struct RateLimitState *limits;	/* what the rate limits counted */
+	struct AuthState *auth;		/* the request's token, once looked at */
+	struct RequestData *rd;		/* inside the request's transaction; else NULL */
+	MemoryContext cxt;			/* for what a module allocates beyond req->pool */
+} PhaseRequest;
+
+/* A module's hook in one phase: true to go on, false once it answered. */
+typedef bool (*PhaseHook) (PhaseRequest *pr, const Route *r);
+
+/*
+ * A module: its name (as the map lists it), whether its settings put it
+ * on the lists (NULL: always; routes is the table just loaded, or NULL
+ * when there is none yet or the module is a worker's), and its hook in
+ * each phase it takes part in.
+ */
+typedef struct PhaseModule
+{
+	const char *name;
+	bool		(*enabled) (const RouteTable *routes);
+	PhaseHook	hooks[PHASE_COUNT];
+} PhaseModule;
+
+/* A phase's list: the hooks of its modules that are on, in order. */
+typedef struct PhaseList
+{
+	int			n;
+	PhaseHook	hooks[PHASE_MAX_MODULES];
+} PhaseList;
+
+/* Builds lists[] from modules (nmodules of them) for table routes. */
+extern void phase_lists_build(PhaseList *lists, const PhaseModule *const *modules,
+							  int nmodules, const RouteTable *routes);
+
+/* Runs list's hooks in order: false as soon as one answered. */
+static inline bool
+phase_run(const PhaseList *list, PhaseRequest *pr, const Route *r)
+{
+	for (int i = 0; i < list->n; i++)
+		if (!list->hooks[i] (pr, r))
+			return false;
+	return true;
+}
+
+/*
+ * The exit every response leaves by (http/respond.h), for a floor below
+ * the worker's that answers its requests: the hand-off.
+ */
+typedef struct PhaseExit
+{
+	/* A whole answer: framed, counted, sent; counted under route_id if started. */
+	void		(*send) (struct st_h2o_req_t *req, char *body, size_t bodylen,
+						 int64 route_id, TimestampTz started);
+	/* A streamed answer's head goes out. */
+	void		(*stream_head) (struct st_h2o_req_t *req);
+	/* A streamed answer of status ended or was cut after bytes. */
+	void		(*stream_end) (int status, int64 route_id, uint64 bytes, TimestampTz started);
+} PhaseExit;
+
+#endif

@@ -1,0 +1,21 @@
+/*
+ * pipeline_phases.h
+ *		The lists of the pipeline's phases (serve/phase.h), as the process
+ *		last built them.
+ */
+#ifndef WEBGRES_PIPELINE_PHASES_H
+#define WEBGRES_PIPELINE_PHASES_H
+
+#include "serve/phase.h"
+
+/* One list per phase; the pipeline runs them with phase_run(). */
+extern PhaseList pipeline_phases[PHASE_COUNT];
+
+/*
+ * Builds the lists from serve/phase_list.h's modules that are on for
+ * routes (NULL: no table yet): at start, after a reload and whenever the
+ * route table loads.
+ */
+extern void pipeline_phases_build(RouteTable *routes);
+
+#endif
