@@ -35,6 +35,7 @@
 #include "http/h2_guard.h"
 #include "http/health.h"
 #include "exec/handoff.h"
+#include "exec/ws_dispatch.h"
 #include "http/http_guard.h"
 #include "http/security_headers.h"
 #include "http/listen.h"
@@ -351,6 +352,7 @@ setup_h2o(void)
 	response_abort_init(ctx.loop);
 	events_init(&ctx);
 	handoff_init(ctx.loop, send_response);
+	ws_dispatch_init(ctx.loop);
 	metrics_start(&ctx);
 	capacity_start(ctx.loop, &accept_ctx);
 }

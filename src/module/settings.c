@@ -23,6 +23,7 @@
 #include "serve/cors.h"
 #include "serve/jwt_secret.h"
 #include "serve/rate_limit.h"
+#include "events/ws_socket.h"
 
 /*
  * The settings' variables.  Each default is written once, as the boot value
@@ -838,6 +839,7 @@ define_settings(void)
 	define_cors_settings();
 	define_response_safety_settings();
 	rate_limit_define_settings();
+	ws_define_settings();
 
 	MarkGUCPrefixReserved("webgres");
 }

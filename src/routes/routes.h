@@ -72,6 +72,9 @@ typedef struct Route
 	int			rate_burst;		/* requests allowed over the rate at once */
 	RouteRateKey rate_key;
 	char	   *rate_claim;		/* ROUTE_RATE_BY_CLAIM: the claim's path */
+	bool		websocket;		/* upgrade = 'websocket': GET opens a WebSocket */
+	char	   *on_message;		/* WebSocket: SQL run per message, or NULL */
+	char	   *on_close;		/* WebSocket: SQL run once it closed, or NULL */
 } Route;
 
 typedef struct RouteTable

@@ -44,6 +44,7 @@
 #include "serve/jwt_secret.h"
 #include "serve/pipeline.h"
 #include "serve/rate_limit.h"
+#include "serve/ws_admit.h"
 #include "serve/refusal_log.h"
 #include "serve/replica.h"
 #include "message/request.h"
@@ -737,6 +738,9 @@ run_route(Request *rq, Route *r)
 
 	pgstat_report_activity(STATE_RUNNING, r->label);
 	compress_for_route(rq->req, r->compress);
+	/* A WebSocket route's upgrade is checked before its open handler runs. */
+	if (r->websocket && !ws_admit(&rq->rd, r, rq->body, rq->bodylen))
+		return true;
 	if (r->mode == ROUTE_MODE_STREAM)
 	{
 		run_stream(rq, r);
@@ -1014,13 +1018,19 @@ run_handlers(Request *rq)
 		/* Phase 2 has a handler_timeout of its own. */
 		rq->deadline = webgres_handler_timeout > 0 ?
 			TimestampTzPlusMilliseconds(GetCurrentTimestamp(), webgres_handler_timeout) : 0;
-		(void) run_in_transaction(rq, catch_up_event_stream);
+		/* A WebSocket's open handler runs once: phase 1 made it ready. */
+		if (events_stream_ready())
+			rq->outcome = PIPELINE_EVENT_STREAM;
+		else
+			(void) run_in_transaction(rq, catch_up_event_stream);
 		/* Its response starts only once phase 2 has committed. */
 		if (rq->outcome == PIPELINE_EVENT_STREAM)
 			events_start_stream(rq->req);
 		else
 			events_forget_stream();
 	}
+	else if (rq->listening)
+		events_forget_stream();
 	/* Whatever became of the request, the next one must not see its claims. */
 	request_clear_settings(&rq->rd);
 }
