@@ -334,7 +334,7 @@ ws_first_phase(RequestData *rd, SPITupleTable *rows, EventsListen *listen)
 		Async_Listen(listen->channels[i]);
 	restricted = row_senders(rows, &senders, &nsenders);
 	first = column_text(rows, 0, column_of(rows->tupdesc, "body"));
-	if (first != NULL && !ws_text_ok(first, strlen(first)))
+	if (first != NULL && ws_text_check(first, strlen(first)) != WS_TEXT_OK)
 		ereport(ERROR,
 				(errcode(ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
 				 errmsg("a WebSocket's first message must be UTF-8 text")));

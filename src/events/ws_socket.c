@@ -129,25 +129,31 @@ ws_define_settings(void)
 							NULL, NULL, NULL);
 }
 
-/* Whether data is UTF-8 (RFC 3629: no surrogates, no overlongs) without NUL. */
-bool
-ws_text_ok(const char *data, size_t len)
+/* Whether data is UTF-8 (RFC 3629: no surrogates, no overlongs), and has a NUL. */
+WsTextCheck
+ws_text_check(const char *data, size_t len)
 {
 	const unsigned char *s = (const unsigned char *) data;
+	bool		nul = false;
 
 	while (len > 0)
 	{
 		int			l;
 
 		if (*s == 0)
-			return false;
+		{
+			nul = true;
+			s++;
+			len--;
+			continue;
+		}
 		l = pg_utf_mblen(s);
 		if ((size_t) l > len || !pg_utf8_islegal(s, l))
-			return false;
+			return WS_TEXT_INVALID;
 		s += l;
 		len -= l;
 	}
-	return true;
+	return nul ? WS_TEXT_NUL : WS_TEXT_OK;
 }
 
 /* A new connection id: the worker's process id, then a count. */
@@ -292,15 +298,17 @@ on_ws_message(h2o_websocket_conn_t *conn, const struct wslay_event_on_msg_recv_a
 	switch (arg->opcode)
 	{
 		case WSLAY_TEXT_FRAME:
-			if (!ws_text_ok((const char *) arg->msg, arg->msg_length))
+			switch (ws_text_check((const char *) arg->msg, arg->msg_length))
 			{
-				/* A NUL is valid UTF-8 but no text value can hold it. */
-				if (memchr(arg->msg, '\0', arg->msg_length) != NULL &&
-					pg_verifymbstr((const char *) arg->msg, arg->msg_length, true))
-					close_with(ws, WS_CLOSE_UNSUPPORTED, "text with NUL");
-				else
+				case WS_TEXT_INVALID:
 					close_with(ws, WS_CLOSE_INVALID_DATA, "invalid UTF-8");
-				return;
+					return;
+				case WS_TEXT_NUL:
+					/* Valid UTF-8, but no text value can hold it. */
+					close_with(ws, WS_CLOSE_UNSUPPORTED, "text with NUL");
+					return;
+				case WS_TEXT_OK:
+					break;
 			}
 			/* FALLTHROUGH */
 		case WSLAY_BINARY_FRAME:

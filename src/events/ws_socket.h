@@ -139,7 +139,14 @@ extern void ws_call_done(WsCall *call, bool failed);
 /* The worker is stopping: closes every socket with 1001. */
 extern void ws_close_all(void);
 
-/* Whether data (len bytes) is valid UTF-8 without NUL, as a text message must be. */
-extern bool ws_text_ok(const char *data, size_t len);
+/* What a text message is: UTF-8 (RFC 3629), and whether it has a NUL. */
+typedef enum WsTextCheck
+{
+	WS_TEXT_OK,
+	WS_TEXT_NUL,				/* valid, but Postgres' text cannot hold it */
+	WS_TEXT_INVALID
+} WsTextCheck;
+
+extern WsTextCheck ws_text_check(const char *data, size_t len);
 
 #endif
