@@ -6,10 +6,10 @@
  * socket to a wslay context, which does the framing: it refuses unmasked
  * client frames, reserved bits and opcodes, bad control frames and bad
  * close codes (closing with 1002), reassembles fragmented messages and
- * closes with 1009 one longer than webgres.websocket_max_message, answers
- * pings and echoes a close.  What it lacks is added here: text messages
- * are checked to be UTF-8 (1007; a NUL, which Postgres' text cannot hold,
- * is refused with 1003), a client that sends nothing is pinged and, silent
+ * closes with 1009 one longer than webgres.websocket_max_message, closes
+ * with 1007 a text message that is not UTF-8, answers pings and echoes a
+ * close.  What it lacks is added here: a NUL in a text message, valid
+ * UTF-8 that Postgres' text cannot hold, is refused with 1003, a client that sends nothing is pinged and, silent
  * for webgres.websocket_idle_timeout, closed (1001), a token's expiry
  * closes its socket (1008), and a client that does not read what it is sent
  * (more than webgres.sse_buffer_limit unsent for a second) is cut off with
@@ -298,17 +298,11 @@ on_ws_message(h2o_websocket_conn_t *conn, const struct wslay_event_on_msg_recv_a
 	switch (arg->opcode)
 	{
 		case WSLAY_TEXT_FRAME:
-			switch (ws_text_check((const char *) arg->msg, arg->msg_length))
+			/* wslay checked it is UTF-8 (1007); a NUL is, but no text value can hold it. */
+			if (memchr(arg->msg, '\0', arg->msg_length) != NULL)
 			{
-				case WS_TEXT_INVALID:
-					close_with(ws, WS_CLOSE_INVALID_DATA, "invalid UTF-8");
-					return;
-				case WS_TEXT_NUL:
-					/* Valid UTF-8, but no text value can hold it. */
-					close_with(ws, WS_CLOSE_UNSUPPORTED, "text with NUL");
-					return;
-				case WS_TEXT_OK:
-					break;
+				close_with(ws, WS_CLOSE_UNSUPPORTED, "text with NUL");
+				return;
 			}
 			/* FALLTHROUGH */
 		case WSLAY_BINARY_FRAME:

@@ -148,9 +148,13 @@ $c->wait_close;
 # ---- a slow handler holds up neither HTTP nor another socket ----
 my $slow = WsClient->open($port, '/slow');
 $slow->send_text('3');
+ok(WebgresTest::poll_until(sub {
+	$node->safe_psql('postgres', q{SELECT count(*) FROM pg_stat_activity
+		WHERE query LIKE '%pg_sleep($2::float)%' AND pid <> pg_backend_pid()}) == 1 }),
+	'the slow message handler is running');
+my $t0 = time;
 my $other = WsClient->open($port, '/echo');
 is(($other->next_message // {})->{payload}, 'hello authenticator', 'another socket opens meanwhile');
-my $t0 = time;
 $other->send_text('quick');
 is(($other->next_message // {})->{payload}, 'echo: quick', 'and is answered meanwhile');
 my $r = WebgresTest::http_get($port, '/ping');
