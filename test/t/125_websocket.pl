@@ -124,6 +124,15 @@ $node->psql('postgres', q{INSERT INTO webgres.routes (method, path, handler, upg
 	VALUES ('POST', '/x', 'SELECT 1', 'websocket')}, stderr => \my $err);
 like($err, qr/routes_upgrade_method_check/, 'a WebSocket route must be a GET route');
 
+# ---- OpenAPI marks upgrade routes ----
+is($node->safe_psql('postgres', q{
+	SELECT concat_ws(' ', o->>'x-webgres-upgrade', o->'responses' ? '101', o->'responses' ? '200')
+	FROM webgres.openapi() AS d, jsonb_extract_path(d, 'paths', '/echo', 'get') AS o}),
+	'websocket t f', 'OpenAPI marks a WebSocket route (x-webgres-upgrade, 101)');
+is($node->safe_psql('postgres', q{
+	SELECT webgres.openapi() #> '{paths,/ping,get}' ? 'x-webgres-upgrade'}),
+	'f', '... and no other');
+
 # ---- roles and claims ----
 my $token = $node->safe_psql('postgres',
 	q{SELECT webgres.jwt_sign('{"role":"alice","sub":"u1"}', '1 hour')});
