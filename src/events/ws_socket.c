@@ -45,6 +45,9 @@
 /* How often the sweep looks at every socket (pings, idle, expiry, stalls). */
 #define WS_SWEEP_MS 1000
 
+/* How long a worker that is stopping waits for its sockets' closes to go out. */
+#define WS_END_WAIT_MS 1000
+
 /* How long a socket that sent its close waits for the client's. */
 #define WS_CLOSE_WAIT_MS 2000
 
@@ -514,22 +517,38 @@ on_sweep(h2o_timeout_entry_t *entry)
 	h2o_timeout_link(loop, &sweep_timeout, &sweep_entry);
 }
 
-/* Closes every socket with 1001 (the worker is stopping) and sends the closes. */
-void
-ws_close_all(void)
+/* Whether some socket has bytes to send or a write in flight. */
+static bool
+sockets_writing(void)
 {
-	dlist_mutable_iter iter;
+	dlist_iter	iter;
 
-	dlist_foreach_modify(iter, &all_sockets)
+	dlist_foreach(iter, &all_sockets)
 	{
 		WsSocket   *ws = dlist_container(WsSocket, node, iter.cur);
 
-		if (ws->conn != NULL && ws->conn->sock != NULL)
-		{
-			close_with(ws, WS_CLOSE_GOING_AWAY, "server stopping");
-			h2o_websocket_proceed(ws->conn);
-		}
+		if (ws->conn != NULL && ws->conn->sock != NULL &&
+			(wslay_event_want_write(ws->conn->ws_ctx) || h2o_socket_is_writing(ws->conn->sock)))
+			return true;
 	}
+	return false;
+}
+
+/* Closes every socket with 1001 (the worker is stopping) and waits (bounded) for the closes to go out. */
+void
+ws_close_all(void)
+{
+	dlist_iter	iter;
+	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), WS_END_WAIT_MS);
+
+	dlist_foreach(iter, &all_sockets)
+	{
+		WsSocket   *ws = dlist_container(WsSocket, node, iter.cur);
+
+		close_with(ws, WS_CLOSE_GOING_AWAY, "server stopping");
+	}
+	while (sockets_writing() && GetCurrentTimestamp() < deadline)
+		h2o_evloop_run(loop, 50);
 }
 
 /* Sets up the sweep; once per worker. */

@@ -152,4 +152,11 @@ $c->send_close();
 is($c->wait_close, 1005, 'a close without a code is answered without one');
 serves('every test');
 
+# ---- a worker that stops closes its sockets with 1001 ----
+$c = echo_socket();
+$c->send_text('before');
+is(($c->next_message // {})->{payload}, 'before', 'a socket open as the server stops');
+$node->stop('fast');
+is($c->wait_close(10), 1001, 'is closed with 1001 (going away)');
+
 done_testing();
