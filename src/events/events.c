@@ -633,6 +633,8 @@ events_start_stream(h2o_req_t *req)
 						  pending.first, pending.firstlen, on_socket_gone, es);
 		if (pending.expires_at > 0)
 			ws_set_expiry(es->ws, pending.expires_at);
+		/* Closed when the owner may no longer become its role, or the secret changes. */
+		ws_set_identity(es->ws, pending.authenticator, pending.run_as, pending.secret_generation);
 		pfree(pending.first);
 		pending.first = NULL;
 		return;

@@ -81,6 +81,9 @@ struct WsSocket
 	TimestampTz last_ping;
 	TimestampTz over_since;
 	int64		expires_at;		/* seconds since 1970; 0: never */
+	Oid			auth_owner;		/* the route owner that chose auth_role; invalid: none */
+	Oid			auth_role;
+	uint64		secret_generation;	/* of the HS secret that signed its token; 0: none */
 	h2o_timeout_entry_t flush_due;	/* linked while bytes wait for the loop */
 	h2o_timeout_entry_t dispatch_due;	/* linked while a call may start */
 	WsGoneCallback gone;
@@ -89,6 +92,7 @@ struct WsSocket
 
 static dlist_head all_sockets = DLIST_STATIC_INIT(all_sockets);
 static int	nover = 0;			/* sockets with over set */
+static int	nidentified = 0;	/* open sockets with auth_owner or secret_generation set */
 static uint32 conn_counter = 0;
 static MemoryContext ws_cxt;
 static h2o_loop_t *loop;
@@ -274,6 +278,8 @@ transport_gone(WsSocket *ws)
 	if (ws->over)
 		nover--;
 	ws->over = false;
+	if (OidIsValid(ws->auth_owner) || ws->secret_generation != 0)
+		nidentified--;
 	ws->conn = NULL;
 	h2o_websocket_close(conn);
 	if (ws->gone != NULL)
@@ -427,6 +433,73 @@ void
 ws_set_expiry(WsSocket *ws, int64 expires_at)
 {
 	ws->expires_at = expires_at;
+}
+
+/* Notes the route owner and the role it chose, and the HS secret's generation (0: none). */
+void
+ws_set_identity(WsSocket *ws, Oid owner, Oid role, uint64 secret_generation)
+{
+	if (ws->conn == NULL || (!OidIsValid(owner) && secret_generation == 0))
+		return;
+	ws->auth_owner = owner;
+	ws->auth_role = role;
+	ws->secret_generation = secret_generation;
+	nidentified++;
+}
+
+/* How many open sockets were opened as a role or with an HS-signed token. */
+int
+ws_identified_sockets(void)
+{
+	return nidentified;
+}
+
+/* Closes with 1008 the sockets whose owner may no longer become their role. */
+int
+ws_end_unauthorised(bool (*allowed) (Oid owner, Oid role))
+{
+	dlist_iter	iter;
+	int			ended = 0;
+
+	dlist_foreach(iter, &all_sockets)
+	{
+		WsSocket   *ws = dlist_container(WsSocket, node, iter.cur);
+
+		if (ws->conn == NULL || ws->closing || !OidIsValid(ws->auth_owner) ||
+			allowed(ws->auth_owner, ws->auth_role))
+			continue;
+		close_with(ws, WS_CLOSE_POLICY, "role no longer allowed");
+		ended++;
+	}
+	if (ended > 0)
+		ereport(LOG,
+				(errmsg("webgres closes %d WebSocket(s) whose role may no longer be used by the route's owner",
+						ended)));
+	return ended;
+}
+
+/* Closes with 1008 the sockets opened with a token signed by another HS secret. */
+int
+ws_end_secret_changed(uint64 current)
+{
+	dlist_iter	iter;
+	int			ended = 0;
+
+	dlist_foreach(iter, &all_sockets)
+	{
+		WsSocket   *ws = dlist_container(WsSocket, node, iter.cur);
+
+		if (ws->conn == NULL || ws->closing || ws->secret_generation == 0 ||
+			ws->secret_generation == current)
+			continue;
+		close_with(ws, WS_CLOSE_POLICY, "token's secret changed");
+		ended++;
+	}
+	if (ended > 0)
+		ereport(LOG,
+				(errmsg("webgres closes %d WebSocket(s) opened with a token signed by a JWT secret that has changed",
+						ended)));
+	return ended;
 }
 
 /* Copies a string into cxt; NULL stays NULL. */

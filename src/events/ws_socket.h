@@ -124,6 +124,24 @@ extern WsSocket *ws_start(struct st_h2o_req_t *req, const char *key, const WsHan
 /* Closes the socket with code at expires_at (seconds since 1970): its token's end. */
 extern void ws_set_expiry(WsSocket *ws, int64 expires_at);
 
+/*
+ * Notes that the socket was opened as role, which route owner owner was
+ * allowed to become (InvalidOid: no token), with a token signed by the HS
+ * secret of that generation (0: none), for the checks below.
+ */
+extern void ws_set_identity(WsSocket *ws, Oid owner, Oid role, uint64 secret_generation);
+
+/* How many open sockets ws_set_identity() noted. */
+extern int	ws_identified_sockets(void);
+
+/*
+ * Closes with 1008 every socket opened as a role that allowed(owner, role)
+ * no longer allows, or with a token signed by an HS secret of a generation
+ * other than current; each returns how many (and logs them).
+ */
+extern int	ws_end_unauthorised(bool (*allowed) (Oid owner, Oid role));
+extern int	ws_end_secret_changed(uint64 current);
+
 /* Sends a text message (a notification), unless the socket is closing. */
 extern void ws_push_text(WsSocket *ws, const char *data, size_t len);
 

@@ -35,6 +35,7 @@
 #include "message/errors.h"
 #include "events/events.h"
 #include "events/sse.h"
+#include "events/ws_socket.h"
 #include "handler/handler.h"
 #include "handler/plan_clock.h"
 #include "handler/stream.h"
@@ -1152,7 +1153,7 @@ check_stream_roles(void)
 	MemoryContext oldcxt = CurrentMemoryContext;
 	TimestampTz now;
 
-	if (sse_identified_streams() == 0)
+	if (sse_identified_streams() == 0 && ws_identified_sockets() == 0)
 		return;
 	now = GetCurrentTimestamp();
 	if (now - checked_at < STREAM_ROLE_CHECK_MS * 1000)
@@ -1167,6 +1168,7 @@ check_stream_roles(void)
 			ereport(LOG,
 					(errmsg("webgres ends %d event stream(s) opened with a token signed by a JWT secret that has changed",
 							stale)));
+		(void) ws_end_secret_changed(jwt_secret_generation());
 		StartTransactionCommand();
 		if (auth_role_generation() != checked_generation)
 		{
@@ -1177,6 +1179,7 @@ check_stream_roles(void)
 				ereport(LOG,
 						(errmsg("webgres ends %d event stream(s) whose role may no longer be used by the route's owner",
 								ended)));
+			(void) ws_end_unauthorised(auth_role_allowed);
 		}
 		CommitTransactionCommand();
 	}

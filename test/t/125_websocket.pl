@@ -143,6 +143,15 @@ is(($c->next_message // {})->{payload}, 'alice u1 true',
 	"messages run as the token's role, with request.jwt.claims and the connection's id");
 $c->send_close(1000);
 $c->wait_close;
+$c = WsClient->open($port, '/who', headers => { Authorization => "Bearer $token" });
+$node->safe_psql('postgres', 'REVOKE alice FROM authenticator');
+is($c->wait_close(10), 1008, "closed with 1008 once the owner may no longer become the token's role");
+$node->safe_psql('postgres', 'GRANT alice TO authenticator');
+$c = WsClient->open($port, '/who', headers => { Authorization => "Bearer $token" });
+is($c->{status}, 101, 'open again once it may');
+$node->safe_psql('postgres', q{ALTER SYSTEM SET webgres.jwt_secret = 'another-test-secret-of-at-least-32-bytes!';
+	SELECT pg_reload_conf()});
+is($c->wait_close(10), 1008, 'closed with 1008 once the secret that signed its token changes');
 
 # ---- NOTIFY to the socket ----
 $c = WsClient->open($port, '/room/lobby');
