@@ -15,7 +15,7 @@ ALTER TABLE webgres.routes
 	ADD COLUMN on_message text,
 	ADD COLUMN on_close text,
 	ADD CONSTRAINT routes_upgrade_method_check
-		CHECK (upgrade IS NULL OR method = 'GET'),
+		CHECK (upgrade IS NULL OR (method = 'GET' AND mode <> 'stream')),
 	ADD CONSTRAINT routes_upgrade_handlers_check
 		CHECK (upgrade IS NOT NULL OR (on_message IS NULL AND on_close IS NULL));
 COMMENT ON COLUMN webgres.routes.upgrade IS

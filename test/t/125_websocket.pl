@@ -123,6 +123,15 @@ is($c->{status}, 404, '... or any other');
 $node->psql('postgres', q{INSERT INTO webgres.routes (method, path, handler, upgrade)
 	VALUES ('POST', '/x', 'SELECT 1', 'websocket')}, stderr => \my $err);
 like($err, qr/routes_upgrade_method_check/, 'a WebSocket route must be a GET route');
+$node->psql('postgres', q{INSERT INTO webgres.routes (method, path, handler, upgrade, mode)
+	VALUES ('GET', '/x', 'SELECT 1', 'websocket', 'stream')}, stderr => \$err);
+like($err, qr/routes_upgrade_method_check/, '... not in mode stream');
+$node->psql('postgres', q{INSERT INTO webgres.routes (method, path, handler, upgrade, on_message)
+	VALUES ('GET', '/x', 'SELECT 1', 'websocket', 'SELECT nosuchcolumn')}, stderr => \$err);
+like($err, qr/nosuchcolumn/, 'on_message is checked when the route is saved');
+$node->psql('postgres', q{INSERT INTO webgres.routes (method, path, handler, on_message)
+	VALUES ('GET', '/x', 'SELECT 1 AS body', 'SELECT 1')}, stderr => \$err);
+like($err, qr/routes_upgrade_handlers_check/, 'only a WebSocket route has on_message');
 
 # ---- OpenAPI marks upgrade routes ----
 is($node->safe_psql('postgres', q{
