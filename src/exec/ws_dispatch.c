@@ -45,13 +45,12 @@
 #include "exec/handoff.h"
 #include "exec/handoff_frame.h"
 #include "events/ws_socket.h"
+#include "parse/ws_call_decode.h"
 #include "common/settings.h"
 
-/* A string's length that stands for NULL. */
-#define WS_NULL_STRING 0xFFFFFFFFu
-
-/* Most settings a call carries (the request's: message/request.h). */
-#define WS_MAX_CALL_SETTINGS 16
+/* A string's length that stands for NULL, and most settings a call carries. */
+#define WS_NULL_STRING WS_CALL_NULL_STRING
+#define WS_MAX_CALL_SETTINGS WS_CALL_MAX_SETTINGS
 
 /* Largest answer frame a worker takes from an executor. */
 #define WS_MAX_REPLY_FRAME ((uint32) (64 * 1024 * 1024))
@@ -152,85 +151,43 @@ put_call(StringInfo buf, const WsCall *call)
 
 /* ---- decoding ---- */
 
-typedef struct Reader
-{
-	const char *p;
-	uint32		left;
-	bool		ok;
-} Reader;
-
-/* Reads a big-endian 32-bit integer; 0 (and !ok) past the end. */
-static uint32
-get_u32(Reader *r)
-{
-	uint32		n;
-
-	if (!r->ok || r->left < 4)
-	{
-		r->ok = false;
-		return 0;
-	}
-	memcpy(&n, r->p, 4);
-	r->p += 4;
-	r->left -= 4;
-	return ntohl(n);
-}
-
-/* Reads a string into a NUL-terminated palloc'd copy; NULL for NULL. */
+/* A string of a decoded call, NUL-terminated in the current memory context. */
 static char *
-get_str(Reader *r, uint32 *len)
+copy_str(WsCallString s)
 {
-	uint32		n = get_u32(r);
-	char	   *s;
-
-	if (!r->ok || n == WS_NULL_STRING)
-		return NULL;
-	if (n > r->left)
-	{
-		r->ok = false;
-		return NULL;
-	}
-	s = palloc(n + 1);
-	memcpy(s, r->p, n);
-	s[n] = '\0';
-	r->p += n;
-	r->left -= n;
-	if (len)
-		*len = n;
-	return s;
+	return s.base == NULL ? NULL : pnstrdup(s.base, s.len);
 }
 
-/* Decodes a WS_FRAME_CALL payload; false if it is malformed. */
+/*
+ * Decodes a WS_FRAME_CALL payload (parse/ws_call_decode.c checks every
+ * length) into c; false if it is malformed.
+ */
 static bool
 get_call(const char *payload, uint32 len, WsCallSpec *c)
 {
-	Reader		r = {payload, len, true};
-	uint64		hi;
+	WsCallFields f;
 
-	if (len < 1)
+	if (!ws_call_decode(payload, len, &f))
 		return false;
-	c->kind = *r.p++;
-	r.left--;
-	hi = get_u32(&r);
-	c->conn_id = (int64) ((hi << 32) | get_u32(&r));
-	c->close_code = (int32) get_u32(&r);
-	c->role = (Oid) get_u32(&r);
-	c->timeout_ms = (int32) get_u32(&r);
-	c->search_path = get_str(&r, NULL);
-	c->sql = get_str(&r, NULL);
-	c->nsettings = (int) get_u32(&r);
-	if (!r.ok || c->sql == NULL || c->nsettings < 0 || c->nsettings > WS_MAX_CALL_SETTINGS ||
-		(c->kind != WS_CALL_TEXT && c->kind != WS_CALL_BINARY && c->kind != WS_CALL_CLOSE))
-		return false;
+	c->kind = f.kind;
+	c->conn_id = f.conn_id;
+	c->close_code = f.close_code;
+	c->role = (Oid) f.role;
+	c->timeout_ms = f.timeout_ms;
+	c->search_path = copy_str(f.search_path);
+	c->sql = copy_str(f.sql);
+	c->nsettings = (int) f.nsettings;
 	for (int i = 0; i < c->nsettings; i++)
 	{
-		c->names[i] = get_str(&r, NULL);
-		c->values[i] = get_str(&r, NULL);
-		if (c->names[i] == NULL || c->values[i] == NULL)
-			return false;
+		c->names[i] = copy_str(f.names[i]);
+		c->values[i] = copy_str(f.values[i]);
 	}
-	c->data = get_str(&r, &c->datalen);
-	return r.ok && c->data != NULL && r.left == 0;
+	/* The message keeps its length: binary may hold NULs. */
+	c->data = palloc(f.data.len + 1);
+	memcpy(c->data, f.data.base, f.data.len);
+	c->data[f.data.len] = '\0';
+	c->datalen = f.data.len;
+	return true;
 }
 
 /* ---- running a call ---- */
