@@ -134,6 +134,7 @@ static struct
 	Oid			authenticator;	/* the route owner that chose run_as; invalid: none */
 	Oid			run_as;			/* the role the stream's handler ran as */
 	uint64		secret_generation;	/* of the HS secret that signed its token; 0: none */
+	uint64		keys_generation;	/* of the keys file that verified it; 0: none */
 	bool		websocket;		/* a WebSocket, made ready by phase 1 */
 	const char *ws_key;			/* its Sec-WebSocket-Key, in the request's memory */
 	WsHandlers	ws_handlers;	/* what its handlers run with, in the request's memory */
@@ -347,6 +348,7 @@ ws_first_phase(RequestData *rd, SPITupleTable *rows, EventsListen *listen)
 	pending.authenticator = rd->authenticator;
 	pending.run_as = rd->run_as;
 	pending.secret_generation = rd->secret_generation;
+	pending.keys_generation = rd->keys_generation;
 	pending.websocket = true;
 	pending.ws_key = open->key;
 	pending.ws_handlers.conn_id = open->conn_id;
@@ -611,8 +613,12 @@ events_second_phase(RequestData *rd, const EventsListen *listen, SPITupleTable *
 	/* Opened as a role: it ends when the route's owner may no longer become it. */
 	pending.authenticator = rd->authenticator;
 	pending.run_as = rd->run_as;
-	/* Opened with an HS-signed token: it ends when the secret changes. */
+	/*
+	 * Opened with an HS-signed token: it ends when the secret changes; with
+	 * one the keys file verified: when the file's keys change.
+	 */
 	pending.secret_generation = rd->secret_generation;
+	pending.keys_generation = rd->keys_generation;
 	/* A stream only listened to what both phases returned. */
 	unlisten_due = true;
 	return true;
@@ -634,7 +640,8 @@ events_start_stream(h2o_req_t *req)
 		if (pending.expires_at > 0)
 			ws_set_expiry(es->ws, pending.expires_at);
 		/* Closed when the owner may no longer become its role, or the secret changes. */
-		ws_set_identity(es->ws, pending.authenticator, pending.run_as, pending.secret_generation);
+		ws_set_identity(es->ws, pending.authenticator, pending.run_as, pending.secret_generation,
+						pending.keys_generation);
 		pfree(pending.first);
 		pending.first = NULL;
 		return;
@@ -645,8 +652,8 @@ events_start_stream(h2o_req_t *req)
 	/* Opened as a role: it ends when the route's owner may no longer become it. */
 	if (OidIsValid(pending.authenticator))
 		sse_set_identity(es->sse, pending.authenticator, pending.run_as);
-	if (pending.secret_generation != 0)
-		sse_set_secret_generation(es->sse, pending.secret_generation);
+	if (pending.secret_generation != 0 || pending.keys_generation != 0)
+		sse_set_signer(es->sse, pending.secret_generation, pending.keys_generation);
 	pfree(pending.first);
 	pending.first = NULL;
 }

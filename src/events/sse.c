@@ -83,7 +83,9 @@ struct SseStream
 								 * (sse_set_identity); invalid: none */
 	Oid			auth_role;		/* that role */
 	uint64		secret_generation;	/* of the HS secret that signed its token
-									 * (sse_set_secret_generation); 0: none */
+									 * (sse_set_signer); 0: none */
+	uint64		keys_generation;	/* of the keys file that verified it
+									 * (sse_set_signer); 0: none */
 	SseCloseCallback on_close;
 	void	   *arg;
 };
@@ -377,19 +379,21 @@ sse_set_identity(SseStream *s, Oid owner, Oid role)
 	s->auth_role = role;
 }
 
-/* Notes the generation of the HS secret that signed the stream's token. */
+/* Notes what verified the stream's token: see sse.h. */
 void
-sse_set_secret_generation(SseStream *s, uint64 generation)
+sse_set_signer(SseStream *s, uint64 secret_generation, uint64 keys_generation)
 {
-	s->secret_generation = generation;
+	s->secret_generation = secret_generation;
+	s->keys_generation = keys_generation;
 }
 
 /*
  * Ends, cleanly, the streams opened with a token signed by an HS secret
- * other than the current one (its generation is current); how many.
+ * other than the current one, or verified with keys of a keys file whose
+ * content has changed since; how many.
  */
 int
-sse_end_secret_changed(uint64 current)
+sse_end_signer_changed(uint64 secret_current, uint64 keys_current)
 {
 	dlist_mutable_iter iter;
 	int			ended = 0;
@@ -398,9 +402,10 @@ sse_end_secret_changed(uint64 current)
 	{
 		SseStream  *s = dlist_container(SseStream, node, iter.cur);
 
-		if (s->secret_generation == 0 || s->dropped || s->ending)
+		if (s->dropped || s->ending)
 			continue;
-		if (s->secret_generation != current)
+		if ((s->secret_generation != 0 && s->secret_generation != secret_current) ||
+			(s->keys_generation != 0 && s->keys_generation != keys_current))
 		{
 			end_cleanly(s);
 			ended++;

@@ -51,18 +51,19 @@ extern void sse_set_expiry(SseStream *stream, int64 expires_at);
 extern void sse_set_identity(SseStream *stream, Oid owner, Oid role);
 
 /*
- * Notes that the stream's token was signed with the HS secret of that
- * generation (never 0): sse_end_secret_changed() ends it once the secret
- * changes.
+ * Notes what verified the stream's token: the HS secret of generation
+ * secret_generation, or the keys file of generation keys_generation (the
+ * other is 0): sse_end_signer_changed() ends it once that changes.
  */
-extern void sse_set_secret_generation(SseStream *stream, uint64 generation);
+extern void sse_set_signer(SseStream *stream, uint64 secret_generation,
+						   uint64 keys_generation);
 
 /*
  * Ends cleanly, on the loop's next pass, every stream whose token was
- * signed with an HS secret of a generation other than current; returns how
- * many.
+ * verified with an HS secret or a keys file of a generation other than the
+ * current one; returns how many.
  */
-extern int	sse_end_secret_changed(uint64 current);
+extern int	sse_end_signer_changed(uint64 secret_current, uint64 keys_current);
 
 /* How many open streams were opened as a role (sse_set_identity). */
 extern int	sse_identified_streams(void);

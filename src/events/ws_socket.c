@@ -84,6 +84,7 @@ struct WsSocket
 	Oid			auth_owner;		/* the route owner that chose auth_role; invalid: none */
 	Oid			auth_role;
 	uint64		secret_generation;	/* of the HS secret that signed its token; 0: none */
+	uint64		keys_generation;	/* of the keys file that verified it; 0: none */
 	h2o_timeout_entry_t flush_due;	/* linked while bytes wait for the loop */
 	h2o_timeout_entry_t dispatch_due;	/* linked while a call may start */
 	WsGoneCallback gone;
@@ -278,7 +279,7 @@ transport_gone(WsSocket *ws)
 	if (ws->over)
 		nover--;
 	ws->over = false;
-	if (OidIsValid(ws->auth_owner) || ws->secret_generation != 0)
+	if (OidIsValid(ws->auth_owner) || ws->secret_generation != 0 || ws->keys_generation != 0)
 		nidentified--;
 	ws->conn = NULL;
 	h2o_websocket_close(conn);
@@ -435,15 +436,21 @@ ws_set_expiry(WsSocket *ws, int64 expires_at)
 	ws->expires_at = expires_at;
 }
 
-/* Notes the route owner and the role it chose, and the HS secret's generation (0: none). */
+/*
+ * Notes the route owner and the role it chose, and what verified the
+ * token: the HS secret's or the keys file's generation (0: not that).
+ */
 void
-ws_set_identity(WsSocket *ws, Oid owner, Oid role, uint64 secret_generation)
+ws_set_identity(WsSocket *ws, Oid owner, Oid role, uint64 secret_generation,
+				uint64 keys_generation)
 {
-	if (ws->conn == NULL || (!OidIsValid(owner) && secret_generation == 0))
+	if (ws->conn == NULL ||
+		(!OidIsValid(owner) && secret_generation == 0 && keys_generation == 0))
 		return;
 	ws->auth_owner = owner;
 	ws->auth_role = role;
 	ws->secret_generation = secret_generation;
+	ws->keys_generation = keys_generation;
 	nidentified++;
 }
 
@@ -478,9 +485,9 @@ ws_end_unauthorised(bool (*allowed) (Oid owner, Oid role))
 	return ended;
 }
 
-/* Closes with 1008 the sockets opened with a token signed by another HS secret. */
+/* Closes with 1008 the sockets whose token another HS secret or keys file would not verify. */
 int
-ws_end_secret_changed(uint64 current)
+ws_end_signer_changed(uint64 secret_current, uint64 keys_current)
 {
 	dlist_iter	iter;
 	int			ended = 0;
@@ -489,15 +496,16 @@ ws_end_secret_changed(uint64 current)
 	{
 		WsSocket   *ws = dlist_container(WsSocket, node, iter.cur);
 
-		if (ws->conn == NULL || ws->closing || ws->secret_generation == 0 ||
-			ws->secret_generation == current)
+		if (ws->conn == NULL || ws->closing ||
+			((ws->secret_generation == 0 || ws->secret_generation == secret_current) &&
+			 (ws->keys_generation == 0 || ws->keys_generation == keys_current)))
 			continue;
-		close_with(ws, WS_CLOSE_POLICY, "token's secret changed");
+		close_with(ws, WS_CLOSE_POLICY, "token's secret or keys changed");
 		ended++;
 	}
 	if (ended > 0)
 		ereport(LOG,
-				(errmsg("webgres closes %d WebSocket(s) opened with a token signed by a JWT secret that has changed",
+				(errmsg("webgres closes %d WebSocket(s) opened with a token whose JWT secret or keys have changed",
 						ended)));
 	return ended;
 }

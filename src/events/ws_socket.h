@@ -126,21 +126,24 @@ extern void ws_set_expiry(WsSocket *ws, int64 expires_at);
 
 /*
  * Notes that the socket was opened as role, which route owner owner was
- * allowed to become (InvalidOid: no token), with a token signed by the HS
- * secret of that generation (0: none), for the checks below.
+ * allowed to become (InvalidOid: no token), with a token the HS secret of
+ * generation secret_generation signed or the keys file of generation
+ * keys_generation verified (0: not that), for the checks below.
  */
-extern void ws_set_identity(WsSocket *ws, Oid owner, Oid role, uint64 secret_generation);
+extern void ws_set_identity(WsSocket *ws, Oid owner, Oid role, uint64 secret_generation,
+							uint64 keys_generation);
 
 /* How many open sockets ws_set_identity() noted. */
 extern int	ws_identified_sockets(void);
 
 /*
  * Closes with 1008 every socket opened as a role that allowed(owner, role)
- * no longer allows, or with a token signed by an HS secret of a generation
- * other than current; each returns how many (and logs them).
+ * no longer allows, or with a token verified by an HS secret or a keys file
+ * of a generation other than the current one; each returns how many (and
+ * logs them).
  */
 extern int	ws_end_unauthorised(bool (*allowed) (Oid owner, Oid role));
-extern int	ws_end_secret_changed(uint64 current);
+extern int	ws_end_signer_changed(uint64 secret_current, uint64 keys_current);
 
 /* Sends a text message (a notification), unless the socket is closing. */
 extern void ws_push_text(WsSocket *ws, const char *data, size_t len);

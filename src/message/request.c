@@ -200,6 +200,7 @@ request_init(RequestData *rd, h2o_req_t *req, MemoryContext cxt)
 	rd->claims = NULL;
 	rd->expires_at = 0;
 	rd->secret_generation = 0;
+	rd->keys_generation = 0;
 	rd->nsettings = 0;
 	rd->upgrade = NULL;
 	rd->params = makeParamList(REQ_NPARAMS);
@@ -230,6 +231,7 @@ request_set_identity(RequestData *rd, Oid run_as, const char *claims)
 	rd->authenticator = InvalidOid;
 	rd->expires_at = 0;
 	rd->secret_generation = 0;
+	rd->keys_generation = 0;
 	if (rd->claims != claims)
 		rd->fetched &= ~(1u << REQ_CLAIMS);
 	rd->claims = claims;

@@ -52,6 +52,8 @@ typedef struct RequestData
 	int64		expires_at;		/* when the token expires (seconds since 1970); 0: never */
 	uint64		secret_generation;	/* of the HS secret that signed the token
 									 * (auth.c); 0: no HS-signed token */
+	uint64		keys_generation;	/* of the keys file that verified the
+									 * token (auth.c); 0: none did */
 	struct WsOpen *upgrade;		/* a WebSocket's upgrade (events/ws_socket.h); NULL: none */
 	int			nsettings;		/* settings its handlers run with */
 	const char *setting_names[REQ_MAX_SETTINGS];

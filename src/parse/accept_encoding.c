@@ -10,53 +10,7 @@
 
 #include <string.h>
 
-/* Whether c is optional whitespace (RFC 9110 5.6.3). */
-static bool
-is_ows(char c)
-{
-	return c == ' ' || c == '\t';
-}
-
-/* Case-insensitive comparison of [s, s + len) with the lower-case word w. */
-static bool
-word_is(const char *s, size_t len, const char *w)
-{
-	if (strlen(w) != len)
-		return false;
-	for (size_t i = 0; i < len; i++)
-	{
-		char		c = s[i];
-
-		if (c >= 'A' && c <= 'Z')
-			c += 'a' - 'A';
-		if (c != w[i])
-			return false;
-	}
-	return true;
-}
-
-/*
- * Whether a qvalue ("0", "0.000" .. "1", "1.000") is above zero; false for
- * anything malformed.
- */
-static bool
-qvalue_positive(const char *s, size_t len)
-{
-	if (len == 0 || len > 5 || (s[0] != '0' && s[0] != '1'))
-		return false;
-	if (len > 1 && s[1] != '.')
-		return false;
-	for (size_t i = 2; i < len; i++)
-	{
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-		if (s[0] == '1' && s[i] != '0')
-			return false;
-		if (s[i] != '0')
-			return true;
-	}
-	return s[0] == '1';
-}
+#include "parse/http_tokens.h"
 
 /*
  * Reads one list element [s, s + len): a coding and its parameters.
@@ -70,19 +24,19 @@ element_is_gzip(const char *s, size_t len, bool *positive)
 	size_t		start;
 
 	*positive = true;
-	while (i < len && is_ows(s[i]))
+	while (i < len && http_is_ows(s[i]))
 		i++;
 	start = i;
-	while (i < len && s[i] != ';' && !is_ows(s[i]))
+	while (i < len && s[i] != ';' && !http_is_ows(s[i]))
 		i++;
-	if (!word_is(s + start, i - start, "gzip"))
+	if (!http_word_is(s + start, i - start, "gzip"))
 		return false;
 	while (i < len)
 	{
 		size_t		pstart;
 		size_t		eq;
 
-		while (i < len && (is_ows(s[i]) || s[i] == ';'))
+		while (i < len && (http_is_ows(s[i]) || s[i] == ';'))
 			i++;
 		pstart = i;
 		while (i < len && s[i] != ';')
@@ -90,13 +44,13 @@ element_is_gzip(const char *s, size_t len, bool *positive)
 		/* A parameter: name=value, with no whitespace around '='. */
 		for (eq = pstart; eq < i && s[eq] != '='; eq++)
 			;
-		if (eq < i && word_is(s + pstart, eq - pstart, "q"))
+		if (eq < i && http_word_is(s + pstart, eq - pstart, "q"))
 		{
 			size_t		vend = i;
 
-			while (vend > eq + 1 && is_ows(s[vend - 1]))
+			while (vend > eq + 1 && http_is_ows(s[vend - 1]))
 				vend--;
-			*positive = qvalue_positive(s + eq + 1, vend - eq - 1);
+			*positive = http_qvalue(s + eq + 1, vend - eq - 1) > 0;
 		}
 	}
 	return true;

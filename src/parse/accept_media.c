@@ -8,61 +8,16 @@
 
 #include <string.h>
 
-/* Whether c is optional whitespace (RFC 9110 5.6.3). */
-static bool
-is_ows(char c)
-{
-	return c == ' ' || c == '\t';
-}
+#include "parse/http_tokens.h"
 
 /* Trims optional whitespace from both ends of [*s, *s + *len). */
 static void
 trim(const char **s, size_t *len)
 {
-	while (*len > 0 && is_ows(**s))
+	while (*len > 0 && http_is_ows(**s))
 		(*s)++, (*len)--;
-	while (*len > 0 && is_ows((*s)[*len - 1]))
+	while (*len > 0 && http_is_ows((*s)[*len - 1]))
 		(*len)--;
-}
-
-/* Case-insensitive comparison of [s, s + len) with the lower-case word w. */
-static bool
-word_is(const char *s, size_t len, const char *w)
-{
-	if (strlen(w) != len)
-		return false;
-	for (size_t i = 0; i < len; i++)
-	{
-		char		c = s[i];
-
-		if (c >= 'A' && c <= 'Z')
-			c += 'a' - 'A';
-		if (c != w[i])
-			return false;
-	}
-	return true;
-}
-
-/*
- * A qvalue ("0", "0.5", "1.000"; RFC 9110 12.4.2) in thousandths; 0 for
- * anything else.
- */
-static int
-qvalue(const char *s, size_t len)
-{
-	int			q;
-	int			scale = 100;
-
-	if (len == 0 || len > 5 || (s[0] != '0' && s[0] != '1') || (len > 1 && s[1] != '.'))
-		return 0;
-	q = (s[0] - '0') * ACCEPT_Q_ONE;
-	for (size_t i = 2; i < len; i++, scale /= 10)
-	{
-		if (s[i] < '0' || s[i] > '9')
-			return 0;
-		q += (s[i] - '0') * scale;
-	}
-	return q > ACCEPT_Q_ONE ? 0 : q;
 }
 
 /* Scores one media range [s, s + len), trimmed and not empty. */
@@ -96,7 +51,7 @@ score_range(const char *s, size_t len, const AcceptOffer *offers, int noffers,
 			plen = next - p;
 		trim(&p, &plen);
 		if (plen >= 2 && (p[0] == 'q' || p[0] == 'Q') && p[1] == '=')
-			q = qvalue(p + 2, plen - 2);
+			q = http_qvalue(p + 2, plen - 2);
 		semi = next;
 	}
 
@@ -104,13 +59,13 @@ score_range(const char *s, size_t len, const AcceptOffer *offers, int noffers,
 	{
 		int			spec;
 
-		if (word_is(m, typelen, "*") && word_is(slash + 1, sublen, "*"))
+		if (http_word_is(m, typelen, "*") && http_word_is(slash + 1, sublen, "*"))
 			spec = 0;
-		else if (!word_is(m, typelen, offers[f].type))
+		else if (!http_word_is(m, typelen, offers[f].type))
 			continue;
-		else if (word_is(slash + 1, sublen, "*"))
+		else if (http_word_is(slash + 1, sublen, "*"))
 			spec = 1;
-		else if (word_is(slash + 1, sublen, offers[f].subtype))
+		else if (http_word_is(slash + 1, sublen, offers[f].subtype))
 			spec = 2;
 		else
 			continue;

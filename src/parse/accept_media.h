@@ -14,8 +14,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "parse/http_tokens.h"
+
 /* q=1 in thousandths. */
-#define ACCEPT_Q_ONE 1000
+#define ACCEPT_Q_ONE HTTP_Q_ONE
 
 /* A media type on offer, lower case: "application", "json". */
 typedef struct AcceptOffer

@@ -446,6 +446,8 @@ authenticate(h2o_req_t *req, const Route *r, AuthState *st, MemoryContext cxt)
 	st->exp = entry->times.exp;
 	/* The cache holds only tokens verified under the secret it was emptied for. */
 	st->secret_generation = entry->hs_signed ? cache_secret_generation : 0;
+	/* A reload empties the cache: a cached token's keys are the ones loaded. */
+	st->keys_generation = entry->hs_signed ? 0 : jwt_keys_generation();
 	st->token = entry;
 	st->token_epoch = cache_epoch;
 }
@@ -806,6 +808,7 @@ auth_route(h2o_req_t *req, const Route *r, AuthState *st, RequestData *rd,
 	rd->authenticator = r->owner;
 	rd->expires_at = st->has_exp ? (int64) ceil(st->exp) : 0;
 	rd->secret_generation = st->secret_generation;
+	rd->keys_generation = st->keys_generation;
 	if (!st->settings_done)
 		set_request_settings(req, rd, st, role);
 	return true;

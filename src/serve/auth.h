@@ -40,6 +40,8 @@ typedef struct AuthState
 	double		exp;			/* when it expires (seconds since 1970) */
 	uint64		secret_generation;	/* HS-signed: jwt_secret_generation() it
 									 * was verified under; 0: not HS-signed */
+	uint64		keys_generation;	/* verified with the keys file:
+									 * jwt_keys_generation() then; 0: not */
 	bool		settings_done;	/* request.* settings are set */
 	struct CachedToken *token;	/* its entry in the cache of verified tokens */
 	uint64		token_epoch;	/* the cache's epoch then (auth.c) */

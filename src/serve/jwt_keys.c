@@ -18,6 +18,7 @@
 #include <openssl/pem.h>
 #include <openssl/rsa.h>
 
+#include "common/hashfn.h"
 #include "utils/memutils.h"
 
 #include "common/settings.h"
@@ -80,6 +81,14 @@ static MemoryContext keys_cxt = NULL;
 static JwtKey *keys = NULL;
 static int	nkeys = 0;
 static bool keys_loaded = false;
+
+/*
+ * One more each time a reload finds the keys file's content changed
+ * (jwt_keys_generation()); keys_digest is a hash of the content last read
+ * (0 for none: no file, unreadable, too large).
+ */
+static uint64 keys_generation = 1;
+static uint64 keys_digest = 0;
 
 /* The algorithm named name, or NULL. */
 static const JwsAlgorithm *
@@ -250,6 +259,15 @@ load_pem(const char *text, size_t len, const char *file)
 				 errhint("Use -----BEGIN PUBLIC KEY----- blocks, or a JWKS document.")));
 }
 
+/* Notes the digest of the content read; a new one is a new generation. */
+static void
+note_keys_digest(uint64 digest)
+{
+	if (digest != keys_digest)
+		keys_generation++;
+	keys_digest = digest;
+}
+
 /* Reads webgres.jwt_keys_file, once after each reload. */
 static void
 load_keys(void)
@@ -261,7 +279,10 @@ load_keys(void)
 
 	keys_loaded = true;
 	if (file == NULL || file[0] == '\0')
+	{
+		note_keys_digest(0);
 		return;
+	}
 	if (keys_cxt == NULL)
 		keys_cxt = AllocSetContextCreate(TopMemoryContext, "webgres JWT keys",
 										 ALLOCSET_SMALL_SIZES);
@@ -270,6 +291,7 @@ load_keys(void)
 		ereport(WARNING,
 				(errcode_for_file_access(),
 				 errmsg("could not open webgres.jwt_keys_file \"%s\": %m", file)));
+		note_keys_digest(0);
 		return;
 	}
 	text = palloc(KEYS_FILE_MAX_BYTES + 1);
@@ -280,14 +302,31 @@ load_keys(void)
 		ereport(WARNING,
 				(errmsg("webgres.jwt_keys_file \"%s\" is larger than %d bytes and is not used",
 						file, KEYS_FILE_MAX_BYTES)));
+		note_keys_digest(0);
 		return;
 	}
+	/* 0 is kept for "no keys"; a file's digest is never taken for it. */
+	note_keys_digest(hash_bytes_extended((const unsigned char *) text, (int) len, 0) | 1);
 	while (len > 0 && (text[0] == ' ' || text[0] == '\n' || text[0] == '\r' || text[0] == '\t'))
 		text++, len--;
 	if (len > 0 && text[0] == '{')
 		load_jwks(text, len, file);
 	else
 		load_pem(text, len, file);
+}
+
+/*
+ * A number that changes when a reload finds the keys file's content changed
+ * (not at every reload): tokens verified under an older one may have lost
+ * their key.  Reads the file if a reload made it due; call it where
+ * allocations are freed (a transaction).
+ */
+uint64
+jwt_keys_generation(void)
+{
+	if (!keys_loaded)
+		load_keys();
+	return keys_generation;
 }
 
 /* True if key may check alg's signatures: its kind and any alg it names fit. */

@@ -26,6 +26,12 @@ extern bool jwt_keys_verify(const JwtToken *token, const char **error);
 extern void jwt_keys_reload(void);
 
 /*
+ * A number (never 0) that changes when a reload finds the keys file's
+ * content changed; reads the file if it is due.
+ */
+extern uint64 jwt_keys_generation(void);
+
+/*
  * Signs claims (a JSON object's text) with the secret as HS256 and
  * returns the compact token; raises an error if there is no secret.
  */

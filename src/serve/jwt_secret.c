@@ -23,6 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
@@ -106,12 +108,21 @@ check_secret(char **newval, void **extra, GucSource source)
 	return true;
 }
 
-/* Assign hook of webgres.jwt_secret: the secret the check hook kept. */
+/*
+ * Assign hook of webgres.jwt_secret: the secret the check hook kept.  Every
+ * reload assigns it again; only another secret is a new generation, or each
+ * reload would end the streams of tokens it signed.
+ */
 static void
 assign_secret(const char *newval, void *extra)
 {
-	setting_secret = (const SecretExtra *) extra;
-	secret_generation++;
+	const SecretExtra *old = setting_secret;
+	const SecretExtra *new = (const SecretExtra *) extra;
+
+	if (old == NULL || new == NULL || old->len != new->len ||
+		CRYPTO_memcmp(old->secret, new->secret, new->len) != 0)
+		secret_generation++;
+	setting_secret = new;
 }
 
 /* Show hook of webgres.jwt_secret: the mask when a secret is set, else empty. */

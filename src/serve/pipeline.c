@@ -42,6 +42,7 @@
 #include "serve/compress.h"
 #include "serve/cors.h"
 #include "serve/auth.h"
+#include "serve/jwt_keys.h"
 #include "serve/jwt_secret.h"
 #include "serve/pipeline.h"
 #include "serve/rate_limit.h"
@@ -1142,8 +1143,9 @@ pipeline_run(h2o_req_t *req, PipelineRun *run, char **body, size_t *bodylen)
  * own whose start takes in the role changes other sessions made, and only
  * when there were any since the last look.  Streams opened with a token
  * signed by an HS secret that has since changed (webgres.jwt_secret_file's
- * content, webgres.jwt_secret) end in the same look, as new requests with
- * such a token are refused.
+ * content, webgres.jwt_secret), or verified with a key of a keys file whose
+ * content a reload found changed, end in the same look, as new requests
+ * with such a token are refused.
  */
 static void
 check_stream_roles(void)
@@ -1163,13 +1165,13 @@ check_stream_roles(void)
 	{
 		int			stale;
 
-		/* Also rereads the secret file when it is due. */
-		if ((stale = sse_end_secret_changed(jwt_secret_generation())) > 0)
-			ereport(LOG,
-					(errmsg("webgres ends %d event stream(s) opened with a token signed by a JWT secret that has changed",
-							stale)));
-		(void) ws_end_secret_changed(jwt_secret_generation());
 		StartTransactionCommand();
+		/* Also rereads the secret file, or the keys file, when it is due. */
+		if ((stale = sse_end_signer_changed(jwt_secret_generation(), jwt_keys_generation())) > 0)
+			ereport(LOG,
+					(errmsg("webgres ends %d event stream(s) opened with a token whose JWT secret or keys have changed",
+							stale)));
+		(void) ws_end_signer_changed(jwt_secret_generation(), jwt_keys_generation());
 		if (auth_role_generation() != checked_generation)
 		{
 			int			ended;

@@ -509,6 +509,55 @@ for my $change (
 	close $sb->{sock};
 }
 
+# ---- a stream verified with the keys file ends when its keys change ----
+# The keys file is read again at each reload, but only a changed content
+# ends the streams its keys verified (docs/authentication.md#event-streams);
+# HS streams are not affected by it.
+{
+	my ($es) = mint({ alg => 'ES256', key => 'ec256-rotated', kid => 'ec-2',
+		claims => claims(role => 'alice', sub => 'keys') });
+	my $sa = SseReader::open_h1($port, '/events', headers => { Authorization => "Bearer $es" });
+	my $sb = SseReader::open_h1($port, '/events', headers => { Authorization => "Bearer $long_b" });
+	like($sa->{head} // '', qr{^HTTP/1\.1 200}, 'keys file: a stream opened with an ES256 token is open');
+	like($sb->{head} // '', qr{^HTTP/1\.1 200}, 'keys file: a stream opened with an HS256 token is open');
+
+	# A reload that leaves the file as it was: the worker has taken it once
+	# its answers lose nosniff, and has looked at its streams since once a
+	# role change has ended bob's stream (the same look checks the keys).
+	$node->append_conf('postgresql.conf', "webgres.nosniff = off\n");
+	$node->reload;
+	ok(WebgresTest::poll_until(sub { !exists get('/who', $es)->{headers}{'x-content-type-options'} }),
+		'keys file: an unchanged file reloaded (the worker took the reload)');
+	$node->safe_psql('postgres', 'REVOKE bob FROM authenticator');
+	SseReader::read_until([ $sa, $sb ], sub { $sb->{ended} }, 20);
+	ok($sb->{ended}, 'keys file: a later look at the streams ran (bob\'s role was revoked)');
+	ok(!$sa->{ended} && !$sa->{eof}, 'keys file: an unchanged file ends no stream');
+	$node->safe_psql('postgres', 'GRANT bob TO authenticator');
+	close $sb->{sock};
+	$node->append_conf('postgresql.conf', "webgres.nosniff = on\n");
+
+	# The file changed: the ES256 stream ends, an HS256 stream goes on.
+	$sb = SseReader::open_h1($port, '/events', headers => { Authorization => "Bearer $long_b" });
+	like($sb->{head} // '', qr{^HTTP/1\.1 200}, 'keys file: a new HS256 stream is open');
+	system('cp', "$keydir/jwks.json", "$keydir/keys.json") == 0 or die;
+	my $t0 = Time::HiRes::time;
+	$node->reload;
+	SseReader::read_until([ $sa, $sb ], sub { $sa->{ended} }, 20);
+	my $took = Time::HiRes::time - $t0;
+	ok($sa->{ended}, 'keys file changed: the ES256 token\'s stream ends cleanly (last chunk)');
+	ok($took < 4, sprintf('keys file changed: within about two seconds (%.2f s)', $took));
+	ok(!$sb->{ended} && !$sb->{eof}, 'keys file changed: the HS256 stream goes on');
+	my $before = $sb->{other} // 0;
+	$node->safe_psql('postgres', "NOTIFY news_long_b, 'still here'");
+	SseReader::read_until([$sb], sub { ($sb->{other} // 0) > $before }, 20);
+	ok(($sb->{other} // 0) > $before, 'keys file changed: and is delivered to');
+	is(get('/who', $es)->{status}, 401, 'keys file changed: the retired key\'s token is refused');
+	close $sa->{sock};
+	close $sb->{sock};
+	system('cp', "$keydir/jwks-rotated.json", "$keydir/keys.json") == 0 or die;
+	$node->reload;
+}
+
 # ---- the token cache is bounded in bytes as well as in tokens ----
 # Near-8 kB tokens (and claims nearly as large) fill 4 MB long before 1024
 # tokens: the cache is emptied and every token still verifies.

@@ -117,7 +117,7 @@ is($r->{body}, $plain, '... the plain body');
 my %verdict = (
 	'gzip;q=0' => 0, 'gzip; q=0.000' => 0, 'br, gzip;q=0' => 0, '*' => 0, 'identity' => 0,
 	'deflate, gzip;q=0.5' => 1, 'GZIP' => 1, 'gzip;q=1.0' => 1, 'gzip ; q=0.001' => 1,
-	'gzip;q=2' => 0, 'gzip;q=banana' => 0);
+	'gzip;q=2' => 0, 'gzip;q=banana' => 0, 'gzip;q=0.1x' => 0, 'gzip;q=1.001' => 0);
 for my $ae (sort keys %verdict)
 {
 	$r = get('/big', 'Accept-Encoding' => $ae);
