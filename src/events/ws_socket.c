@@ -69,6 +69,7 @@ struct WsSocket
 {
 	h2o_websocket_conn_t *conn; /* NULL once the transport is gone */
 	dlist_node	node;			/* in all_sockets */
+	dlist_node	over_node;		/* in over_sockets while over */
 	MemoryContext cxt;			/* the socket's own memory */
 	WsHandlers	handlers;
 	dlist_head	queue;			/* of WsCall, waiting to run */
@@ -92,7 +93,7 @@ struct WsSocket
 };
 
 static dlist_head all_sockets = DLIST_STATIC_INIT(all_sockets);
-static int	nover = 0;			/* sockets with over set */
+static dlist_head over_sockets = DLIST_STATIC_INIT(over_sockets);	/* those with over set */
 static int	nidentified = 0;	/* open sockets with auth_owner or secret_generation set */
 static uint32 conn_counter = 0;
 static MemoryContext ws_cxt;
@@ -196,11 +197,11 @@ check_backlog(WsSocket *ws)
 
 	if (over && !ws->over)
 	{
-		nover++;
+		dlist_push_tail(&over_sockets, &ws->over_node);
 		ws->over_since = GetCurrentTimestamp();
 	}
 	else if (!over && ws->over)
-		nover--;
+		dlist_delete(&ws->over_node);
 	ws->over = over;
 }
 
@@ -277,7 +278,7 @@ transport_gone(WsSocket *ws)
 	if (wslay_event_get_close_received(conn->ws_ctx))
 		code = wslay_event_get_status_code_received(conn->ws_ctx);
 	if (ws->over)
-		nover--;
+		dlist_delete(&ws->over_node);
 	ws->over = false;
 	if (OidIsValid(ws->auth_owner) || ws->secret_generation != 0 || ws->keys_generation != 0)
 		nidentified--;
@@ -422,11 +423,19 @@ ws_push_text(WsSocket *ws, const char *data, size_t len)
 	flush_soon(ws);
 }
 
-/* Whether some socket holds more than the buffer limit unsent. */
+/*
+ * Whether some socket holds more than the buffer limit unsent.  libh2o
+ * drains a socket's queue as its writes complete, with no word to this
+ * module, so the sockets marked over are looked at again here.
+ */
 bool
 ws_backlogged(void)
 {
-	return nover > 0;
+	dlist_mutable_iter iter;
+
+	dlist_foreach_modify(iter, &over_sockets)
+		check_backlog(dlist_container(WsSocket, over_node, iter.cur));
+	return !dlist_is_empty(&over_sockets);
 }
 
 /* Closes the socket with 1008 once its token expires. */

@@ -23,7 +23,8 @@ $node->safe_psql('postgres', q{
 	  ('GET', '/flood', 'SELECT NULL::text AS body', 'websocket',
 	   $$SELECT repeat('x', 100000) FROM generate_series(1, $2::int)$$, NULL),
 	  ('GET', '/echo', 'SELECT NULL::text AS body', 'websocket', $$SELECT $2$$,
-	   $$INSERT INTO closes VALUES ($1, $2)$$);
+	   $$INSERT INTO closes VALUES ($1, $2)$$),
+	  ('GET', '/burst', $$SELECT ARRAY['burst'] AS channels, NULL::text AS body$$, 'websocket', NULL, NULL);
 });
 WebgresTest::add_route($node, 'GET', '/ping', q{SELECT 'pong' AS body});
 WebgresTest::wait_for_status($port, '/ping', 200);
@@ -71,6 +72,33 @@ cmp_ok(length $slow->{buf}, '<', 20_000_000, 'before all 20 MB went out');
 my $rss = `ps -o rss= -p $pid`;
 cmp_ok($rss, '<', 200_000, "the worker's memory stays bounded (${rss}kB)");
 serves('a client that reads nothing');
+
+# ---- a burst of notifications: readers get it whole, a non-reader is cut ----
+my @readers = map { WsClient->open($port, '/burst') } 1 .. 5;
+my $idle = WsClient->open($port, '/burst');
+is(scalar(grep { $_->{status} == 101 } @readers, $idle), 6, 'six sockets listen on a channel');
+# 2,000 notifications of 4 kB in one commit: 8 MB, far over the buffer limit.
+$node->safe_psql('postgres', q{
+	SELECT pg_notify('burst', lpad(i::text, 4000, '.')) FROM generate_series(1, 2000) AS i});
+# The readers are read together, as clients that keep up would be.
+my @got = map { [] } @readers;
+my $until = time + 30;
+while (time < $until && grep { @{ $got[$_] } < 2000 && !$readers[$_]{eof} } 0 .. $#readers)
+{
+	for my $i (0 .. $#readers)
+	{
+		$readers[$i]->pump(0.001);
+		while (my $f = $readers[$i]->take_frame) { push @{ $got[$i] }, $f->{payload} =~ /(\d+)$/ ? $1 : -1 }
+	}
+}
+my @whole = map { join(',', @$_) eq join(',', 1 .. 2000) ? 1 : 0 } @got;
+is_deeply(\@whole, [1, 1, 1, 1, 1], 'every reading socket gets the burst whole, in order, once')
+  or diag('messages each reader got: ' . join(' ', map { scalar @$_ } @got)
+	. '; ended: ' . join(' ', map { $_->{eof} ? 1 : 0 } @readers)
+	. '; idle established: ' . established($idle->{sock}->sockport));
+ok(WebgresTest::poll_until(sub { !established($idle->{sock}->sockport) }, 15),
+	'the socket that reads none of it is cut');
+serves('a burst with a client that does not read');
 
 # ---- a close flood ----
 my @socks = map { WsClient->open($port, '/echo') } 1 .. 200;

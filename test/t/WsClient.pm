@@ -76,6 +76,18 @@ sub fill
 	return $ok;
 }
 
+# Reads what has arrived, waiting at most $timeout s; false at the end.
+sub pump
+{
+	my ($self, $timeout) = @_;
+	return 0 if $self->{eof};
+	return 1 unless IO::Select->new($self->{sock})->can_read($timeout // 0);
+	my $n = sysread($self->{sock}, my $bytes, 65536);
+	if (!$n) { $self->{eof} = 1; return 0; }
+	$self->{buf} .= $bytes;
+	return 1;
+}
+
 # The bytes of one frame: fin, opcode, payload; mask (default on) with a
 # random key unless masked => 0; rsv bits given as rsv.
 sub frame
