@@ -1,6 +1,8 @@
 # Hostile WebSocket clients, on raw sockets: one that asks for a flood of
 # replies and reads none of them (cut with a reset, the worker's memory
-# bounded, another socket served meanwhile), a close flood (hundreds of
+# bounded, another socket served meanwhile), one that reads none of a
+# burst of notifications (cut, while the sockets that read get all of it in
+# order), a close flood (hundreds of
 # sockets opened and closed at once: every close handler runs once), and
 # garbage after a close.  After each, the worker still serves HTTP.
 use strict;
