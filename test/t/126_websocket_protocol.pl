@@ -6,7 +6,8 @@
 # unknown opcodes, a fragmented ping, a continuation with nothing to
 # continue (1002), a client that floods one socket past
 # webgres.websocket_max_queue (1013 and a reset), and a token that expires
-# (1008).  After each, the worker still serves.  Which of these libh2o's
+# (1008), a message handler that fails (1011).  After each, the worker
+# still serves.  Which of these libh2o's
 # wslay does and which webgres adds is in docs/websocket.md.
 use strict;
 use warnings;
@@ -30,7 +31,8 @@ $node->safe_psql('postgres', q{
 	INSERT INTO webgres.routes (method, path, handler, upgrade, on_message, auth) VALUES
 	  ('GET', '/echo', 'SELECT NULL::text AS body', 'websocket', $$SELECT $2$$, 'none'),
 	  ('GET', '/token', 'SELECT NULL::text AS body', 'websocket', $$SELECT $2$$, 'required'),
-	  ('GET', '/slow', 'SELECT NULL::text AS body', 'websocket', $$SELECT $2 FROM pg_sleep(1)$$, 'none');
+	  ('GET', '/slow', 'SELECT NULL::text AS body', 'websocket', $$SELECT $2 FROM pg_sleep(1)$$, 'none'),
+	  ('GET', '/fail', 'SELECT NULL::text AS body', 'websocket', $$SELECT (1 / $2::int)::text$$, 'none');
 });
 WebgresTest::add_route($node, 'GET', '/ping', q{SELECT 'pong' AS body});
 WebgresTest::wait_for_status($port, '/ping', 200);
@@ -117,6 +119,14 @@ serves('the broken frames');
 $c = echo_socket();
 $c->send_text('y' x 1024);
 is(($c->next_message // {})->{payload}, 'y' x 1024, 'a message of exactly the limit is taken');
+
+# ---- a message handler that fails ----
+$c = WsClient->open($port, '/fail');
+$c->send_text('1');
+is(($c->next_message // {})->{payload}, '1', 'a handler that works answers');
+$c->send_text('0');
+is($c->wait_close(10), 1011, 'one that fails closes its socket with 1011');
+serves('a failing message handler');
 
 # ---- a client that floods one socket past its queue ----
 $c = WsClient->open($port, '/slow');
