@@ -1,13 +1,13 @@
 # The WebSocket protocol (RFC 6455) as a client that breaks it sees it, on
-# a raw socket: fragmented messages (with a ping between fragments),
-# ping and pong, the server's own pings and its idle timeout (1001), close
-# codes for invalid UTF-8 (1007), a NUL in text (1003), a message over
+# a raw socket: fragmented messages (with a ping between fragments), ping
+# and pong, the server's own pings and its idle timeout (1001), close codes
+# for invalid UTF-8 (1007), a NUL in text (1003), a message over
 # webgres.websocket_max_message (1009), unmasked frames, reserved bits,
 # unknown opcodes, a fragmented ping, a continuation with nothing to
 # continue (1002), a client that floods one socket past
-# webgres.websocket_max_queue (1013 and a reset), and a token that expires
-# (1008), a message handler that fails (1011).  After each, the worker
-# still serves.  Which of these libh2o's
+# webgres.websocket_max_queue (1013 and a reset), a token that expires
+# (1008), a message handler that fails (1011) and a worker that stops
+# (1001).  After each, the worker still serves.  Which of these libh2o's
 # wslay does and which webgres adds is in docs/websocket.md.
 use strict;
 use warnings;
