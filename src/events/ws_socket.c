@@ -327,8 +327,8 @@ on_ws_message(h2o_websocket_conn_t *conn, const struct wslay_event_on_msg_recv_a
 								(long long) ws->handlers.conn_id, ws_max_queue),
 						 errhint("Raise webgres.websocket_max_queue, or make the route's on_message faster.")));
 				close_with(ws, WS_CLOSE_TRY_LATER, "too many messages waiting");
-				flush_soon(ws);
-				ws->closing_at = 0;		/* the sweep resets it at once */
+				/* No grace for its close: the next sweep resets the connection. */
+				ws->closing_at = 0;
 			}
 			return;
 		default:
