@@ -1382,6 +1382,17 @@ def ratelimit_md(raw):
             "never reach, and a route every request is over (429).\n\n" + open(table).read())
 
 
+def uploads_md(raw):
+    """The uploads tier's section (bench/uploads.sh wrote its table), or nothing."""
+    table = os.path.join(raw, "uploads", "uploads.md")
+    if not os.path.exists(table):
+        return ""
+    return ("\n## Uploads tier: bulk ingest and concurrent multipart uploads\n\n"
+            "bench/uploads.sh: a CSV through one request (webgres.ingest) against psql's "
+            "\\copy, then concurrent multipart uploads stored and checked byte for byte.\n\n"
+            + open(table).read().replace("# Uploads\n\n", "", 1))
+
+
 def build(outdir):
     raw = os.path.join(outdir, "raw")
     meta = {}
@@ -1410,6 +1421,7 @@ def build(outdir):
         f.write(tls_md(raw))
         f.write(static_md(raw))
         f.write(ratelimit_md(raw))
+        f.write(uploads_md(raw))
         f.write(sse_md(sse_rows))
     with open(os.path.join(outdir, "chart.svg"), "w") as f:
         f.write(chart_svg(meta, summary))

@@ -886,6 +886,14 @@ if [ "$WEBGRES" = 1 ] && { { [ "$QUICK" = 0 ] && [ -z "${ONLY:-}" ]; } || [[ rat
 		|| log "rate-limit tier failed (see $RAW/ratelimit.log)"
 fi
 
+# --- tier: uploads (bulk ingest against \copy, concurrent multipart uploads; bench/uploads.sh) ---
+# Its own cluster; in full runs, or when ONLY names it.
+if [ "$WEBGRES" = 1 ] && { { [ "$QUICK" = 0 ] && [ -z "${ONLY:-}" ]; } || [[ uploads =~ ^(${ONLY:-})$ ]]; }; then
+	log "uploads tier"
+	WORKERS=$WORKERS "$BENCH/uploads.sh" "$RAW/uploads" > "$RAW/uploads.log" 2>&1 \
+		|| log "uploads tier failed (see $RAW/uploads.log)"
+fi
+
 # --- tier: scale-out (reads through HAProxy over 1-3 nodes; bench/scaleout.sh) ---
 # Its own three clusters and HAProxy; in full runs, or when ONLY names it.
 if [ "$WEBGRES" = 1 ] && { { [ "$QUICK" = 0 ] && [ -z "${ONLY:-}" ]; } || [[ scaleout =~ ^(${ONLY:-})$ ]]; }; then

@@ -79,6 +79,8 @@ webgres.workers = ${WORKERS:-2}
 webgres.executors = ${EXECUTORS:-2}
 max_worker_processes = 16
 webgres.jwt_secret_file = 'demo-jwt.secret'
+# The board's attachments: 5 MB a file (its route's max_body_size).
+webgres.max_body_size = '6MB'
 CONF
 "$cluster" as-owner sed -i "s/^port = .*/port = $pgport/" "$data/postgresql.conf"
 

@@ -15,7 +15,7 @@ case $seconds in
 	''|*[!0-9]*|0) echo "fuzz: SECONDS must be a whole number above 0, not '$seconds'" >&2; exit 2 ;;
 esac
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(screen pattern form h2_screen accept_encoding static_path jwt handoff_frame accept_media listen cors sse_format auth_headers jwk byte_ranges networks ws_call)
+[ ${#targets[@]} -eq 0 ] && targets=(screen pattern form h2_screen accept_encoding static_path jwt handoff_frame accept_media listen cors sse_format auth_headers jwk byte_ranges networks multipart csv ws_call)
 
 # Without a working clang nothing was fuzzed: that is a failure, never a
 # pass (make test and make fuzz install it through WEBGRES_DEPS_EXTRA).
@@ -46,6 +46,9 @@ flags=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefine
 "$cc" "${flags[@]}" "$src/fuzz/fuzz_static_path.c" "$src/src/parse/static_path.c" "$src/src/parse/percent.c" \
 	-o "$bin/fuzz_static_path"
 "$cc" "${flags[@]}" "$src/fuzz/fuzz_byte_ranges.c" "$src/src/parse/byte_ranges.c" -o "$bin/fuzz_byte_ranges"
+"$cc" "${flags[@]}" "$src/fuzz/fuzz_multipart.c" "$src/src/parse/multipart.c" "$src/fuzz/shim/shim.c" \
+	-o "$bin/fuzz_multipart"
+"$cc" "${flags[@]}" "$src/fuzz/fuzz_csv.c" "$src/src/parse/csv.c" "$src/fuzz/shim/shim.c" -o "$bin/fuzz_csv"
 "$cc" "${flags[@]}" "$src/fuzz/fuzz_networks.c" "$src/src/parse/networks.c" -o "$bin/fuzz_networks"
 "$cc" "${flags[@]}" "$src/fuzz/fuzz_jwt.c" "$src/src/parse/jwt.c" "$src/fuzz/shim/shim.c" -lm -o "$bin/fuzz_jwt"
 "$cc" "${flags[@]}" "$src/fuzz/fuzz_sse_format.c" "$src/src/parse/sse_format.c" -o "$bin/fuzz_sse_format"

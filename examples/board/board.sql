@@ -157,6 +157,34 @@ CREATE POLICY items_remove ON board.items FOR DELETE TO board_user
 GRANT SELECT, INSERT, DELETE ON board.items TO board_user;
 GRANT UPDATE (title, body, public, updated) ON board.items TO board_user;
 
+-- ==== attachments: a file an item may carry (docs/uploads.md) ====
+-- Whoever sees the item sees its file: the read policy asks board.items,
+-- whose own policies apply to the question.  Only the item's author
+-- attaches or replaces it.
+CREATE TABLE board.attachments (
+  item     bigint PRIMARY KEY REFERENCES board.items ON DELETE CASCADE,
+  owner    bigint NOT NULL DEFAULT board.me(),
+  filename text NOT NULL CHECK (length(filename) BETWEEN 1 AND 255),
+  type     text NOT NULL,
+  size     bigint NOT NULL,
+  data     bytea NOT NULL
+);
+ALTER TABLE board.attachments OWNER TO board_accounts;
+ALTER TABLE board.attachments ENABLE ROW LEVEL SECURITY;
+CREATE POLICY attachments_read ON board.attachments FOR SELECT TO board_user
+  USING (EXISTS (SELECT FROM board.items i WHERE i.id = item));
+CREATE POLICY attachments_add ON board.attachments FOR INSERT TO board_user
+  WITH CHECK (owner = board.me() AND EXISTS (SELECT FROM board.items i WHERE i.id = item AND i.owner = board.me()));
+CREATE POLICY attachments_change ON board.attachments FOR UPDATE TO board_user
+  USING (owner = board.me()) WITH CHECK (owner = board.me());
+GRANT SELECT, INSERT, UPDATE ON board.attachments TO board_user;
+
+-- What the board shows of an item's file: its name, type and size.
+CREATE FUNCTION board.attachment_of(item bigint) RETURNS jsonb
+  LANGUAGE sql STABLE
+  RETURN (SELECT jsonb_build_object('filename', a.filename, 'type', a.type, 'size', a.size)
+          FROM board.attachments a WHERE a.item = attachment_of.item);
+
 -- ==== changes: an event log, announced as it is written ====
 -- Every change to an item is a row here, so a browser that reconnects
 -- catches up from the id it last saw (Last-Event-ID); the same row is
@@ -195,7 +223,8 @@ BEGIN
   ELSE
     item := jsonb_build_object('id', NEW.id, 'owner', NEW.owner, 'author', NEW.author,
                                'title', NEW.title, 'body', NEW.body, 'public', NEW.public,
-                               'created', NEW.created, 'updated', NEW.updated);
+                               'created', NEW.created, 'updated', NEW.updated,
+                               'attachment', board.attachment_of(NEW.id));
     IF TG_OP = 'UPDATE' AND OLD.public AND NOT NEW.public THEN
       -- Gone for everyone else.
       INSERT INTO board.changes (item, owner, public, op, data)
@@ -251,7 +280,8 @@ INSERT INTO webgres.routes (method, path, auth, owner, description, handler) VAL
     SELECT jsonb_build_object(
              'items', (SELECT coalesce(jsonb_agg(jsonb_build_object('id', i.id, 'owner', i.owner, 'author', i.author,
                                                                     'title', i.title, 'body', i.body, 'public', i.public,
-                                                                    'created', i.created, 'updated', i.updated)
+                                                                    'created', i.created, 'updated', i.updated,
+                                                                    'attachment', board.attachment_of(i.id))
                                                  ORDER BY i.id), '[]')
                        FROM board.items i),
              'last_change', (SELECT coalesce(max(c.id), 0) FROM board.changes c)) AS body
@@ -277,6 +307,38 @@ INSERT INTO webgres.routes (method, path, auth, owner, description, handler) VAL
     WHERE i.id = (request.params->>'id')::bigint
     RETURNING 200 AS status, jsonb_build_object('id', i.id) AS body $$),
 
+ ('POST', '/api/items/:id/attachment', 'required', 'board_api',
+  $d$Attach a file to one of your items (multipart/form-data, field "file"), replacing any; the item is announced again with it.$d$, $$
+    WITH file AS (
+      SELECT f.filename, coalesce(f.content_type, 'application/octet-stream') AS type, f.size, f.content
+      FROM request, webgres.body_files(request.body, request.headers->>'content-type') f
+      WHERE f.field = 'file' AND f.filename <> ''
+      LIMIT 1
+    ), stored AS (
+      INSERT INTO board.attachments (item, filename, type, size, data)
+      SELECT (request.params->>'id')::bigint, file.filename, file.type, file.size, file.content
+      FROM request, file
+      ON CONFLICT (item) DO UPDATE
+        SET filename = EXCLUDED.filename, type = EXCLUDED.type, size = EXCLUDED.size, data = EXCLUDED.data
+      RETURNING item, size
+    ), announced AS (
+      UPDATE board.items i SET updated = now() FROM stored WHERE i.id = stored.item RETURNING i.id
+    )
+    SELECT CASE WHEN EXISTS (SELECT FROM announced) THEN 201
+                WHEN EXISTS (SELECT FROM file) THEN 404 ELSE 400 END AS status,
+           CASE WHEN EXISTS (SELECT FROM announced) THEN (SELECT jsonb_build_object('item', item, 'size', size) FROM stored)
+                WHEN EXISTS (SELECT FROM file) THEN '{"error": "no such item of yours"}'::jsonb
+                ELSE '{"error": "no file in the field \"file\""}'::jsonb END AS body $$),
+
+ ('GET', '/api/items/:id/attachment', 'required', 'board_api',
+  $d$An item's file, as an attachment with its name and type, to whoever may see the item.$d$, $$
+    SELECT a.type AS content_type, a.data AS body,
+           jsonb_build_object('Content-Disposition',
+                              format('attachment; filename="%s"', regexp_replace(a.filename, '[\x01-\x1f\x7f"\\]', '_', 'g')),
+                              'Cache-Control', 'private, no-cache') AS headers
+    FROM board.attachments a, request
+    WHERE a.item = (request.params->>'id')::bigint $$),
+
  ('DELETE', '/api/items/:id', 'required', 'board_api',
   $d$Delete one of your items.$d$, $$
     DELETE FROM board.items i USING request
@@ -292,6 +354,11 @@ INSERT INTO webgres.routes (method, path, auth, owner, description, handler) VAL
       ON c.id > coalesce(nullif(request.headers->>'last-event-id', ''),
                          request.query->>'after')::bigint
     ORDER BY c.id $$);
+
+-- Attachments up to 5 MB (webgres.max_body_size, set by scripts/demo.sh, is
+-- the server's ceiling).
+UPDATE webgres.routes SET max_body_size = 5 * 1024 * 1024
+WHERE path = '/api/items/:id/attachment' AND method = 'POST' AND owner = 'board_api'::regrole;
 
 -- The export streams as the rows are read: mode 'stream', CSV on request.
 INSERT INTO webgres.routes (method, path, auth, owner, mode, description, stream_headers, handler) VALUES

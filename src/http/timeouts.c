@@ -50,6 +50,7 @@
 #include "utils/memutils.h"
 
 #include "common/h2o_mirror.h"
+#include "http/body_early.h"
 #include "http/timeouts.h"
 #include "message/response_abort.h"
 #include "common/settings.h"
@@ -291,6 +292,12 @@ watch_http1(Http1ConnHead *c, ConnWatch *w, const ConnWatch *old, uint64_t now)
 
 	if (w->closing)
 		return;
+	/* A body its route refuses is answered now, not once it has all come. */
+	if (w->phase == PHASE_BODY && body_early_refuse(c))
+	{
+		w->closing = true;
+		return;
+	}
 	switch (w->phase)
 	{
 		case PHASE_IDLE:

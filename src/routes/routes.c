@@ -128,7 +128,7 @@ select_routes(bool *has_modes)
 
 	*has_modes = get_attnum(routes_relid, "mode") != InvalidAttrNumber;
 	rc = SPI_execute(psprintf("SELECT id, method, path, priority, handler, owner::oid, "
-							  "%s, %s, %s, %s, %s, %s, %s, %s FROM webgres.routes",
+							  "%s, %s, %s, %s, %s, %s, %s, %s, %s FROM webgres.routes",
 							  get_attnum(routes_relid, "search_path") != InvalidAttrNumber ?
 							  "search_path" : "NULL::text",
 							  *has_modes ? "mode" : "NULL::text",
@@ -142,6 +142,8 @@ select_routes(bool *has_modes)
 							  get_attnum(routes_relid, "rate_limit") != InvalidAttrNumber ?
 							  "rate_limit, rate_burst, rate_key" :
 							  "NULL::float8, NULL::integer, NULL::text",
+							  get_attnum(routes_relid, "max_body_size") != InvalidAttrNumber ?
+							  "max_body_size" : "NULL::integer",
 							  get_attnum(routes_relid, "upgrade") != InvalidAttrNumber ?
 							  "upgrade, on_message, on_close" :
 							  "NULL::text, NULL::text, NULL::text"),
@@ -233,9 +235,14 @@ read_route(HeapTuple tup, TupleDesc desc, bool has_modes, Route *r)
 	}
 	r->auth = route_auth_of(SPI_getvalue(tup, desc, 12));
 	read_rate_limit(tup, desc, 13, r);
-	r->websocket = SPI_getvalue(tup, desc, 16) != NULL;
-	r->on_message = SPI_getvalue(tup, desc, 17);
-	r->on_close = SPI_getvalue(tup, desc, 18);
+	{
+		Datum		limit = SPI_getbinval(tup, desc, 16, &isnull);
+
+		r->max_body_size = isnull ? -1 : DatumGetInt32(limit);
+	}
+	r->websocket = SPI_getvalue(tup, desc, 17) != NULL;
+	r->on_message = SPI_getvalue(tup, desc, 18);
+	r->on_close = SPI_getvalue(tup, desc, 19);
 	r->label = psprintf("%s %s (route %lld)", r->method ? r->method : "*", r->path,
 						(long long) r->id);
 

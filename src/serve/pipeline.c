@@ -42,6 +42,7 @@
 #include "serve/compress.h"
 #include "serve/cors.h"
 #include "serve/auth.h"
+#include "serve/body_limit.h"
 #include "serve/jwt_keys.h"
 #include "serve/jwt_secret.h"
 #include "serve/pipeline.h"
@@ -377,6 +378,30 @@ give_up_on_loop(Request *rq, Route *r)
 }
 
 /*
+ * The error-recovery path of a handler cancelled after webgres.inline_budget
+ * that turned out, once prepared, to answer an event stream: such a stream
+ * stays on the loop whatever it takes, but its first run was put under the
+ * budget before its plan could tell.  Rolls back and asks for the request
+ * to be run again in a transaction of its own, on the loop, where the
+ * budget no longer applies.  False for any other error.
+ */
+static bool
+run_again_on_loop(Request *rq)
+{
+	ErrorData  *edata;
+
+	MemoryContextSwitchTo(request_cxt);
+	edata = CopyErrorData();
+	if (edata->sqlerrcode != ERRCODE_QUERY_CANCELED)
+		return false;
+	roll_back_after_error();
+	budget_fired = false;
+	rq->run->failed = false;
+	rq->restart = true;
+	return true;
+}
+
+/*
  * The Allow header for a path that some route matches but not with the
  * request's method; NULL if a route for any method matches.
  */
@@ -568,8 +593,9 @@ run_in_transaction(Request *rq, TransactionStep step)
 		rq->restart = false;
 		rq->listening = false;
 		rq->outcome = rq->stream_begun ? PIPELINE_STREAM_CUT : PIPELINE_ANSWERED;
-		if (running == NULL || !budget_fired || handler_answers_event_stream(running) ||
-			!give_up_on_loop(rq, running))
+		if (running == NULL || !budget_fired ||
+			!(handler_answers_event_stream(running) ? run_again_on_loop(rq) :
+			  give_up_on_loop(rq, running)))
 			answer_error(rq);
 	}
 	PG_END_TRY();
@@ -672,6 +698,9 @@ answer_without_transaction(Request *rq)
 			continue;
 		/* Access: a request over a rate limit goes no further. */
 		if (first && !rate_limit_admit(&rq->limits, rq->req, r, rq->body, rq->bodylen))
+			return refused_by(rq, r);
+		/* A body over the route's own limit goes no further (body_limit.c). */
+		if (first && !body_limit_admit(rq->req, r, rq->body, rq->bodylen))
 			return refused_by(rq, r);
 		/* A request runs wholly in one place: any route may send it off. */
 		if (rq->on_loop && wants_executor(r))
@@ -878,6 +907,11 @@ run_matching_routes(Request *rq, const RouteTable *routes)
 		}
 		/* Access: a request over a rate limit goes no further. */
 		if (!rate_limit_admit(&rq->limits, rq->req, r, rq->body, rq->bodylen))
+		{
+			answered = refused_by(rq, r);
+			break;
+		}
+		if (!body_limit_admit(rq->req, r, rq->body, rq->bodylen))
 		{
 			answered = refused_by(rq, r);
 			break;

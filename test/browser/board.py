@@ -4,7 +4,9 @@
 
 Two browser sessions (two profiles, so two cookie jars) sign up as two
 users; one adds a public and a private item; the other sees the public one
-appear without reloading and never sees the private one.  Then: the page
+appear without reloading and never sees the private one.  Files attached
+to items upload with a progress bar and read back byte for byte from the
+other session, a private item's file only by its author.  Then: the page
 came over HTTP/2, its static files come back 304 on reload, the export
 downloads as CSV with the expected rows, a forged request from another
 origin carrying the session cookie is refused, logging out shows the login
@@ -36,7 +38,7 @@ from browser import CHROMEDRIVER, CHROMIUM  # noqa: E402  (also keeps selenium-m
 # machine can be slow at any moment; docs/testing.md).
 WAIT_S = 30.0
 # How many checks run() makes; fewer means the scenario broke off.
-CHECKS = 17
+CHECKS = 20
 
 results = []
 
@@ -120,13 +122,34 @@ def sign_up(driver, url, name, password):
                     driver.execute_script("return document.getElementById('me').textContent") == name)
 
 
-def add_item(driver, title, private):
-    """Adds an item through the page's form."""
+def add_item(driver, title, private, file=None):
+    """Adds an item through the page's form, with a file to attach if given."""
     driver.find_element("id", "add-title").send_keys(title)
+    if file is not None:
+        driver.find_element("id", "add-file").send_keys(file)
     box = driver.find_element("id", "add-private")
     if box.is_selected() != private:
         box.click()
     driver.find_element("id", "add-button").click()
+
+
+def attachment_link(driver, title):
+    """The item's id and its attachment link's text, if the page shows one."""
+    return driver.execute_script(
+        "for (const li of document.querySelectorAll('#items .item')) {"
+        "  if (li.querySelector('h3').textContent !== arguments[0]) continue;"
+        "  const a = li.querySelector('a.attachment');"
+        "  return a ? [li.dataset.id, a.textContent] : null; }"
+        "return null;", title)
+
+
+def fetch_file(driver, path):
+    """GETs path in the session's page: [status, Content-Disposition, body as text]."""
+    return driver.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "fetch(arguments[0], {credentials: 'same-origin'})"
+        "  .then(r => r.text().then(t => done([r.status, r.headers.get('content-disposition'), t])))"
+        "  .catch(e => done([0, null, String(e)]));", path)
 
 
 def severe_console(driver):
@@ -250,6 +273,47 @@ def run(args):
         # No console errors in either session so far.
         errors = severe_console(a) + severe_console(b)
         check(not errors, "no console errors (%s)" % [e.get("message") for e in errors][:3])
+
+        # Attachments: alice attaches a file to a new public item and to a
+        # private one from the form, its upload showing progress; bob sees
+        # the public one's file appear live and reads it back byte for
+        # byte in his session; the private one's file is hers alone.
+        attach_dir = tempfile.mkdtemp(prefix="webgres-board-files-")
+        os.chmod(attach_dir, 0o755)
+        content = "attached by %s\n%s" % (alice, "".join(chr(33 + i % 90) for i in range(300000)))
+        files = {}
+        for kind in ("public", "private"):
+            files[kind] = os.path.join(attach_dir, "%s notes %s.txt" % (kind, tag))
+            with open(files[kind], "w") as f:
+                f.write(content + kind)
+            os.chmod(files[kind], 0o644)
+        file_title, secret_title = "With a file " + tag, "Private file " + tag
+        add_item(a, file_title, private=False, file=files["public"])
+        shown = wait_for(lambda: attachment_link(b, file_title))
+        progress = a.execute_script("return document.getElementById('add-progress').value")
+        link = attachment_link(b, file_title)
+        check(shown and progress == 1 and link and link[1].startswith("public notes %s.txt" % tag),
+              "bob sees the file alice attached appear live, her upload's progress at the end (%r, %r)"
+              % (link, progress))
+        got = fetch_file(b, "/api/items/%s/attachment" % link[0]) if link else [0, None, ""]
+        check(got[0] == 200 and got[2] == content + "public" and
+              got[1] == 'attachment; filename="public notes %s.txt"' % tag,
+              "bob downloads it byte for byte, as an attachment with its name (%r, %r, %d bytes)"
+              % (got[0], got[1], len(got[2])))
+        add_item(a, secret_title, private=True, file=files["private"])
+        wait_for(lambda: attachment_link(a, secret_title))
+        secret = attachment_link(a, secret_title)
+        mine = fetch_file(a, "/api/items/%s/attachment" % secret[0]) if secret else [0, None, ""]
+        theirs = fetch_file(b, "/api/items/%s/attachment" % secret[0]) if secret else [0, None, ""]
+        # Bob's console shows that 404, and nothing else may show there.
+        expected = "/api/items/%s/attachment" % (secret[0] if secret else "?")
+        others = [e.get("message") for e in severe_console(a) + severe_console(b)
+                  if expected not in e.get("message", "")]
+        check(mine[0] == 200 and mine[2] == content + "private" and theirs[0] == 404 and not others,
+              "a private item's file: alice gets it, bob gets 404 (%r, %r; other console errors %s)"
+              % (mine[0], theirs[0], others[:3]))
+        shot(b, args.out, "bob-attachment")
+        shutil.rmtree(attach_dir, ignore_errors=True)
 
         # A forged request: a page on another origin of the same site, so
         # that the browser sends alice's SameSite=Lax cookie with it.

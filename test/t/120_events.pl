@@ -449,6 +449,26 @@ is(WebgresTest::http_get($port, '/nobody/x')->{status}, 500, 'senders naming a r
 	close $_->{sock} for $strict, $open;
 }
 
+# ---- a stream's first run may take longer than the inline budget ----
+# Until a handler is prepared, the worker cannot tell that it answers an
+# event stream, which stays on the loop whatever it takes: its first run,
+# planning included, must not be cancelled by webgres.inline_budget (10 ms)
+# and answered 503.  The marker route shows the worker has the new table,
+# so that the stream's request is the first run of its handler there.
+$node->safe_psql('postgres', q{
+	INSERT INTO webgres.routes (method, path, handler) VALUES
+	  ('GET', '/slow-first/:ch', $$SELECT ARRAY[request.params->>'ch'] AS channels, 'slow' AS data
+	                              FROM request CROSS JOIN LATERAL (SELECT pg_sleep(0.05)) AS pause$$),
+	  ('GET', '/slow-first-marker', $$SELECT 'here' AS body$$)});
+WebgresTest::wait_for_status($port, '/slow-first-marker', 200);
+{
+	my $slow = sse_open('/slow-first/eta');
+	like($slow->{head} // '', qr{^HTTP/1\.1 200}, 'an event stream whose first run is past the inline budget opens (200)');
+	fill($slow, sub { $slow->{body} =~ /data: slow/ });
+	like($slow->{body}, qr/data: slow/, '... with its first event');
+	close $slow->{sock};
+}
+
 # ---- shutdown ends streams cleanly ----
 my $z = sse_open('/plain/zeta');
 $node->stop('fast');

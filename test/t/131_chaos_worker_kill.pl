@@ -51,7 +51,10 @@ sub insert_events
 my @subs = map { SseReader::open_h1($port, '/events', keep_ids => 1) } 1 .. 8;
 insert_events(50);
 SseReader::read_until(\@subs, sub { !grep { $_->{n} < 50 } @subs }, 60);
-ok(!grep({ $_->{n} != 50 || $_->{bad} } @subs), '8 subscribers got the first 50 events');
+ok(!grep({ $_->{n} != 50 || $_->{bad} } @subs), '8 subscribers got the first 50 events')
+  or diag(join "\n", map { sprintf 'subscriber %d: %d event(s), %d bad, eof %d, ids %s, head %s', $_,
+		$subs[$_]{n}, $subs[$_]{bad}, $subs[$_]{eof}, join(',', @{ $subs[$_]{ids} }[0 .. 2]),
+		($subs[$_]{head} // '') =~ s/\r\n.*//sr } 0 .. $#subs);
 
 # Inline requests that hold both workers' loops, and the worker that runs one.
 my @holds = map { ChaosTest::send_request($port, 'GET', '/hold') } 1 .. 2;

@@ -2,7 +2,7 @@
 # does, on ports of its own, driven end to end in a real headless browser
 # (test/browser/board.py): two users, live updates, privacy by row-level
 # security, HTTP/2 over TLS, 304s, the CSV export, a forged cross-site
-# request, logging out, a clean console.  Screenshots go to
+# request, logging out, a clean console, attachments.  Screenshots go to
 # tmp_check/board-screenshots.
 use strict;
 use warnings;
@@ -61,9 +61,9 @@ for my $line (split /\n/, $bout)
 	ok($1 eq 'ok', $2);
 	$checks++;
 }
-# board.py makes 17 checks (its CHECKS); every one must have run, and
+# board.py makes 20 checks (its CHECKS); every one must have run, and
 # its own verdict (0: all passed, 1: one failed, 2: the run broke) agree.
-is($checks, 17, 'the browser ran every check');
+is($checks, 20, 'the browser ran every check');
 is($board_status, 0, 'board.py exits 0');
 
 # The forged request reached webgres with the cookie and was refused by

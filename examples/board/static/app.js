@@ -55,6 +55,13 @@ function itemElement(item) {
   const by = document.createElement('span');
   by.textContent = 'by ' + item.author;
   meta.append(by);
+  if (item.attachment) {
+    const file = document.createElement('a');
+    file.className = 'attachment';
+    file.href = '/api/items/' + item.id + '/attachment';
+    file.textContent = item.attachment.filename + ' (' + item.attachment.size + ' bytes)';
+    meta.append(file);
+  }
   if (!item.public) {
     const badge = document.createElement('span');
     badge.className = 'badge';
@@ -148,6 +155,24 @@ async function signIn(path) {
   $('login-error').textContent = (data && data.error) || ('Failed (' + status + ')');
 }
 
+// Uploads a file to an item as multipart/form-data, showing its progress
+// (fetch reports none for uploads); resolves to the response's status.
+function attach(id, file) {
+  const bar = $('add-progress');
+  const form = new FormData();
+  form.append('file', file);
+  bar.value = 0;
+  bar.hidden = false;
+  return new Promise((resolve) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open('POST', '/api/items/' + id + '/attachment');
+    xhr.upload.onprogress = (e) => { if (e.lengthComputable) bar.value = e.loaded / e.total; };
+    xhr.onload = () => { bar.value = 1; resolve(xhr.status); };
+    xhr.onerror = () => resolve(0);
+    xhr.send(form);
+  });
+}
+
 // Downloads the user's items as CSV, streamed by the server.
 async function exportCsv() {
   const res = await fetch('/api/export', { headers: { Accept: 'text/csv' }, credentials: 'same-origin' });
@@ -175,6 +200,11 @@ document.addEventListener('DOMContentLoaded', () => {
       body: $('add-body').value,
       public: !$('add-private').checked,
     });
+    const file = $('add-file').files[0];
+    if (status === 201 && file) {
+      const sent = await attach(data.id, file);
+      if (sent !== 201) $('add-error').textContent = 'The file was not attached (' + sent + ')';
+    }
     if (status === 201) {
       e.target.reset();
     } else {

@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# The bench's uploads tier: a CSV loaded through one request
+# (webgres.ingest) against psql's \copy of the same file into the same
+# table, with the peak memory of every webgres process; then concurrent
+# multipart uploads (webgres.body_files), each stored and checked byte for
+# byte, with their latency quantiles and a small route's beside them.
+#
+#   bench/uploads.sh OUTDIR
+#
+# Settings (environment): ROWS (2000000), UPLOADS (200 at once), UPLOAD_MB
+# (5), WORKERS (nproc).  The body is whole in memory
+# (docs/uploads.md#how-a-body-is-held), so ROWS is bounded by
+# webgres.max_body_size (1000MB here).  Writes OUTDIR/uploads.json and
+# OUTDIR/uploads.md.  The uploads route's queue (webgres.max_queue) holds
+# them all: with the default 64, the rest are refused 503, as they should.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/bench/lib.sh"
+tier_script uploads "${1:-}"
+WORKERS=${WORKERS:-$(nproc)}
+ROWS=${ROWS:-2000000}
+UPLOADS=${UPLOADS:-200}
+UPLOAD_MB=${UPLOAD_MB:-5}
+
+throwaway_cluster uploads
+log "cluster in $PGDIR: $WORKERS workers, webgres on $WG_PORT"
+"$CLUSTER" init "$PGDIR" "$PGPORT" <<CONF
+shared_preload_libraries = 'webgres'
+webgres.listen = '127.0.0.1:$WG_PORT'
+webgres.database = 'postgres'
+webgres.workers = $WORKERS
+webgres.executors = 4
+webgres.max_body_size = '1000MB'
+webgres.handler_timeout = '600s'
+webgres.body_timeout = '300s'
+# Every upload may wait for an executor: a full queue would answer 503.
+webgres.max_queue = 1000
+max_worker_processes = 32
+log_min_messages = warning
+CONF
+"$CLUSTER" start "$PGDIR"
+"$CLUSTER" psql "$PGDIR" -d postgres > "$OUT/setup.log" 2>&1 <<'SQL'
+CREATE EXTENSION webgres;
+CREATE TABLE loaded (id int PRIMARY KEY, name text NOT NULL, price numeric, qty int);
+CREATE TABLE copied (LIKE loaded INCLUDING ALL);
+CREATE TABLE files (id bigint GENERATED ALWAYS AS IDENTITY, filename text, md5 text, data bytea);
+INSERT INTO webgres.routes (method, path, mode, handler) VALUES
+  ('POST', '/ingest', 'executor', $$SELECT webgres.ingest('loaded', body, 'text/csv')::text AS body FROM request$$),
+  ('POST', '/upload', 'executor', $$
+     WITH stored AS (
+       INSERT INTO files (filename, md5, data)
+       SELECT f.filename, md5(f.content), f.content
+       FROM request, webgres.body_files(request.body, request.headers->>'content-type') f
+       RETURNING md5)
+     SELECT 201 AS status, string_agg(md5, ',') AS body FROM stored $$),
+  ('GET', '/ping', 'auto', $$SELECT 'pong' AS body$$);
+SQL
+for _ in $(seq 1 300); do
+	[ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$WG_PORT/ping")" = 200 ] && break
+	sleep 0.1
+done
+
+log "writing $ROWS rows of CSV"
+python3 - "$OUT/rows.csv" "$ROWS" <<'PY'
+import sys
+with open(sys.argv[1], 'w') as f:
+    f.write('id,name,price,qty\n')
+    for i in range(1, int(sys.argv[2]) + 1):
+        f.write('%d,item %d,%d.25,%d\n' % (i, i, i % 1000, i % 77))
+PY
+chmod 644 "$OUT/rows.csv"
+chmod 755 "$OUT"
+
+# peaks: the webgres processes' peak and current RSS (kB) by pid, as JSON.
+peaks() {
+	"$CLUSTER" psql "$PGDIR" -d postgres -At -c \
+		"SELECT pid FROM pg_stat_activity WHERE backend_type IN ('webgres worker', 'webgres executor')" |
+		python3 -c '
+import json, sys
+out = {}
+for pid in sys.stdin.read().split():
+    for line in open("/proc/%s/status" % pid):
+        if line.startswith(("VmHWM:", "VmRSS:")):
+            out.setdefault(pid, {})[line.split(":")[0]] = int(line.split()[1])
+print(json.dumps(out))'
+}
+
+log "psql \\copy"
+t0=$(date +%s.%N)
+"$CLUSTER" psql "$PGDIR" -d postgres -c "\\copy copied FROM '$OUT/rows.csv' CSV HEADER" > "$OUT/copy.log" 2>&1
+t1=$(date +%s.%N)
+idle=$(peaks)
+log "webgres.ingest over HTTP"
+t2=$(date +%s.%N)
+loaded=$(curl -s --data-binary @"$OUT/rows.csv" -H 'Content-Type: text/csv' "http://127.0.0.1:$WG_PORT/ingest")
+t3=$(date +%s.%N)
+after=$(peaks)
+
+log "$UPLOADS concurrent uploads of $UPLOAD_MB MB"
+python3 - "$WG_PORT" "$UPLOADS" "$UPLOAD_MB" > "$OUT/concurrent.json" <<'PY'
+import concurrent.futures, hashlib, http.client, json, os, sys, threading, time
+port, n, mb = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+
+def upload(i):
+    data = os.urandom(mb * 1024 * 1024)
+    b = 'bench%016x' % i
+    body = (('--%s\r\nContent-Disposition: form-data; name="file"; filename="f%d.bin"\r\n'
+             'Content-Type: application/octet-stream\r\n\r\n' % (b, i)).encode()
+            + data + ('\r\n--%s--\r\n' % b).encode())
+    t = time.monotonic()
+    c = http.client.HTTPConnection('127.0.0.1', port, timeout=600)
+    c.request('POST', '/upload', body, {'Content-Type': 'multipart/form-data; boundary=' + b})
+    r = c.getresponse()
+    text = r.read().decode()
+    c.close()
+    return r.status, time.monotonic() - t, text == hashlib.md5(data).hexdigest()
+
+def ping_once():
+    t = time.monotonic()
+    c = http.client.HTTPConnection('127.0.0.1', port, timeout=60)
+    c.request('GET', '/ping')
+    c.getresponse().read()
+    c.close()
+    return time.monotonic() - t
+
+def q(v, p):
+    v = sorted(v)
+    return v[min(len(v) - 1, int(p * len(v)))] * 1000 if v else None
+
+alone = [ping_once() for _ in range(200)]
+pings, stop = [], threading.Event()
+
+def ping():
+    while not stop.is_set():
+        pings.append(ping_once())
+
+pinger = threading.Thread(target=ping)
+pinger.start()
+t0 = time.monotonic()
+with concurrent.futures.ThreadPoolExecutor(n) as ex:
+    res = list(ex.map(upload, range(n)))
+wall = time.monotonic() - t0
+stop.set()
+pinger.join()
+lat = [r[1] for r in res]
+print(json.dumps({'uploads': n, 'mb': mb, 'ok': sum(1 for r in res if r[0] == 201 and r[2]),
+                  'statuses': sorted({r[0] for r in res}), 'wall_s': wall,
+                  'p50_ms': q(lat, 0.5), 'p99_ms': q(lat, 0.99),
+                  'ping_alone_p99_ms': q(alone, 0.99), 'ping_during_p99_ms': q(pings, 0.99)}))
+PY
+stored=$("$CLUSTER" psql "$PGDIR" -d postgres -At -c "SELECT count(*) FROM files WHERE md5(data) = md5")
+
+python3 - "$OUT" "$ROWS" "$t0" "$t1" "$t2" "$t3" "$loaded" "$stored" "$idle" "$after" <<'PY' | tee "$OUT/uploads.md"
+import json, os, sys
+out, rows = sys.argv[1], int(sys.argv[2])
+t0, t1, t2, t3 = map(float, sys.argv[3:7])
+loaded, stored = sys.argv[7], int(sys.argv[8])
+idle, after = json.loads(sys.argv[9]), json.loads(sys.argv[10])
+conc = json.load(open(os.path.join(out, 'concurrent.json')))
+copy_s, ingest_s = t1 - t0, t3 - t2
+growth = {p: (after[p]['VmHWM'] - idle.get(p, after[p])['VmHWM']) // 1024 for p in after}
+size_mb = os.path.getsize(os.path.join(out, 'rows.csv')) / 1e6
+res = {'rows': rows, 'csv_mb': size_mb, 'loaded': loaded, 'copy_s': copy_s, 'ingest_s': ingest_s,
+       'ratio': copy_s / ingest_s if ingest_s else None, 'peak_growth_mb': growth,
+       'concurrent': conc, 'stored_intact': stored}
+json.dump(res, open(os.path.join(out, 'uploads.json'), 'w'), indent=1)
+print('# Uploads\n')
+print('| case | result |\n| --- | --- |')
+print('| CSV, %d rows (%.0f MB): psql \\copy | %.2f s (%.0f rows/s) |' % (rows, size_mb, copy_s, rows / copy_s))
+print('| the same through one request (webgres.ingest) | %.2f s (%.0f rows/s), %s rows loaded |'
+      % (ingest_s, rows / ingest_s, loaded))
+print('| rows a second, ingest / \\copy (target >= 0.8) | %.2f |' % res['ratio'])
+print('| peak RSS growth of each webgres process during the ingest (MB; target <= 64) | %s |'
+      % ', '.join('%s: %d' % kv for kv in sorted(growth.items())))
+print('| %d concurrent %d MB uploads stored intact | %d of %d (statuses %s) |'
+      % (conc['uploads'], conc['mb'], stored, conc['uploads'], conc['statuses']))
+print('| their latency p50 / p99 | %.0f / %.0f ms (all in %.1f s) |' % (conc['p50_ms'], conc['p99_ms'], conc['wall_s']))
+print('| GET /ping p99 alone / during the uploads (target <= 2x) | %.1f / %.1f ms |'
+      % (conc['ping_alone_p99_ms'], conc['ping_during_p99_ms'] or 0))
+PY
