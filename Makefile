@@ -19,13 +19,13 @@ OBJS = \
 	src/module/settings.o src/module/supervisor.o src/module/webgres.o \
 	src/sql/cache.o src/sql/functions.o src/sql/html.o src/sql/ingest.o src/sql/jwt_sign.o src/sql/sample.o src/sql/uploads.o \
 	src/http/body_early.o src/http/capacity.o src/http/h2_guard.o src/http/health.o src/http/http_guard.o src/http/listen.o src/http/metrics.o src/http/respond.o src/http/security_headers.o src/http/static_files.o src/http/timeouts.o src/http/tls.o src/http/tls_tickets.o src/http/worker.o src/http/worker_phases.o \
-	src/exec/exec_socket.o src/exec/executor.o src/exec/handoff.o src/exec/handoff_frame.o \
-	src/serve/access_log.o src/serve/auth.o src/serve/body_limit.o src/serve/compress.o src/serve/cors.o src/serve/cors_policy.o src/serve/jwt_keys.o src/serve/jwt_secret.o src/serve/phase.o src/serve/pipeline.o src/serve/rate_limit.o src/serve/refusal_log.o src/serve/replica.o \
-	src/events/events.o src/events/notify_sign.o src/events/sse.o \
+	src/exec/exec_socket.o src/exec/executor.o src/exec/handoff.o src/exec/handoff_frame.o src/exec/ws_dispatch.o \
+	src/serve/access_log.o src/serve/auth.o src/serve/body_limit.o src/serve/compress.o src/serve/cors.o src/serve/cors_policy.o src/serve/jwt_keys.o src/serve/jwt_secret.o src/serve/phase.o src/serve/pipeline.o src/serve/rate_limit.o src/serve/refusal_log.o src/serve/replica.o src/serve/ws_admit.o \
+	src/events/events.o src/events/notify_sign.o src/events/sse.o src/events/ws_socket.o \
 	src/handler/handler.o src/handler/plan_clock.o src/handler/simple_eval.o src/handler/splice.o src/handler/stream.o \
 	src/routes/mounts.o src/routes/ownership.o src/routes/route_limits.o src/routes/route_names.o src/routes/route_stats.o src/routes/route_trie.o src/routes/routes.o \
 	src/message/errors.o src/message/form_data.o src/message/querystring.o src/message/request.o src/message/response.o src/message/response_abort.o \
-	src/parse/accept_encoding.o src/parse/accept_media.o src/parse/auth_headers.o src/parse/byte_ranges.o src/parse/cors_syntax.o src/parse/csv.o src/parse/formscan.o src/parse/frame_decode.o src/parse/h2_screen.o src/parse/jwk.o src/parse/jwt.o src/parse/listen_syntax.o src/parse/multipart.o src/parse/networks.o src/parse/pattern.o src/parse/percent.o src/parse/screen.o src/parse/sse_format.o src/parse/static_path.o \
+	src/parse/accept_encoding.o src/parse/accept_media.o src/parse/auth_headers.o src/parse/byte_ranges.o src/parse/cors_syntax.o src/parse/csv.o src/parse/formscan.o src/parse/frame_decode.o src/parse/h2_screen.o src/parse/jwk.o src/parse/jwt.o src/parse/listen_syntax.o src/parse/multipart.o src/parse/networks.o src/parse/pattern.o src/parse/percent.o src/parse/screen.o src/parse/sse_format.o src/parse/static_path.o src/parse/ws_call_decode.o \
 	src/common/h2o_mirror.o src/common/rate_buckets.o src/common/shmem.o src/common/stats.o
 
 MODULEDIR = extension
@@ -54,7 +54,7 @@ PG_CPPFLAGS = -DH2O_USE_LIBUV=0 -I$(srcdir)/src -I$(srcdir)/src/h2o_compat -MMD 
 # -Wextra minus unused parameters: callbacks have fixed signatures, and
 # Postgres' own headers trip it.
 PG_CFLAGS = -Wall -Wextra -Wno-unused-parameter
-SHLIB_LINK = -lh2o-evloop -lssl -lcrypto
+SHLIB_LINK = -lh2o-evloop -lwslay -lssl -lcrypto
 
 # make test SANITIZE=address: the extension with ASan and UBSan; test.sh
 # preloads the runtimes into the (uninstrumented) Postgres server.

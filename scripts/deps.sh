@@ -13,9 +13,11 @@ set -euo pipefail
 # openssl, libio-socket-ssl-perl: the TLS tests make certificates and speak
 # TLS; nghttp2-client: h2load for the TLS bench tier.  unzip: the wheels that
 # carry Postgres 16, 17 and 18, bzip2: the Postgres source pgcrypto is built
-# from for 18 (scripts/postgres.sh).
+# from for 18 (scripts/postgres.sh).  libwslay-dev: libh2o's h2o/websocket.h
+# includes wslay/wslay.h, which libh2o-evloop-dev does not bring (WebSocket
+# routes; the library itself, libwslay1, libh2o-evloop already links).
 packages=(postgresql-15 postgresql-server-dev-15 unzip bzip2
-          libh2o-evloop-dev wrk libipc-run-perl gcc make pkg-config curl
+          libh2o-evloop-dev libwslay-dev wrk libipc-run-perl gcc make pkg-config curl
           libkrb5-dev python3 python3-venv
           haproxy openssl libio-socket-ssl-perl nghttp2-client)
 [ "${WEBGRES_DEPS_EXTRA:-}" ] && packages+=(${WEBGRES_DEPS_EXTRA})

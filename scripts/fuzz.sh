@@ -15,7 +15,7 @@ case $seconds in
 	''|*[!0-9]*|0) echo "fuzz: SECONDS must be a whole number above 0, not '$seconds'" >&2; exit 2 ;;
 esac
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(screen pattern form h2_screen accept_encoding static_path jwt handoff_frame accept_media listen cors sse_format auth_headers jwk byte_ranges networks multipart csv)
+[ ${#targets[@]} -eq 0 ] && targets=(screen pattern form h2_screen accept_encoding static_path jwt handoff_frame accept_media listen cors sse_format auth_headers jwk byte_ranges networks multipart csv ws_call)
 
 # Without a working clang nothing was fuzzed: that is a failure, never a
 # pass (make test and make fuzz install it through WEBGRES_DEPS_EXTRA).
@@ -53,6 +53,7 @@ flags=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefine
 "$cc" "${flags[@]}" "$src/fuzz/fuzz_jwt.c" "$src/src/parse/jwt.c" "$src/fuzz/shim/shim.c" -lm -o "$bin/fuzz_jwt"
 "$cc" "${flags[@]}" "$src/fuzz/fuzz_sse_format.c" "$src/src/parse/sse_format.c" -o "$bin/fuzz_sse_format"
 "$cc" "${flags[@]}" "$src/fuzz/fuzz_handoff_frame.c" "$src/src/parse/frame_decode.c" -o "$bin/fuzz_handoff_frame"
+"$cc" "${flags[@]}" "$src/fuzz/fuzz_ws_call.c" "$src/src/parse/ws_call_decode.c" -o "$bin/fuzz_ws_call"
 "$cc" "${flags[@]}" "$src/fuzz/fuzz_accept_media.c" "$src/src/parse/accept_media.c" -o "$bin/fuzz_accept_media"
 "$cc" "${flags[@]}" "$src/fuzz/fuzz_listen.c" "$src/src/parse/listen_syntax.c" "$src/fuzz/shim/shim.c" \
 	-o "$bin/fuzz_listen"

@@ -59,6 +59,7 @@
 #include "events/notify_sign.h"
 #include "message/response.h"
 #include "events/sse.h"
+#include "events/ws_socket.h"
 #include "common/settings.h"
 
 /* A channel this worker LISTENs on, and the streams that follow it. */
@@ -84,6 +85,7 @@ typedef struct Subscription
 struct EventStream
 {
 	SseStream  *sse;
+	WsSocket   *ws;				/* a WebSocket's instead of sse (ws_socket.c) */
 	char	  **catchup_ids;	/* ids sent as catch-up, sorted, for de-duplication */
 	int			ncatchup_ids;
 	uint64		subscribed_at;	/* reads of the queue before the stream began */
@@ -133,6 +135,9 @@ static struct
 	Oid			run_as;			/* the role the stream's handler ran as */
 	uint64		secret_generation;	/* of the HS secret that signed its token; 0: none */
 	uint64		keys_generation;	/* of the keys file that verified it; 0: none */
+	bool		websocket;		/* a WebSocket, made ready by phase 1 */
+	const char *ws_key;			/* its Sec-WebSocket-Key, in the request's memory */
+	WsHandlers	ws_handlers;	/* what its handlers run with, in the request's memory */
 }			pending;
 
 /*
@@ -204,7 +209,7 @@ row_channels(SPITupleTable *rows, int *nchannels)
 {
 	int			col = column_of(rows->tupdesc, "channels");
 	bool		isnull;
-	Datum		d = SPI_getbinval(rows->vals[0], rows->tupdesc, col, &isnull);
+	Datum		d;
 	Datum	   *elems;
 	bool	   *nulls;
 	int			nelems;
@@ -212,6 +217,9 @@ row_channels(SPITupleTable *rows, int *nchannels)
 	int			n = 0;
 
 	*nchannels = 0;
+	if (col == 0)
+		return NULL;			/* a WebSocket's open handler need not listen */
+	d = SPI_getbinval(rows->vals[0], rows->tupdesc, col, &isnull);
 	if (isnull)
 		return NULL;
 	deconstruct_array(DatumGetArrayTypeP(d), TupleDescAttr(rows->tupdesc, col - 1)->atttypid == TEXTARRAYOID ? TEXTOID : VARCHAROID,
@@ -293,6 +301,68 @@ row_senders(SPITupleTable *rows, Oid **senders, int *nsenders)
 
 /* ---- phase 1 ---- */
 
+static EventStream *subscribe(char **names, int n, char **ids, int nids, bool restricted,
+							  Oid *senders, int nsenders);
+
+/*
+ * Phase 1 of a WebSocket route: its open handler runs once.  LISTENs on
+ * the first row's channels and makes the socket ready at once, with the
+ * first row's body as its first message; it starts when the transaction
+ * has committed (events_stream_ready()).
+ */
+static bool
+ws_first_phase(RequestData *rd, SPITupleTable *rows, EventsListen *listen)
+{
+	const WsOpen *open = rd->upgrade;
+	MemoryContext oldcxt;
+	Oid		   *senders;
+	int			nsenders;
+	bool		restricted;
+	char	   *first;
+	EventStream *es;
+
+	/* The transaction may have been run again: what the first try made goes. */
+	events_forget_stream();
+	oldcxt = MemoryContextSwitchTo(rd->cxt);
+	listen->channels = row_channels(rows, &listen->nchannels);
+	MemoryContextSwitchTo(oldcxt);
+	if (listen->nchannels > 0 && RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("WebSockets that listen are not served during recovery"),
+				 errdetail("LISTEN cannot be executed on a standby; connect to the primary.")));
+	for (int i = 0; i < listen->nchannels; i++)
+		Async_Listen(listen->channels[i]);
+	restricted = row_senders(rows, &senders, &nsenders);
+	first = column_text(rows, 0, column_of(rows->tupdesc, "body"));
+	if (first != NULL && ws_text_check(first, strlen(first)) != WS_TEXT_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
+				 errmsg("a WebSocket's first message must be UTF-8 text")));
+
+	es = subscribe(listen->channels, listen->nchannels, NULL, 0, restricted, senders, nsenders);
+	pending.stream = es;
+	pending.first = MemoryContextStrdup(events_cxt, first != NULL ? first : "");
+	pending.firstlen = first != NULL ? strlen(first) : 0;
+	pending.expires_at = rd->expires_at;
+	pending.authenticator = rd->authenticator;
+	pending.run_as = rd->run_as;
+	pending.secret_generation = rd->secret_generation;
+	pending.keys_generation = rd->keys_generation;
+	pending.websocket = true;
+	pending.ws_key = open->key;
+	pending.ws_handlers.conn_id = open->conn_id;
+	pending.ws_handlers.role = OidIsValid(rd->run_as) ? rd->run_as : open->owner;
+	pending.ws_handlers.search_path = open->search_path;
+	pending.ws_handlers.on_message = open->on_message;
+	pending.ws_handlers.on_close = open->on_close;
+	pending.ws_handlers.nsettings = rd->nsettings;
+	pending.ws_handlers.setting_names = rd->setting_names;
+	pending.ws_handlers.setting_values = rd->setting_values;
+	unlisten_due = true;
+	return true;
+}
+
 /* Phase 1 of an event stream: answers, or LISTENs and awaits phase 2. */
 bool
 events_first_phase(RequestData *rd, SPITupleTable *rows, EventsListen *listen,
@@ -301,7 +371,7 @@ events_first_phase(RequestData *rd, SPITupleTable *rows, EventsListen *listen,
 	h2o_req_t  *req = rd->req;
 	MemoryContext oldcxt;
 
-	if (row_status(rows) != 200)
+	if (row_status(rows) != 200 && !(rd->upgrade != NULL && row_status(rows) == 101))
 	{
 		/* Refused (403), or told to stop reconnecting (204): a normal response. */
 		response_from_row(req, rows->tupdesc, rows->vals[0], body, bodylen);
@@ -317,6 +387,8 @@ events_first_phase(RequestData *rd, SPITupleTable *rows, EventsListen *listen,
 		req->res.content_length = SIZE_MAX;
 		return false;
 	}
+	if (rd->upgrade != NULL)
+		return ws_first_phase(rd, rows, listen);
 	if (RecoveryInProgress())
 		ereport(ERROR,
 				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
@@ -387,6 +459,20 @@ on_stream_close(SseStream *sse, void *arg)
 	if (es->senders)
 		pfree(es->senders);
 	pfree(es);
+}
+
+/* ws_socket.c: the socket's transport is gone; its subscriptions go. */
+static void
+on_socket_gone(WsSocket *ws, void *arg)
+{
+	on_stream_close(NULL, arg);
+}
+
+/* True if phase 1 made a stream ready (a WebSocket): there is no phase 2. */
+bool
+events_stream_ready(void)
+{
+	return pending.stream != NULL;
 }
 
 /* qsort and bsearch comparator: event ids as strings. */
@@ -546,6 +632,20 @@ events_start_stream(h2o_req_t *req)
 
 	Assert(es != NULL);
 	pending.stream = NULL;
+	if (pending.websocket)
+	{
+		pending.websocket = false;
+		es->ws = ws_start(req, pending.ws_key, &pending.ws_handlers,
+						  pending.first, pending.firstlen, on_socket_gone, es);
+		if (pending.expires_at > 0)
+			ws_set_expiry(es->ws, pending.expires_at);
+		/* Closed when the owner may no longer become its role, or the secret changes. */
+		ws_set_identity(es->ws, pending.authenticator, pending.run_as, pending.secret_generation,
+						pending.keys_generation);
+		pfree(pending.first);
+		pending.first = NULL;
+		return;
+	}
 	es->sse = sse_start(req, pending.first, pending.firstlen, on_stream_close, es);
 	if (pending.expires_at > 0)
 		sse_set_expiry(es->sse, pending.expires_at);
@@ -566,6 +666,7 @@ events_forget_stream(void)
 		return;
 	on_stream_close(NULL, pending.stream);
 	pending.stream = NULL;
+	pending.websocket = false;
 	pfree(pending.first);
 	pending.first = NULL;
 }
@@ -851,7 +952,10 @@ deliver(Notification *n, StringInfo buf)
 		if (id != NULL && es->ncatchup_ids > 0 &&
 			bsearch(&id, es->catchup_ids, es->ncatchup_ids, sizeof(char *), compare_ids) != NULL)
 			continue;
-		sse_push(es->sse, buf->data, buf->len);
+		if (es->ws != NULL)
+			ws_push_text(es->ws, data, strlen(data));
+		else
+			sse_push(es->sse, buf->data, buf->len);
 	}
 }
 
@@ -956,7 +1060,7 @@ events_between_requests(void)
 	if (received == NIL && lost_pending)
 		end_streams_that_lost();
 	/* While a client has not taken its backlog, the rest waits (sse.c). */
-	if (received != NIL && !sse_backlogged())
+	if (received != NIL && !sse_backlogged() && !ws_backlogged())
 	{
 		deliver_slice();
 		/* More to do: on the loop's next pass, not after its wait. */
@@ -971,6 +1075,7 @@ events_between_requests(void)
 void
 events_shutdown(void)
 {
+	ws_close_all();
 	sse_end_all();
 }
 
@@ -993,4 +1098,5 @@ events_init(h2o_context_t *ctx)
 	h2o_timeout_init(ctx->loop, &next_pass_timeout, 0);
 	next_pass.cb = on_next_pass;
 	sse_init(ctx);
+	ws_init(ctx);
 }

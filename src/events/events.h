@@ -65,6 +65,13 @@ extern void events_listened(const EventsListen *listen);
 extern bool events_second_phase(RequestData *rd, const EventsListen *listen,
 								SPITupleTable *rows, char **body, size_t *bodylen);
 
+/*
+ * True when phase 1 made the stream ready itself: a WebSocket route's open
+ * handler runs once, so there is no phase 2 and events_start_stream()
+ * follows phase 1's commit.
+ */
+extern bool events_stream_ready(void);
+
 /* Phase 2 committed: starts the stream it made ready as req's response. */
 extern void events_start_stream(struct st_h2o_req_t *req);
 

@@ -37,6 +37,7 @@
 
 #include "exec/exec_socket.h"
 #include "exec/handoff_frame.h"
+#include "exec/ws_dispatch.h"
 #include "serve/pipeline.h"
 #include "routes/route_limits.h"
 #include "routes/route_stats.h"
@@ -212,18 +213,20 @@ stream_write(void *arg, const char *data, size_t len)
 		write_fully(s->fd, data, len, -1);
 }
 
-/* Reads one REQUEST frame into a palloc'd buffer; NULL if there is none. */
+/*
+ * Reads one REQUEST frame (or a WebSocket's call, ws_dispatch.h) into a
+ * palloc'd buffer; NULL if there is none.
+ */
 static char *
-read_request(int fd, uint32 *len)
+read_request(int fd, uint32 *len, char *type)
 {
 	char		header[FRAME_HEADER_SIZE];
-	char		type;
 	char	   *payload;
 
 	if (!read_fully(fd, header, sizeof(header)))
 		return NULL;
-	frame_get_header(header, len, &type);
-	if (type != FRAME_REQUEST || *len > FRAME_MAX_PAYLOAD)
+	frame_get_header(header, len, type);
+	if ((*type != FRAME_REQUEST && *type != WS_FRAME_CALL) || *len > FRAME_MAX_PAYLOAD)
 	{
 		ereport(WARNING,
 				(errcode(ERRCODE_PROTOCOL_VIOLATION),
@@ -243,6 +246,7 @@ serve_connection(int fd, MemoryContext cxt)
 	MemoryContext oldcxt = MemoryContextSwitchTo(cxt);
 	char	   *payload;
 	uint32		len;
+	char		type;
 	h2o_req_t	req;
 	HandoffMeta meta;
 	PipelineRun run;
@@ -263,8 +267,21 @@ serve_connection(int fd, MemoryContext cxt)
 		MemoryContextSwitchTo(oldcxt);
 		return;
 	}
-	if ((payload = read_request(fd, &len)) == NULL)
+	if ((payload = read_request(fd, &len, &type)) == NULL)
 	{
+		MemoryContextSwitchTo(oldcxt);
+		return;
+	}
+	if (type == WS_FRAME_CALL)
+	{
+		/* A WebSocket's message or close: its answer's frames go back. */
+		initStringInfo(&out);
+		if (ws_dispatch_serve(payload, len, &out))
+			(void) write_fully(fd, out.data, out.len, SOCKET_IO_TIMEOUT_MS);
+		else
+			ereport(WARNING,
+					(errcode(ERRCODE_PROTOCOL_VIOLATION),
+					 errmsg("webgres executor %d got a malformed WebSocket call", executor_index)));
 		MemoryContextSwitchTo(oldcxt);
 		return;
 	}

@@ -201,7 +201,9 @@ prepare_route(const Route *route, HandlerState *st)
 
 	CachedPlanSource *source = linitial(SPI_plan_get_plan_sources(plan));
 
-	check_event_stream_reads_only(source);
+	/* A WebSocket's open handler runs once (events.c): it may write. */
+	if (!route->websocket)
+		check_event_stream_reads_only(source);
 	if (SPI_keepplan(plan) != 0)
 		elog(ERROR, "SPI_keepplan failed");
 
@@ -213,7 +215,7 @@ prepare_route(const Route *route, HandlerState *st)
 	st->shareable_generation = -1;
 	memset(&st->simple, 0, sizeof(st->simple));
 	/* An event stream (events.c) is answered afresh every time, on its own. */
-	st->event_stream = declares_event_stream(source->resultDesc);
+	st->event_stream = route->websocket || declares_event_stream(source->resultDesc);
 	/* A route with auth answers per identity: never from memory. */
 	st->constant = st->read_only && !st->event_stream && route->auth == ROUTE_AUTH_NONE &&
 		plan_is_constant(plan);
@@ -718,6 +720,9 @@ handler_answers_event_stream(const Route *route)
 {
 	const HandlerState *st = route->handler_state;
 
+	/* A WebSocket is held open by the worker, like an event stream. */
+	if (route->websocket)
+		return true;
 	return st != NULL && st->plan != NULL && st->event_stream;
 }
 
@@ -753,6 +758,52 @@ handler_validate(const char *handler, Oid owner, bool streams, const char *searc
 	else if (!streams)
 		response_check_columns(source->resultDesc);
 	SPI_freeplan(plan);
+
+	SetUserIdAndSecContext(save_userid, save_sec_context);
+	leave_search_path(path_level);
+}
+
+/*
+ * Checks a WebSocket route's statements as its owner would run them, when
+ * the route is saved: the open handler must return rows (any columns; a
+ * channels column is checked as an event stream's), on_message is prepared
+ * with its parameters ($1 bigint, $2 text, $3 bytea), on_close with its
+ * own ($1 bigint, $2 integer).  NULL statements are not checked.
+ */
+void
+handler_validate_websocket(const char *handler, const char *on_message, const char *on_close,
+						   Oid owner, const char *search_path)
+{
+	int			path_level = enter_search_path(search_path);
+	Oid			save_userid;
+	int			save_sec_context;
+	SplicedHandler sh;
+	SPIPlanPtr	plan;
+	CachedPlanSource *source;
+	Oid			message_types[3] = {INT8OID, TEXTOID, BYTEAOID};
+	Oid			close_types[2] = {INT8OID, INT4OID};
+
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(owner, save_sec_context | HANDLER_SEC_CONTEXT);
+
+	plan = handler_prepare(handler, &sh);
+	source = (CachedPlanSource *) linitial(SPI_plan_get_plan_sources(plan));
+	if (source->resultDesc == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a WebSocket route's handler returns no rows"),
+				 errhint("It runs when the socket opens; add RETURNING to INSERT, UPDATE or DELETE.")));
+	if (declares_event_stream(source->resultDesc))
+		check_event_stream_columns(source->resultDesc);
+	SPI_freeplan(plan);
+	if (on_message != NULL && (plan = SPI_prepare(on_message, 3, message_types)) == NULL)
+		elog(ERROR, "could not prepare on_message: %s", SPI_result_code_string(SPI_result));
+	if (on_message != NULL)
+		SPI_freeplan(plan);
+	if (on_close != NULL && (plan = SPI_prepare(on_close, 2, close_types)) == NULL)
+		elog(ERROR, "could not prepare on_close: %s", SPI_result_code_string(SPI_result));
+	if (on_close != NULL)
+		SPI_freeplan(plan);
 
 	SetUserIdAndSecContext(save_userid, save_sec_context);
 	leave_search_path(path_level);

@@ -97,4 +97,9 @@ extern void handler_stream(Route *route, RequestData *rd, const struct StreamSin
 extern void handler_validate(const char *handler, Oid owner, bool streams,
 							 const char *search_path);
 
+/* The same for a WebSocket route's handler, on_message and on_close (NULL: none). */
+extern void handler_validate_websocket(const char *handler, const char *on_message,
+									   const char *on_close, Oid owner,
+									   const char *search_path);
+
 #endif

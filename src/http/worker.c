@@ -39,6 +39,7 @@
 #include "http/h2_guard.h"
 #include "http/health.h"
 #include "exec/handoff.h"
+#include "exec/ws_dispatch.h"
 #include "http/security_headers.h"
 #include "http/listen.h"
 #include "http/metrics.h"
@@ -326,6 +327,7 @@ setup_h2o(void)
 	response_abort_init(ctx.loop);
 	events_init(&ctx);
 	handoff_init(ctx.loop, &respond_exit);
+	ws_dispatch_init(ctx.loop);
 	metrics_start(&ctx);
 	capacity_start(ctx.loop, &accept_ctx);
 }

@@ -202,6 +202,7 @@ request_init(RequestData *rd, h2o_req_t *req, MemoryContext cxt)
 	rd->secret_generation = 0;
 	rd->keys_generation = 0;
 	rd->nsettings = 0;
+	rd->upgrade = NULL;
 	rd->params = makeParamList(REQ_NPARAMS);
 	rd->params->paramFetch = fetch_param;
 	rd->params->paramFetchArg = rd;

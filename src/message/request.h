@@ -54,6 +54,7 @@ typedef struct RequestData
 									 * (auth.c); 0: no HS-signed token */
 	uint64		keys_generation;	/* of the keys file that verified the
 									 * token (auth.c); 0: none did */
+	struct WsOpen *upgrade;		/* a WebSocket's upgrade (events/ws_socket.h); NULL: none */
 	int			nsettings;		/* settings its handlers run with */
 	const char *setting_names[REQ_MAX_SETTINGS];
 	const char *setting_values[REQ_MAX_SETTINGS];

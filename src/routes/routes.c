@@ -128,7 +128,7 @@ select_routes(bool *has_modes)
 
 	*has_modes = get_attnum(routes_relid, "mode") != InvalidAttrNumber;
 	rc = SPI_execute(psprintf("SELECT id, method, path, priority, handler, owner::oid, "
-							  "%s, %s, %s, %s, %s, %s, %s, %s FROM webgres.routes",
+							  "%s, %s, %s, %s, %s, %s, %s, %s, %s FROM webgres.routes",
 							  get_attnum(routes_relid, "search_path") != InvalidAttrNumber ?
 							  "search_path" : "NULL::text",
 							  *has_modes ? "mode" : "NULL::text",
@@ -143,7 +143,10 @@ select_routes(bool *has_modes)
 							  "rate_limit, rate_burst, rate_key" :
 							  "NULL::float8, NULL::integer, NULL::text",
 							  get_attnum(routes_relid, "max_body_size") != InvalidAttrNumber ?
-							  "max_body_size" : "NULL::integer"),
+							  "max_body_size" : "NULL::integer",
+							  get_attnum(routes_relid, "upgrade") != InvalidAttrNumber ?
+							  "upgrade, on_message, on_close" :
+							  "NULL::text, NULL::text, NULL::text"),
 					 true, 0);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "could not read webgres.routes: %s", SPI_result_code_string(rc));
@@ -237,6 +240,9 @@ read_route(HeapTuple tup, TupleDesc desc, bool has_modes, Route *r)
 
 		r->max_body_size = isnull ? -1 : DatumGetInt32(limit);
 	}
+	r->websocket = SPI_getvalue(tup, desc, 17) != NULL;
+	r->on_message = SPI_getvalue(tup, desc, 18);
+	r->on_close = SPI_getvalue(tup, desc, 19);
 	r->label = psprintf("%s %s (route %lld)", r->method ? r->method : "*", r->path,
 						(long long) r->id);
 

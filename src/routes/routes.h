@@ -74,6 +74,9 @@ typedef struct Route
 	char	   *rate_claim;		/* ROUTE_RATE_BY_CLAIM: the claim's path */
 	int64		max_body_size;	/* bytes its requests' bodies may hold; -1:
 								 * webgres.max_body_size only (body_limit.c) */
+	bool		websocket;		/* upgrade = 'websocket': GET opens a WebSocket */
+	char	   *on_message;		/* WebSocket: SQL run per message, or NULL */
+	char	   *on_close;		/* WebSocket: SQL run once it closed, or NULL */
 } Route;
 
 typedef struct RouteTable

@@ -475,6 +475,13 @@ origin_allowed(h2o_req_t *req, const Route *r, const char *origin, size_t len)
 	return false;
 }
 
+/* origin_allowed() for other steps: a WebSocket's upgrade (ws_admit.c). */
+bool
+auth_origin_allowed(h2o_req_t *req, const Route *r, const char *origin, size_t len)
+{
+	return !h2o_memis(origin, len, H2O_STRLIT("null")) && origin_allowed(req, r, origin, len);
+}
+
 /*
  * The CSRF rule: a request authenticated by a cookie that may change
  * something must say where it comes from (Origin, else Referer), and that

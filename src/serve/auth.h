@@ -80,6 +80,14 @@ extern bool auth_admit(struct st_h2o_req_t *req, const Route *r, AuthState *st,
 extern bool auth_role_allowed(Oid owner, Oid roleid);
 
 /*
+ * Whether origin (len bytes, an Origin header's value) is the server's own,
+ * one of webgres.csrf_trusted_origins or one route r's CORS settings allow
+ * by name; "null" never is.
+ */
+extern bool auth_origin_allowed(struct st_h2o_req_t *req, const Route *r,
+								const char *origin, size_t len);
+
+/*
  * Grows whenever this process sees a role or a role membership change (in
  * the invalidations a transaction's start takes in): role checks made
  * before are stale.

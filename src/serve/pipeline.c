@@ -35,6 +35,7 @@
 #include "message/errors.h"
 #include "events/events.h"
 #include "events/sse.h"
+#include "events/ws_socket.h"
 #include "handler/handler.h"
 #include "handler/plan_clock.h"
 #include "handler/stream.h"
@@ -47,6 +48,7 @@
 #include "serve/pipeline.h"
 #include "serve/pipeline_phases.h"
 #include "serve/rate_limit.h"
+#include "serve/ws_admit.h"
 #include "serve/refusal_log.h"
 #include "serve/replica.h"
 #include "message/request.h"
@@ -844,6 +846,9 @@ run_route(Request *rq, Route *r)
 
 	pgstat_report_activity(STATE_RUNNING, r->label);
 	compress_for_route(rq->req, r->compress);
+	/* A WebSocket route's upgrade is checked before its open handler runs. */
+	if (r->websocket && !ws_admit(&rq->rd, r, rq->body, rq->bodylen))
+		return true;
 	if (r->mode == ROUTE_MODE_STREAM)
 	{
 		run_stream(rq, r);
@@ -1083,13 +1088,19 @@ run_handlers(Request *rq)
 		/* Phase 2 has a handler_timeout of its own. */
 		rq->deadline = webgres_handler_timeout > 0 ?
 			TimestampTzPlusMilliseconds(GetCurrentTimestamp(), webgres_handler_timeout) : 0;
-		(void) run_in_transaction(rq, catch_up_event_stream);
+		/* A WebSocket's open handler runs once: phase 1 made it ready. */
+		if (events_stream_ready())
+			rq->outcome = PIPELINE_EVENT_STREAM;
+		else
+			(void) run_in_transaction(rq, catch_up_event_stream);
 		/* Its response starts only once phase 2 has committed. */
 		if (rq->outcome == PIPELINE_EVENT_STREAM)
 			events_start_stream(rq->req);
 		else
 			events_forget_stream();
 	}
+	else if (rq->listening)
+		events_forget_stream();
 	/* Whatever became of the request, the next one must not see its claims. */
 	request_clear_settings(&rq->rd);
 }
@@ -1202,7 +1213,7 @@ check_stream_roles(void)
 	MemoryContext oldcxt = CurrentMemoryContext;
 	TimestampTz now;
 
-	if (sse_identified_streams() == 0)
+	if (sse_identified_streams() == 0 && ws_identified_sockets() == 0)
 		return;
 	now = GetCurrentTimestamp();
 	if (now - checked_at < STREAM_ROLE_CHECK_MS * 1000)
@@ -1218,6 +1229,7 @@ check_stream_roles(void)
 			ereport(LOG,
 					(errmsg("webgres ends %d event stream(s) opened with a token whose JWT secret or keys have changed",
 							stale)));
+		(void) ws_end_signer_changed(jwt_secret_generation(), jwt_keys_generation());
 		if (auth_role_generation() != checked_generation)
 		{
 			int			ended;
@@ -1227,6 +1239,7 @@ check_stream_roles(void)
 				ereport(LOG,
 						(errmsg("webgres ends %d event stream(s) whose role may no longer be used by the route's owner",
 								ended)));
+			(void) ws_end_unauthorised(auth_role_allowed);
 		}
 		CommitTransactionCommand();
 	}

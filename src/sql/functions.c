@@ -264,6 +264,9 @@ typedef struct RouteRow
 	bool		owner_isnull;
 	char	   *search_path;
 	bool		streams;		/* mode stream */
+	bool		websocket;		/* upgrade = 'websocket' (1.6) */
+	char	   *on_message;		/* its statements, or NULL */
+	char	   *on_close;
 } RouteRow;
 
 /* The columns the trigger sets in the row, at most one per column it may set. */
@@ -321,6 +324,15 @@ read_route_row(TriggerData *trigdata, RouteRow *row)
 		char	   *mode = SPI_getvalue(row->tuple, desc, att_mode);
 
 		row->streams = (mode != NULL && strcmp(mode, "stream") == 0);
+	}
+	/* Before 1.6 there are no WebSocket routes. */
+	row->websocket = false;
+	row->on_message = row->on_close = NULL;
+	if (SPI_fnumber(desc, "upgrade") > 0)
+	{
+		row->websocket = SPI_getvalue(row->tuple, desc, SPI_fnumber(desc, "upgrade")) != NULL;
+		row->on_message = SPI_getvalue(row->tuple, desc, SPI_fnumber(desc, "on_message"));
+		row->on_close = SPI_getvalue(row->tuple, desc, SPI_fnumber(desc, "on_close"));
 	}
 }
 
@@ -463,7 +475,11 @@ webgres_route_check(PG_FUNCTION_ARGS)
 	if (check_function_bodies && !ownership_changing_owner)
 	{
 		connect_spi();
-		handler_validate(row.handler, row.owner, row.streams, row.search_path);
+		if (row.websocket)
+			handler_validate_websocket(row.handler, row.on_message, row.on_close,
+									   row.owner, row.search_path);
+		else
+			handler_validate(row.handler, row.owner, row.streams, row.search_path);
 		SPI_finish();
 	}
 
