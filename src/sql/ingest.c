@@ -30,11 +30,13 @@
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "nodes/value.h"
 #include "utils/numeric.h"
 #include "utils/rel.h"
 
 #include "message/querystring.h"
 #include "parse/csv.h"
+#include "sql/ingest.h"
 
 PG_FUNCTION_INFO_V1(webgres_ingest);
 
@@ -488,6 +490,21 @@ load_csv(Ingest *in, const char *body, size_t len, bool header)
 	}
 	else
 		add_all_columns(in);
+
+	/* COPY FROM where it applies; the INSERT below where it refuses (RLS, views). */
+	if (in->ncols > 0)
+	{
+		List	   *colnames = NIL;
+
+		for (int i = 0; i < in->ncols; i++)
+			colnames = lappend(colnames, makeString(in->cols[i].name));
+		if (ingest_copy_applies(in->rel, colnames))
+		{
+			in->rows = ingest_copy_csv(in->rel, colnames, scan.s + scan.pos, scan.len - scan.pos,
+									   scan.line);
+			return;
+		}
+	}
 	prepare_insert(in);
 
 	for (;;)

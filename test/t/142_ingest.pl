@@ -155,6 +155,54 @@ is($r->{status}, 403, 'a row the policy refuses: 403 (its message, like every 40
 like(slurp_file($node->logfile), qr/line 2: new row violates row-level security policy for table "notes"/,
 	'the log names the line');
 is($node->safe_psql('postgres', q{SELECT string_agg(body, ',') FROM notes}), 'mine', 'nothing of that body kept');
+
+# The two paths (docs/uploads.md#speed): a table COPY FROM may load goes
+# through COPY, one with row-level security for the role through INSERT.
+# The same bodies give the same rows and the same errors, with their line
+# and column, blank lines and quoted newlines counted as the body has them.
+$node->safe_psql('postgres', q{
+	CREATE FUNCTION pair_before() RETURNS trigger LANGUAGE plpgsql AS $$
+	BEGIN
+		IF NEW.label = 'skip' THEN RETURN NULL; END IF;
+		IF NEW.label = 'boom' THEN RAISE EXCEPTION 'boom at %', NEW.n; END IF;
+		NEW.label := upper(NEW.label);
+		RETURN NEW;
+	END$$;
+	CREATE TABLE pair_copy (n integer CHECK (n >= 0), label text NOT NULL, at date DEFAULT '2024-01-01');
+	CREATE TABLE pair_rls (LIKE pair_copy INCLUDING ALL);
+	ALTER TABLE pair_rls ENABLE ROW LEVEL SECURITY;
+	CREATE POLICY anyone ON pair_rls USING (true) WITH CHECK (true);
+	CREATE TRIGGER pair_before BEFORE INSERT ON pair_copy FOR EACH ROW EXECUTE FUNCTION pair_before();
+	CREATE TRIGGER pair_before BEFORE INSERT ON pair_rls FOR EACH ROW EXECUTE FUNCTION pair_before();
+	GRANT SELECT, INSERT ON pair_copy, pair_rls TO loader;
+});
+route('/pair_copy', q{SELECT 201 AS status, webgres.ingest('pair_copy', body, 'text/csv')::text AS body FROM request});
+route('/pair_rls', q{SELECT 201 AS status, webgres.ingest('pair_rls', body, 'text/csv')::text AS body FROM request});
+my @pair_bad = (
+	[ "n,label\n1,a\n\r\n2,b\nx,c\n", qr/^line 5, column "n": invalid input syntax for type integer: "x"/, 'a value, after a blank line' ],
+	[ "n,label\n1,\"two\nlines\"\n-1,b\n", qr/^line 4: new row for relation "pair_\w+" violates check constraint "pair_\w+_n_check"/,
+		'a check constraint, after a quoted newline' ],
+	[ "n,label\n1,a\n2,boom\n", qr/^line 3: boom at 2/, 'an error of a BEFORE trigger' ],
+	[ "n,label\n1,a\n2,\n", qr/^line 3: null value in column "label"/, 'NOT NULL' ],
+);
+for my $t ('pair_copy', 'pair_rls')
+{
+	$r = post("/$t", 'text/csv', "label,n\r\na,1\r\nskip,2\r\n\"c\nd\",3\r\n");
+	is($r->{status}, 201, "$t: loads");
+	is($r->{body}, '2', "$t: the row the BEFORE trigger dropped is not counted");
+	is($node->safe_psql('postgres', "SELECT string_agg(format('%s|%s|%s', n, label, at), ';' ORDER BY n) FROM $t"),
+		"1|A|2024-01-01;3|C\nD|2024-01-01", "$t: rows as the trigger made them, the default for a missing column");
+	for my $b (@pair_bad)
+	{
+		$r = post("/$t", 'text/csv', $b->[0]);
+		is($r->{status}, 400, "$t: $b->[2]: 400");
+		like($r->{body}, $b->[1], "$t: $b->[2]: names the line (and column)");
+	}
+	is($node->safe_psql('postgres', "SELECT count(*) FROM $t"), '2', "$t: nothing of the refused bodies kept");
+}
+like(slurp_file($node->logfile), qr/CONTEXT:.*COPY pair_copy, line/, 'pair_copy was loaded by COPY');
+unlike(slurp_file($node->logfile), qr/COPY pair_rls/, 'pair_rls (row-level security) was not');
+
 $r = post('/secret', 'text/csv', "v\nx\n");
 is($r->{status}, 403, 'a table the role may not insert into: 403');
 

@@ -1,0 +1,326 @@
+/*
+ * ingest_copy.c
+ *		webgres.ingest's fast path: a CSV body loaded by Postgres' own COPY
+ *		FROM (BeginCopyFrom with a data source callback, CopyFrom), reading
+ *		the body's bytes where they are (docs/uploads.md#speed).
+ *
+ * COPY FROM runs the table's defaults, constraints, triggers and generated
+ * columns as INSERT does, but refuses tables with row-level security for
+ * the role and tables that are not tables (views): those keep ingest.c's
+ * INSERT path.  The callback hands COPY the body a record at a time,
+ * skipping blank lines (which COPY would read as a row of NULLs) and CRLF
+ * turned into LF; an error raised for a row is given back naming the
+ * body's line, found again by scanning the body from the start.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_attribute.h"
+#include "catalog/pg_class.h"
+#include "commands/copy.h"
+#include "commands/copyfrom_internal.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/value.h"
+#include "parser/parse_node.h"
+#include "parser/parse_relation.h"
+#include "tcop/utility.h"
+#include "utils/rel.h"
+#include "utils/rls.h"
+#include "utils/snapmgr.h"
+
+#include "sql/ingest.h"
+
+/* The body's CSV records on their way to COPY. */
+typedef struct CsvFeed
+{
+	const char *s;
+	size_t		len;
+	size_t		pos;			/* the next byte not yet scanned */
+	long		line;			/* the body's line at pos (from 1) */
+	const char *pend;			/* what is left of the record being handed */
+	size_t		pendlen;
+	bool		pend_nl;		/* its newline is still to be handed */
+} CsvFeed;
+
+/* One record of the body, without its line end. */
+typedef struct CsvRecord
+{
+	const char *s;
+	size_t		len;
+	long		line;			/* the body's line it starts on */
+	int			lines;			/* how many lines it spans (quoted newlines) */
+} CsvRecord;
+
+/* One COPY of a body: the feed, and where its error happened. */
+typedef struct CopyLoad
+{
+	CsvFeed		feed;
+	CsvFeed		origin;			/* the feed as it started: to number lines again */
+	CopyFromState cstate;
+	ErrorContextCallback errcb;
+	bool		at_row;			/* the error was raised for a row COPY read */
+	uint64		copy_line;		/* its line as COPY counts them */
+	const char *attname;		/* its column, when converting a value */
+	MemoryContext cxt;
+} CopyLoad;
+
+/*
+ * The feed COPY reads from: its data source callback takes no argument,
+ * so it is set for the time of one CopyFrom().
+ */
+static CsvFeed *current_feed = NULL;
+
+/*
+ * The next non-blank record of the feed, or false at the end.  Only a
+ * record with a quote before its first newline needs the byte loop: a
+ * newline inside quotes belongs to the record (COPY follows the quotes the
+ * same way, "" toggling twice).
+ */
+static bool
+next_record(CsvFeed *f, CsvRecord *r)
+{
+	while (f->pos < f->len)
+	{
+		const char *start = f->s + f->pos;
+		size_t		rest = f->len - f->pos;
+		const char *nl = memchr(start, '\n', rest);
+		size_t		n = nl ? (size_t) (nl - start) : rest;
+		int			lines = 1;
+		bool		in_quote = false;
+
+		if (memchr(start, '"', n) != NULL)
+		{
+			for (n = 0; n < rest; n++)
+			{
+				if (start[n] == '"')
+					in_quote = !in_quote;
+				else if (start[n] == '\n')
+				{
+					if (!in_quote)
+						break;
+					lines++;
+				}
+			}
+		}
+		r->s = start;
+		r->line = f->line;
+		r->lines = lines;
+		f->pos += n < rest ? n + 1 : n;
+		f->line += lines;
+		if (!in_quote && n > 0 && start[n - 1] == '\r')
+			n--;
+		if (n == 0)
+			continue;			/* a blank line */
+		r->len = n;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * COPY's data source: fills outbuf with up to maxread bytes of records,
+ * each ended by LF; 0 at the end of the body.  A record that is only \.
+ * (COPY's end-of-data marker) is handed quoted, as the data it is.
+ */
+static int
+feed_copy(void *outbuf, int minread, int maxread)
+{
+	CsvFeed    *f = current_feed;
+	char	   *out = outbuf;
+	int			n = 0;
+
+	while (n < maxread)
+	{
+		if (f->pendlen == 0 && !f->pend_nl)
+		{
+			CsvRecord	r;
+
+			if (!next_record(f, &r))
+				break;
+			if (r.len == 2 && r.s[0] == '\\' && r.s[1] == '.')
+			{
+				f->pend = "\"\\.\"";
+				f->pendlen = 4;
+			}
+			else
+			{
+				f->pend = r.s;
+				f->pendlen = r.len;
+			}
+			f->pend_nl = true;
+		}
+		if (f->pendlen > 0)
+		{
+			size_t		k = Min(f->pendlen, (size_t) (maxread - n));
+
+			memcpy(out + n, f->pend, k);
+			n += (int) k;
+			f->pend += k;
+			f->pendlen -= k;
+		}
+		if (f->pendlen == 0 && f->pend_nl && n < maxread)
+		{
+			out[n++] = '\n';
+			f->pend_nl = false;
+		}
+	}
+	return n;
+}
+
+/*
+ * The body's line of the record holding COPY's line copy_line (COPY counts
+ * from 1 the lines it was handed, quoted newlines included).
+ */
+static long
+body_line_of(const CsvFeed *origin, uint64 copy_line)
+{
+	CsvFeed		f = *origin;
+	CsvRecord	r;
+	uint64		handed = 0;
+	long		last = origin->line;
+
+	while (next_record(&f, &r))
+	{
+		last = r.line;
+		handed += r.lines;
+		if (copy_line <= handed)
+			break;
+	}
+	return last;
+}
+
+/*
+ * Error context callback: notes whether the error being raised is for a
+ * row COPY was reading (COPY's own callback is on the stack above this
+ * one), and which line and column.  Errors of AFTER triggers, run once
+ * the rows are read, are not.
+ */
+static void
+note_copy_row(void *arg)
+{
+	CopyLoad   *cl = arg;
+
+	cl->at_row = false;
+	for (ErrorContextCallback *e = error_context_stack; e != NULL && e != &cl->errcb; e = e->previous)
+		if (e->callback == CopyFromErrorCallback)
+		{
+			cl->at_row = true;
+			cl->copy_line = cl->cstate->cur_lineno;
+			cl->attname = cl->cstate->cur_attname;
+			break;
+		}
+}
+
+/* Raises the error just caught again, its message prefixed with the body's line. */
+static void
+rethrow_at_line(CopyLoad *cl)
+{
+	ErrorData  *edata;
+
+	MemoryContextSwitchTo(cl->cxt);
+	edata = CopyErrorData();
+	FlushErrorState();
+	if (cl->at_row)
+	{
+		long		line = body_line_of(&cl->origin, cl->copy_line);
+
+		if (cl->attname != NULL)
+			edata->message = psprintf("line %ld, column \"%s\": %s", line, cl->attname, edata->message);
+		else
+			edata->message = psprintf("line %ld: %s", line, edata->message);
+	}
+	ReThrowError(edata);
+}
+
+/*
+ * Whether COPY FROM may load rel: a table (or partitioned table) without
+ * row-level security for the current role, whose named columns COPY and
+ * INSERT treat alike (INSERT refuses a value for a generated column or an
+ * identity column GENERATED ALWAYS; COPY writes the latter).
+ */
+bool
+ingest_copy_applies(Relation rel, List *colnames)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	ListCell   *lc;
+
+	if (rel->rd_rel->relkind != RELKIND_RELATION && rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE)
+		return false;
+	if (check_enable_rls(RelationGetRelid(rel), InvalidOid, false) == RLS_ENABLED)
+		return false;
+	foreach(lc, colnames)
+	{
+		const char *name = strVal(lfirst(lc));
+
+		for (int i = 0; i < desc->natts; i++)
+		{
+			Form_pg_attribute att = TupleDescAttr(desc, i);
+
+			if (!att->attisdropped && strcmp(NameStr(att->attname), name) == 0 &&
+				(att->attgenerated != '\0' || att->attidentity == ATTRIBUTE_IDENTITY_ALWAYS))
+				return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * Loads CSV records s[0..len) into the columns colnames of rel (open, with
+ * RowExclusiveLock) through COPY FROM, as the current user; first_line is
+ * the body's line s starts on.  Returns the rows COPY loaded.
+ */
+int64
+ingest_copy_csv(Relation rel, List *colnames, const char *s, size_t len, long first_line)
+{
+	CopyLoad	cl;
+	ParseState *pstate;
+	List	   *options;
+	uint64		rows;
+
+	/* What the executor checks for INSERT, COPY's caller checks. */
+	if (rel->rd_rel->relpersistence != RELPERSISTENCE_TEMP)
+		PreventCommandIfReadOnly("COPY FROM");
+
+	memset(&cl, 0, sizeof(cl));
+	cl.feed.s = s;
+	cl.feed.len = len;
+	cl.feed.line = first_line;
+	cl.origin = cl.feed;
+	cl.cxt = CurrentMemoryContext;
+
+	/* CopyFrom() builds its executor state from this range table. */
+	pstate = make_parsestate(NULL);
+	addRangeTableEntryForRelation(pstate, rel, RowExclusiveLock, NULL, false, false);
+	/* The body is in the database's encoding: checked, not converted. */
+	options = list_make2(makeDefElem("format", (Node *) makeString("csv"), -1),
+						 makeDefElem("encoding", (Node *) makeString(pstrdup(GetDatabaseEncodingName())), -1));
+
+	/* As SPI runs a statement: earlier changes seen, a snapshot of its own. */
+	CommandCounterIncrement();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	cl.cstate = BeginCopyFrom(pstate, rel, NULL, NULL, false, feed_copy, colnames, options);
+	current_feed = &cl.feed;
+	cl.errcb.callback = note_copy_row;
+	cl.errcb.arg = &cl;
+	cl.errcb.previous = error_context_stack;
+	error_context_stack = &cl.errcb;
+	PG_TRY();
+	{
+		rows = CopyFrom(cl.cstate);
+	}
+	PG_CATCH();
+	{
+		error_context_stack = cl.errcb.previous;
+		current_feed = NULL;
+		rethrow_at_line(&cl);
+	}
+	PG_END_TRY();
+	error_context_stack = cl.errcb.previous;
+	current_feed = NULL;
+	EndCopyFrom(cl.cstate);
+	PopActiveSnapshot();
+	free_parsestate(pstate);
+	return (int64) rows;
+}
