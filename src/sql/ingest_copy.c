@@ -170,8 +170,9 @@ feed_copy(void *outbuf, int minread, int maxread)
 }
 
 /*
- * The body's line of the record holding COPY's line copy_line (COPY counts
- * from 1 the lines it was handed, quoted newlines included).
+ * The body's line of the record holding COPY's line copy_line.  COPY counts
+ * from 1 the lines it was handed, and the newlines inside quotes once it
+ * knows its line end: from the end of the first record on (15 to 18 alike).
  */
 static long
 body_line_of(const CsvFeed *origin, uint64 copy_line)
@@ -184,7 +185,7 @@ body_line_of(const CsvFeed *origin, uint64 copy_line)
 	while (next_record(&f, &r))
 	{
 		last = r.line;
-		handed += r.lines;
+		handed += handed == 0 ? 1 : r.lines;
 		if (copy_line <= handed)
 			break;
 	}
