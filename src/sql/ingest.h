@@ -19,4 +19,17 @@ extern bool ingest_copy_applies(Relation rel, List *colnames);
 extern int64 ingest_copy_csv(Relation rel, List *colnames, const char *s, size_t len,
 							 long first_line);
 
+/* The next row's texts (NULL: SQL NULL) and its line or element in *n; false at the end. */
+typedef bool (*IngestNextRow) (void *arg, char **fields, long *n);
+
+/* The line (or element) of the body that COPY's line k came from. */
+typedef long (*IngestRowNumber) (void *arg, uint64 k);
+
+/*
+ * Loads the rows next gives into the columns colnames of rel through COPY
+ * FROM; returns the rows loaded.  Errors name the row by unit and number.
+ */
+extern int64 ingest_copy_rows(Relation rel, List *colnames, const char *unit, IngestNextRow next,
+							  IngestRowNumber number, void *arg);
+
 #endif

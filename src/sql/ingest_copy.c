@@ -19,6 +19,7 @@
 #include "catalog/pg_class.h"
 #include "commands/copy.h"
 #include "commands/copyfrom_internal.h"
+#include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
@@ -26,6 +27,7 @@
 #include "parser/parse_node.h"
 #include "parser/parse_relation.h"
 #include "tcop/utility.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
@@ -53,11 +55,29 @@ typedef struct CsvRecord
 	int			lines;			/* how many lines it spans (quoted newlines) */
 } CsvRecord;
 
+/* JSON rows on their way to COPY, as lines of its text format. */
+typedef struct RowFeed
+{
+	IngestNextRow next;
+	IngestRowNumber number;
+	void	   *arg;
+	char	  **fields;			/* the row's texts, NULL for NULL */
+	int			nfields;
+	StringInfoData line;		/* the row as COPY reads it */
+	size_t		done;			/* how much of it was handed */
+	bool		ended;
+	ErrorData  *deferred;		/* why the rows stopped early, or NULL */
+	MemoryContext rowcxt;		/* reset after each row */
+	MemoryContext cxt;
+} RowFeed;
+
 /* One COPY of a body: the feed, and where its error happened. */
 typedef struct CopyLoad
 {
 	CsvFeed		feed;
 	CsvFeed		origin;			/* the feed as it started: to number lines again */
+	RowFeed    *rows;			/* or JSON rows, when not NULL */
+	const char *unit;			/* "line" or "element" */
 	CopyFromState cstate;
 	ErrorContextCallback errcb;
 	bool		at_row;			/* the error was raised for a row COPY read */
@@ -71,6 +91,7 @@ typedef struct CopyLoad
  * so it is set for the time of one CopyFrom().
  */
 static CsvFeed *current_feed = NULL;
+static RowFeed *current_rows = NULL;
 
 /*
  * The next non-blank record of the feed, or false at the end.  Only a
@@ -169,6 +190,114 @@ feed_copy(void *outbuf, int minread, int maxread)
 	return n;
 }
 
+/* Appends text to buf escaped for COPY's text format. */
+static void
+append_copy_text(StringInfo buf, const char *text)
+{
+	const char *run = text;
+
+	for (const char *p = text; *p; p++)
+	{
+		char		esc;
+
+		switch (*p)
+		{
+			case '\\':
+				esc = '\\';
+				break;
+			case '\n':
+				esc = 'n';
+				break;
+			case '\r':
+				esc = 'r';
+				break;
+			case '\t':
+				esc = 't';
+				break;
+			default:
+				continue;
+		}
+		appendBinaryStringInfo(buf, run, p - run);
+		appendStringInfoChar(buf, '\\');
+		appendStringInfoChar(buf, esc);
+		run = p + 1;
+	}
+	appendStringInfoString(buf, run);
+}
+
+/*
+ * Makes the feed's next row into f->line; false at the end, or when the
+ * row could not be made (its error kept in f->deferred: it was raised by
+ * parsing or by the shape of the row, not by the database).
+ */
+static bool
+next_row_line(RowFeed *f)
+{
+	MemoryContext oldcxt = MemoryContextSwitchTo(f->rowcxt);
+	volatile bool got = false;
+	long		n;
+
+	PG_TRY();
+	{
+		got = f->next(f->arg, f->fields, &n);
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(f->cxt);
+		f->deferred = CopyErrorData();
+		FlushErrorState();
+		/* COPY's context would name a line COPY is on, not this one. */
+		f->deferred->context = NULL;
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(oldcxt);
+	resetStringInfo(&f->line);
+	f->done = 0;
+	if (got)
+	{
+		for (int i = 0; i < f->nfields; i++)
+		{
+			if (i > 0)
+				appendStringInfoChar(&f->line, '\t');
+			if (f->fields[i] == NULL)
+				appendStringInfoString(&f->line, "\\N");
+			else
+				append_copy_text(&f->line, f->fields[i]);
+		}
+		appendStringInfoChar(&f->line, '\n');
+	}
+	MemoryContextReset(f->rowcxt);
+	return got;
+}
+
+/* COPY's data source for JSON rows: lines of its text format, 0 at the end. */
+static int
+feed_rows(void *outbuf, int minread, int maxread)
+{
+	RowFeed    *f = current_rows;
+	char	   *out = outbuf;
+	int			n = 0;
+
+	while (n < maxread)
+	{
+		size_t		k;
+
+		if (f->done == (size_t) f->line.len)
+		{
+			if (f->ended || !next_row_line(f))
+			{
+				f->ended = true;
+				break;
+			}
+		}
+		k = Min((size_t) f->line.len - f->done, (size_t) (maxread - n));
+		memcpy(out + n, f->line.data + f->done, k);
+		n += (int) k;
+		f->done += k;
+	}
+	return n;
+}
+
 /*
  * The body's line of the record holding COPY's line copy_line.  COPY counts
  * from 1 the lines it was handed, and the newlines inside quotes once it
@@ -225,12 +354,14 @@ rethrow_at_line(CopyLoad *cl)
 	FlushErrorState();
 	if (cl->at_row)
 	{
-		long		line = body_line_of(&cl->origin, cl->copy_line);
+		long		line = cl->rows ? cl->rows->number(cl->rows->arg, cl->copy_line) :
+			body_line_of(&cl->origin, cl->copy_line);
 
 		if (cl->attname != NULL)
-			edata->message = psprintf("line %ld, column \"%s\": %s", line, cl->attname, edata->message);
+			edata->message = psprintf("%s %ld, column \"%s\": %s", cl->unit, line, cl->attname,
+									  edata->message);
 		else
-			edata->message = psprintf("line %ld: %s", line, edata->message);
+			edata->message = psprintf("%s %ld: %s", cl->unit, line, edata->message);
 	}
 	ReThrowError(edata);
 }
@@ -268,6 +399,59 @@ ingest_copy_applies(Relation rel, List *colnames)
 }
 
 /*
+ * Runs COPY FROM of rel's columns colnames with options, reading through
+ * source, as the current user.  Returns the rows COPY loaded.
+ */
+static int64
+run_copy(CopyLoad *cl, Relation rel, List *colnames, List *options, copy_data_source_cb source)
+{
+	ParseState *pstate;
+	uint64		rows;
+
+	/* What the executor checks for INSERT, COPY's caller checks. */
+	if (rel->rd_rel->relpersistence != RELPERSISTENCE_TEMP)
+		PreventCommandIfReadOnly("COPY FROM");
+	cl->cxt = CurrentMemoryContext;
+
+	/* CopyFrom() builds its executor state from this range table. */
+	pstate = make_parsestate(NULL);
+	addRangeTableEntryForRelation(pstate, rel, RowExclusiveLock, NULL, false, false);
+	/* The body is in the database's encoding: checked, not converted. */
+	options = lappend(options, makeDefElem("encoding",
+										   (Node *) makeString(pstrdup(GetDatabaseEncodingName())), -1));
+
+	/* As SPI runs a statement: earlier changes seen, a snapshot of its own. */
+	CommandCounterIncrement();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	cl->cstate = BeginCopyFrom(pstate, rel, NULL, NULL, false, source, colnames, options);
+	current_feed = &cl->feed;
+	current_rows = cl->rows;
+	cl->errcb.callback = note_copy_row;
+	cl->errcb.arg = cl;
+	cl->errcb.previous = error_context_stack;
+	error_context_stack = &cl->errcb;
+	PG_TRY();
+	{
+		rows = CopyFrom(cl->cstate);
+	}
+	PG_CATCH();
+	{
+		error_context_stack = cl->errcb.previous;
+		current_feed = NULL;
+		current_rows = NULL;
+		rethrow_at_line(cl);
+	}
+	PG_END_TRY();
+	error_context_stack = cl->errcb.previous;
+	current_feed = NULL;
+	current_rows = NULL;
+	EndCopyFrom(cl->cstate);
+	PopActiveSnapshot();
+	free_parsestate(pstate);
+	return (int64) rows;
+}
+
+/*
  * Loads CSV records s[0..len) into the columns colnames of rel (open, with
  * RowExclusiveLock) through COPY FROM, as the current user; first_line is
  * the body's line s starts on.  Returns the rows COPY loaded.
@@ -276,52 +460,48 @@ int64
 ingest_copy_csv(Relation rel, List *colnames, const char *s, size_t len, long first_line)
 {
 	CopyLoad	cl;
-	ParseState *pstate;
-	List	   *options;
-	uint64		rows;
-
-	/* What the executor checks for INSERT, COPY's caller checks. */
-	if (rel->rd_rel->relpersistence != RELPERSISTENCE_TEMP)
-		PreventCommandIfReadOnly("COPY FROM");
 
 	memset(&cl, 0, sizeof(cl));
 	cl.feed.s = s;
 	cl.feed.len = len;
 	cl.feed.line = first_line;
 	cl.origin = cl.feed;
-	cl.cxt = CurrentMemoryContext;
+	cl.unit = "line";
+	return run_copy(&cl, rel, colnames, list_make1(makeDefElem("format", (Node *) makeString("csv"), -1)),
+					feed_copy);
+}
 
-	/* CopyFrom() builds its executor state from this range table. */
-	pstate = make_parsestate(NULL);
-	addRangeTableEntryForRelation(pstate, rel, RowExclusiveLock, NULL, false, false);
-	/* The body is in the database's encoding: checked, not converted. */
-	options = list_make2(makeDefElem("format", (Node *) makeString("csv"), -1),
-						 makeDefElem("encoding", (Node *) makeString(pstrdup(GetDatabaseEncodingName())), -1));
+/*
+ * Loads the rows next gives (ncols texts each) into the columns colnames of
+ * rel through COPY FROM in its text format; number turns COPY's line into
+ * the body's line (or element, as unit says).  An error next raises stops
+ * the rows: raised once COPY has loaded the rows before it, so that the
+ * first bad row is the one named.  Returns the rows COPY loaded.
+ */
+int64
+ingest_copy_rows(Relation rel, List *colnames, const char *unit, IngestNextRow next,
+				 IngestRowNumber number, void *arg)
+{
+	CopyLoad	cl;
+	RowFeed		rf;
+	int64		rows;
 
-	/* As SPI runs a statement: earlier changes seen, a snapshot of its own. */
-	CommandCounterIncrement();
-	PushActiveSnapshot(GetTransactionSnapshot());
-	cl.cstate = BeginCopyFrom(pstate, rel, NULL, NULL, false, feed_copy, colnames, options);
-	current_feed = &cl.feed;
-	cl.errcb.callback = note_copy_row;
-	cl.errcb.arg = &cl;
-	cl.errcb.previous = error_context_stack;
-	error_context_stack = &cl.errcb;
-	PG_TRY();
-	{
-		rows = CopyFrom(cl.cstate);
-	}
-	PG_CATCH();
-	{
-		error_context_stack = cl.errcb.previous;
-		current_feed = NULL;
-		rethrow_at_line(&cl);
-	}
-	PG_END_TRY();
-	error_context_stack = cl.errcb.previous;
-	current_feed = NULL;
-	EndCopyFrom(cl.cstate);
-	PopActiveSnapshot();
-	free_parsestate(pstate);
-	return (int64) rows;
+	memset(&cl, 0, sizeof(cl));
+	memset(&rf, 0, sizeof(rf));
+	rf.next = next;
+	rf.number = number;
+	rf.arg = arg;
+	rf.nfields = list_length(colnames);
+	rf.fields = palloc0(sizeof(char *) * rf.nfields);
+	initStringInfo(&rf.line);
+	rf.cxt = CurrentMemoryContext;
+	rf.rowcxt = AllocSetContextCreate(CurrentMemoryContext, "webgres ingest row", ALLOCSET_DEFAULT_SIZES);
+	cl.rows = &rf;
+	cl.unit = unit;
+	rows = run_copy(&cl, rel, colnames, list_make1(makeDefElem("format", (Node *) makeString("text"), -1)),
+					feed_rows);
+	if (rf.deferred != NULL)
+		ReThrowError(rf.deferred);
+	MemoryContextDelete(rf.rowcxt);
+	return rows;
 }

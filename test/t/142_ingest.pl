@@ -177,8 +177,8 @@ $node->safe_psql('postgres', q{
 	CREATE TRIGGER pair_before BEFORE INSERT ON pair_rls FOR EACH ROW EXECUTE FUNCTION pair_before();
 	GRANT SELECT, INSERT ON pair_copy, pair_rls TO loader;
 });
-route('/pair_copy', q{SELECT 201 AS status, webgres.ingest('pair_copy', body, 'text/csv')::text AS body FROM request});
-route('/pair_rls', q{SELECT 201 AS status, webgres.ingest('pair_rls', body, 'text/csv')::text AS body FROM request});
+route('/pair_copy', q{SELECT 201 AS status, webgres.ingest('pair_copy', body, headers->>'content-type')::text AS body FROM request});
+route('/pair_rls', q{SELECT 201 AS status, webgres.ingest('pair_rls', body, headers->>'content-type')::text AS body FROM request});
 my @pair_bad = (
 	[ "n,label\n1,a\n\r\n2,b\nx,c\n", qr/^line 5, column "n": invalid input syntax for type integer: "x"/, 'a value, after a blank line' ],
 	[ "n,label\n1,\"two\nlines\"\n-1,b\n", qr/^line 4: new row for relation "pair_\w+" violates check constraint "pair_\w+_n_check"/,
@@ -187,6 +187,16 @@ my @pair_bad = (
 		'a check constraint, after a later record\'s quoted newlines' ],
 	[ "n,label\n1,a\n2,boom\n", qr/^line 3: boom at 2/, 'an error of a BEFORE trigger' ],
 	[ "n,label\n1,a\n2,\n", qr/^line 3: null value in column "label"/, 'NOT NULL' ],
+	[ qq({"n": 1, "label": "a"}\n\n{"n": "x", "label": "b"}\n), qr/^line 3, column "n": invalid input syntax for type integer: "x"/,
+		'NDJSON: a value, after a blank line', 'application/x-ndjson' ],
+	[ qq({"n": -1, "label": "a"}\n{"n": \n), qr/^line 1: new row for relation "pair_\w+" violates check constraint/,
+		'NDJSON: a bad row before a line that is not JSON', 'application/x-ndjson',
+		# The INSERT path reads a batch's lines before it inserts them.
+		qr/^line 2: invalid input syntax for type json/ ],
+	[ qq({"n": 1, "label": "a"}\n{"n": 2, "label": "b", "x": 1}\n), qr/^line 2: key "x" is not among the first row's keys/,
+		'NDJSON: a new key', 'application/x-ndjson' ],
+	[ qq([{"n": 1, "label": "a"}, {"n": 2, "label": "boom"}]), qr/^element 2: boom at 2/,
+		'JSON array: a BEFORE trigger\'s error', 'application/json' ],
 );
 for my $t ('pair_copy', 'pair_rls')
 {
@@ -195,11 +205,21 @@ for my $t ('pair_copy', 'pair_rls')
 	is($r->{body}, '2', "$t: the row the BEFORE trigger dropped is not counted");
 	is($node->safe_psql('postgres', "SELECT string_agg(format('%s|%s|%s', n, label, at), ';' ORDER BY n) FROM $t"),
 		"1|A|2024-01-01;3|C\nD|2024-01-01", "$t: rows as the trigger made them, the default for a missing column");
+	$r = post("/$t", 'application/x-ndjson', qq({"n": 4, "label": "tab\\there, back\\\\slash\\nnewline"}\n\n{"n": 5, "label": null, "at": "2025-02-03"}\n{"label": "f"}\n));
+	is($r->{status}, 400, "$t: NDJSON, a null for NOT NULL: 400");
+	$r = post("/$t", 'application/x-ndjson', qq({"n": 4, "label": "tab\\there, back\\\\slash\\nnewline", "at": "2024-01-01"}\n\n{"n": 5, "label": "e", "at": "2025-02-03"}\n{"label": "skip"}\n));
+	is($r->{body}, '2', "$t: NDJSON loads");
+	$r = post("/$t", 'application/json', qq([{"label": "g", "n": 6}, {"n": 7, "label": "\\\\N"}]));
+	is($r->{body}, '2', "$t: a JSON array loads");
+	is($node->safe_psql('postgres', "SELECT string_agg(format('%s|%s|%s', n, label, at), ';' ORDER BY n) FROM $t WHERE n > 3"),
+		"4|TAB\tHERE, BACK\\SLASH\nNEWLINE|2024-01-01;5|E|2025-02-03;6|G|2024-01-01;7|\\N|2024-01-01",
+		"$t: JSON rows as sent: tabs, backslashes and newlines kept, \\N as text");
+	$node->safe_psql('postgres', "DELETE FROM $t WHERE n > 3");
 	for my $b (@pair_bad)
 	{
-		$r = post("/$t", 'text/csv', $b->[0]);
+		$r = post("/$t", $b->[3] // 'text/csv', $b->[0]);
 		is($r->{status}, 400, "$t: $b->[2]: 400");
-		like($r->{body}, $b->[1], "$t: $b->[2]: names the line (and column)");
+		like($r->{body}, $t eq 'pair_rls' && $b->[4] ? $b->[4] : $b->[1], "$t: $b->[2]: names the line (and column)");
 	}
 	is($node->safe_psql('postgres', "SELECT count(*) FROM $t"), '2', "$t: nothing of the refused bodies kept");
 }
