@@ -4,13 +4,15 @@
  *		NDJSON or a JSON array of objects) inserted into a table in the
  *		request's transaction (docs/uploads.md).
  *
- * Rows go in through a prepared INSERT run as the calling role, so that
- * its privileges, the table's constraints, triggers and row-level security
- * apply as to any INSERT: COPY FROM refuses tables with row-level security.
- * Each field is converted by its column's input function here, not by the
- * INSERT, so that a value that does not convert is reported with its line
- * and column; an INSERT that fails is reported with its line.  Either error
- * fails the request's transaction: no row of the body is kept.
+ * The CSV header or the first JSON object chooses the columns here.  Rows
+ * then go in as the calling role, so that its privileges and the table's
+ * constraints, triggers and row-level security apply: through COPY FROM
+ * (ingest_copy.c) where the table allows it, else through a prepared
+ * INSERT, since COPY FROM refuses tables with row-level security.  On the
+ * INSERT path each field is converted by its column's input function here,
+ * not by the INSERT, so that a value that does not convert is reported
+ * with its line and column; an INSERT that fails is reported with its
+ * line.  Any error fails the request's transaction: no row is kept.
  */
 #include "postgres.h"
 

@@ -1,16 +1,17 @@
 /*
  * ingest_copy.c
- *		webgres.ingest's fast path: a CSV body loaded by Postgres' own COPY
- *		FROM (BeginCopyFrom with a data source callback, CopyFrom), reading
- *		the body's bytes where they are (docs/uploads.md#speed).
+ *		webgres.ingest's fast path: rows loaded by Postgres' own COPY FROM
+ *		(BeginCopyFrom with a data source callback, CopyFrom), reading a CSV
+ *		body's bytes where they are (docs/uploads.md#speed).
  *
  * COPY FROM runs the table's defaults, constraints, triggers and generated
  * columns as INSERT does, but refuses tables with row-level security for
  * the role and tables that are not tables (views): those keep ingest.c's
- * INSERT path.  The callback hands COPY the body a record at a time,
- * skipping blank lines (which COPY would read as a row of NULLs) and CRLF
- * turned into LF; an error raised for a row is given back naming the
- * body's line, found again by scanning the body from the start.
+ * INSERT path.  For CSV the callback hands COPY the body a record at a
+ * time, skipping blank lines (which COPY would read as a row of NULLs) and
+ * CRLF turned into LF; JSON rows go as lines of COPY's text format.  An
+ * error raised for a row is given back naming the body's line, found
+ * again by scanning the body from the start.
  */
 #include "postgres.h"
 
