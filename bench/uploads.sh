@@ -91,11 +91,33 @@ t0=$(date +%s.%N)
 "$CLUSTER" psql "$PGDIR" -d postgres -c "\\copy copied FROM '$OUT/rows.csv' CSV HEADER" > "$OUT/copy.log" 2>&1
 t1=$(date +%s.%N)
 idle=$(peaks)
+# VmHWM counts the shared buffers a process wrote into as well; private
+# memory (RssAnon) has no peak in /proc, so it is sampled during the load.
+pids=$("$CLUSTER" psql "$PGDIR" -d postgres -At -c \
+	"SELECT pid FROM pg_stat_activity WHERE backend_type IN ('webgres worker', 'webgres executor')")
+python3 - "$OUT/anon.json" "$OUT/anon.stop" $pids <<'PY' &
+import json, os, sys, time
+out, stop, pids = sys.argv[1], sys.argv[2], sys.argv[3:]
+def anon(p):
+    for line in open('/proc/%s/status' % p):
+        if line.startswith('RssAnon:'):
+            return int(line.split()[1])
+base = {p: anon(p) for p in pids}
+peak = dict(base)
+while not os.path.exists(stop):
+    for p in pids:
+        peak[p] = max(peak[p], anon(p))
+    time.sleep(0.02)
+json.dump({p: (peak[p] - base[p]) // 1024 for p in pids}, open(out, 'w'))
+PY
+sampler=$!
 log "webgres.ingest over HTTP"
 t2=$(date +%s.%N)
 loaded=$(curl -s --data-binary @"$OUT/rows.csv" -H 'Content-Type: text/csv' "http://127.0.0.1:$WG_PORT/ingest")
 t3=$(date +%s.%N)
 after=$(peaks)
+touch "$OUT/anon.stop"
+wait "$sampler"
 
 log "$UPLOADS concurrent uploads of $UPLOAD_MB MB"
 python3 - "$WG_PORT" "$UPLOADS" "$UPLOAD_MB" > "$OUT/concurrent.json" <<'PY'
@@ -160,9 +182,11 @@ idle, after = json.loads(sys.argv[9]), json.loads(sys.argv[10])
 conc = json.load(open(os.path.join(out, 'concurrent.json')))
 copy_s, ingest_s = t1 - t0, t3 - t2
 growth = {p: (after[p]['VmHWM'] - idle.get(p, after[p])['VmHWM']) // 1024 for p in after}
+anon = json.load(open(os.path.join(out, 'anon.json')))
 size_mb = os.path.getsize(os.path.join(out, 'rows.csv')) / 1e6
 res = {'rows': rows, 'csv_mb': size_mb, 'loaded': loaded, 'copy_s': copy_s, 'ingest_s': ingest_s,
        'ratio': copy_s / ingest_s if ingest_s else None, 'peak_growth_mb': growth,
+       'peak_anon_growth_mb': anon,
        'concurrent': conc, 'stored_intact': stored}
 json.dump(res, open(os.path.join(out, 'uploads.json'), 'w'), indent=1)
 print('# Uploads\n')
@@ -173,6 +197,8 @@ print('| the same through one request (webgres.ingest) | %.2f s (%.0f rows/s), %
 print('| rows a second, ingest / \\copy (target >= 0.8) | %.2f |' % res['ratio'])
 print('| peak RSS growth of each webgres process during the ingest (MB; target <= 64) | %s |'
       % ', '.join('%s: %d' % kv for kv in sorted(growth.items())))
+print('| of which private memory (RssAnon, sampled every 20 ms; the rest is shared buffers written) | %s |'
+      % ', '.join('%s: %d' % kv for kv in sorted(anon.items())))
 print('| %d concurrent %d MB uploads stored intact | %d of %d (statuses %s) |'
       % (conc['uploads'], conc['mb'], stored, conc['uploads'], conc['statuses']))
 print('| their latency p50 / p99 | %.0f / %.0f ms (all in %.1f s) |' % (conc['p50_ms'], conc['p99_ms'], conc['wall_s']))

@@ -4,13 +4,15 @@
  *		NDJSON or a JSON array of objects) inserted into a table in the
  *		request's transaction (docs/uploads.md).
  *
- * Rows go in through a prepared INSERT run as the calling role, so that
- * its privileges, the table's constraints, triggers and row-level security
- * apply as to any INSERT: COPY FROM refuses tables with row-level security.
- * Each field is converted by its column's input function here, not by the
- * INSERT, so that a value that does not convert is reported with its line
- * and column; an INSERT that fails is reported with its line.  Either error
- * fails the request's transaction: no row of the body is kept.
+ * The CSV header or the first JSON object chooses the columns here.  Rows
+ * then go in as the calling role, so that its privileges and the table's
+ * constraints, triggers and row-level security apply: through COPY FROM
+ * (ingest_copy.c) where the table allows it, else through a prepared
+ * INSERT, since COPY FROM refuses tables with row-level security.  On the
+ * INSERT path each field is converted by its column's input function here,
+ * not by the INSERT, so that a value that does not convert is reported
+ * with its line and column; an INSERT that fails is reported with its
+ * line.  Any error fails the request's transaction: no row is kept.
  */
 #include "postgres.h"
 
@@ -30,11 +32,13 @@
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "nodes/value.h"
 #include "utils/numeric.h"
 #include "utils/rel.h"
 
 #include "message/querystring.h"
 #include "parse/csv.h"
+#include "sql/ingest.h"
 
 PG_FUNCTION_INFO_V1(webgres_ingest);
 
@@ -488,6 +492,21 @@ load_csv(Ingest *in, const char *body, size_t len, bool header)
 	}
 	else
 		add_all_columns(in);
+
+	/* COPY FROM where it applies; the INSERT below where it refuses (RLS, views). */
+	if (in->ncols > 0)
+	{
+		List	   *colnames = NIL;
+
+		for (int i = 0; i < in->ncols; i++)
+			colnames = lappend(colnames, makeString(in->cols[i].name));
+		if (ingest_copy_applies(in->rel, colnames))
+		{
+			in->rows = ingest_copy_csv(in->rel, colnames, scan.s + scan.pos, scan.len - scan.pos,
+									   scan.line);
+			return;
+		}
+	}
 	prepare_insert(in);
 
 	for (;;)
@@ -538,25 +557,15 @@ json_text(JsonbValue *v)
 }
 
 /*
- * Loads one JSON object (row n).  The first row's keys choose the columns;
- * later rows may leave keys out (NULL) but not bring new ones.
+ * The column texts of one JSON object (row n) into texts (NULL: SQL NULL).
+ * The first row's keys chose the columns; later rows may leave keys out
+ * (NULL) but not bring new ones.
  */
 static void
-load_object(Ingest *in, JsonbContainer *obj, long n)
+object_texts(Ingest *in, JsonbContainer *obj, long n, char **texts)
 {
 	int			matched = 0;
 
-	if (in->plan == NULL)
-	{
-		JsonbIterator *it = JsonbIteratorInit(obj);
-		JsonbValue	v;
-		JsonbIteratorToken tok;
-
-		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
-			if (tok == WJB_KEY)
-				add_column(in, pnstrdup(v.val.string.val, v.val.string.len), n);
-		prepare_insert(in);
-	}
 	for (int i = 0; i < in->ncols; i++)
 	{
 		JsonbValue	key;
@@ -568,7 +577,7 @@ load_object(Ingest *in, JsonbContainer *obj, long n)
 		v = findJsonbValueFromContainer(obj, JB_FOBJECT, &key);
 		if (v != NULL)
 			matched++;
-		set_value(in, i, v ? json_text(v) : NULL, n);
+		texts[i] = v ? json_text(v) : NULL;
 	}
 	if (matched < (int) JsonContainerSize(obj))
 	{
@@ -590,7 +599,23 @@ load_object(Ingest *in, JsonbContainer *obj, long n)
 						pnstrdup(v.val.string.val, v.val.string.len));
 		}
 	}
-	add_row(in, n);
+}
+
+/* Adds the columns the first object (row n) names, in the order of its keys. */
+static void
+add_object_columns(Ingest *in, JsonbContainer *obj, long n)
+{
+	JsonbIterator *it = JsonbIteratorInit(obj);
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+		if (tok == WJB_KEY)
+			add_column(in, pnstrdup(v.val.string.val, v.val.string.len), n);
+	if (in->ncols == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s 1: no column to load: the first row names none", in->unit)));
 }
 
 /* Parses text as jsonb, its errors prefixed with row n. */
@@ -613,65 +638,181 @@ parse_json(Ingest *in, const char *s, size_t len, long n)
 	return jb;
 }
 
-/* Loads an NDJSON body: one object a line; blank lines are skipped. */
-static void
-load_ndjson(Ingest *in, const char *body, size_t len)
+/* A JSON body's objects, one at a time. */
+typedef struct JsonRows
 {
-	size_t		pos = 0;
-	long		line = 0;
+	Ingest	   *in;
+	bool		array;
+	const char *body;
+	size_t		len;
+	size_t		pos;			/* NDJSON: where the next line starts */
+	long		line;			/* NDJSON: the line before it */
+	JsonbIterator *it;			/* an array: its elements */
+	long		element;
+	JsonbContainer *first;		/* the first object, read to choose the columns */
+	long		first_n;
+} JsonRows;
 
-	while (pos < len)
+/*
+ * The next NDJSON line of body[0..len) from *pos that is not blank (spaces,
+ * tabs, a CR before the LF): its text and its line; false at the end.
+ */
+static bool
+ndjson_line(const char *body, size_t len, size_t *pos, long *line, const char **text, size_t *textlen)
+{
+	while (*pos < len)
 	{
-		const char *nl = memchr(body + pos, '\n', len - pos);
-		size_t		linelen = nl ? (size_t) (nl - (body + pos)) : len - pos;
-		const char *s = body + pos;
-		MemoryContext oldcxt;
-		Jsonb	   *jb;
+		const char *s = body + *pos;
+		const char *nl = memchr(s, '\n', len - *pos);
+		size_t		linelen = nl ? (size_t) (nl - s) : len - *pos;
 
-		line++;
-		pos += linelen + (nl ? 1 : 0);
+		(*line)++;
+		*pos += linelen + (nl ? 1 : 0);
 		if (linelen > 0 && s[linelen - 1] == '\r')
 			linelen--;
 		while (linelen > 0 && (*s == ' ' || *s == '\t'))
 			s++, linelen--;
 		if (linelen == 0)
 			continue;
-		oldcxt = MemoryContextSwitchTo(in->rowcxt);
-		jb = parse_json(in, s, linelen, line);
-		if (!JB_ROOT_IS_OBJECT(jb))
-			bad_row(in, line, "%s", "the line is not a JSON object");
-		load_object(in, &jb->root, line);
-		MemoryContextSwitchTo(oldcxt);
-		MemoryContextReset(in->rowcxt);
+		*text = s;
+		*textlen = linelen;
+		return true;
 	}
+	return false;
 }
 
-/* Loads a body that is a JSON array of objects. */
-static void
-load_json_array(Ingest *in, const char *body, size_t len)
+/* The body's next object, its line (or element) in *n; NULL at the end. */
+static JsonbContainer *
+json_rows_next(JsonRows *jr, long *n)
 {
-	Jsonb	   *jb;
-	JsonbIterator *it;
 	JsonbValue	v;
 	JsonbIteratorToken tok;
-	long		n = 0;
 
-	in->unit = "line";
-	jb = parse_json(in, body, len, 1);
-	in->unit = "element";
-	if (!JB_ROOT_IS_ARRAY(jb) || JB_ROOT_IS_SCALAR(jb))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("the body is not a JSON array of objects")));
-	it = JsonbIteratorInit(&jb->root);
-	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	if (jr->first != NULL)
+	{
+		JsonbContainer *obj = jr->first;
+
+		*n = jr->first_n;
+		jr->first = NULL;
+		return obj;
+	}
+	if (!jr->array)
+	{
+		const char *text;
+		size_t		textlen;
+		Jsonb	   *jb;
+
+		if (!ndjson_line(jr->body, jr->len, &jr->pos, &jr->line, &text, &textlen))
+			return NULL;
+		jb = parse_json(jr->in, text, textlen, jr->line);
+		if (!JB_ROOT_IS_OBJECT(jb))
+			bad_row(jr->in, jr->line, "%s", "the line is not a JSON object");
+		*n = jr->line;
+		return &jb->root;
+	}
+	while ((tok = JsonbIteratorNext(&jr->it, &v, true)) != WJB_DONE)
 	{
 		if (tok != WJB_ELEM)
 			continue;
-		n++;
+		*n = ++jr->element;
 		if (v.type != jbvBinary || !JsonContainerIsObject(v.val.binary.data))
-			bad_row(in, n, "%s", "the element is not a JSON object");
-		load_object(in, v.val.binary.data, n);
+			bad_row(jr->in, *n, "%s", "the element is not a JSON object");
+		return v.val.binary.data;
+	}
+	return NULL;
+}
+
+/* IngestNextRow for the COPY path: the next object's column texts. */
+static bool
+json_next_row(void *arg, char **fields, long *n)
+{
+	JsonRows   *jr = arg;
+	JsonbContainer *obj = json_rows_next(jr, n);
+
+	if (obj == NULL)
+		return false;
+	object_texts(jr->in, obj, *n, fields);
+	return true;
+}
+
+/* IngestRowNumber for the COPY path: the line (or element) of the k-th object. */
+static long
+json_row_number(void *arg, uint64 k)
+{
+	JsonRows   *jr = arg;
+	size_t		pos = 0;
+	long		line = 0;
+	const char *text;
+	size_t		textlen;
+
+	if (jr->array)
+		return (long) k;
+	for (uint64 i = 0; i < k && ndjson_line(jr->body, jr->len, &pos, &line, &text, &textlen); i++)
+		;
+	return line;
+}
+
+/*
+ * Loads an NDJSON body (one object a line, blank lines skipped) or a JSON
+ * array of objects: through COPY where the table allows it, else INSERT.
+ */
+static void
+load_json(Ingest *in, const char *body, size_t len, bool array)
+{
+	JsonRows	jr;
+	JsonbContainer *obj;
+	List	   *colnames = NIL;
+	char	  **texts;
+	long		n;
+
+	memset(&jr, 0, sizeof(jr));
+	jr.in = in;
+	jr.array = array;
+	jr.body = body;
+	jr.len = len;
+	if (array)
+	{
+		Jsonb	   *jb;
+
+		in->unit = "line";
+		jb = parse_json(in, body, len, 1);
+		in->unit = "element";
+		if (!JB_ROOT_IS_ARRAY(jb) || JB_ROOT_IS_SCALAR(jb))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("the body is not a JSON array of objects")));
+		jr.it = JsonbIteratorInit(&jb->root);
+	}
+	if ((obj = json_rows_next(&jr, &n)) == NULL)
+		return;
+	add_object_columns(in, obj, n);
+	jr.first = obj;
+	jr.first_n = n;
+
+	for (int i = 0; i < in->ncols; i++)
+		colnames = lappend(colnames, makeString(in->cols[i].name));
+	if (ingest_copy_applies(in->rel, colnames))
+	{
+		in->rows = ingest_copy_rows(in->rel, colnames, in->unit, json_next_row, json_row_number, &jr);
+		return;
+	}
+
+	prepare_insert(in);
+	texts = palloc(sizeof(char *) * in->ncols);
+	for (;;)
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(in->rowcxt);
+
+		if ((obj = json_rows_next(&jr, &n)) == NULL)
+		{
+			MemoryContextSwitchTo(oldcxt);
+			break;
+		}
+		object_texts(in, obj, n, texts);
+		for (int i = 0; i < in->ncols; i++)
+			set_value(in, i, texts[i], n);
+		add_row(in, n);
+		MemoryContextSwitchTo(oldcxt);
 		MemoryContextReset(in->rowcxt);
 	}
 }
@@ -731,10 +872,10 @@ webgres_ingest(PG_FUNCTION_ARGS)
 			load_csv(&in, text_start, text_len, header);
 			break;
 		case INGEST_NDJSON:
-			load_ndjson(&in, text_start, text_len);
+			load_json(&in, text_start, text_len, false);
 			break;
 		case INGEST_JSON_ARRAY:
-			load_json_array(&in, text_start, text_len);
+			load_json(&in, text_start, text_len, true);
 			break;
 	}
 	flush_batch(&in);
