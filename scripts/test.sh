@@ -43,10 +43,11 @@ else
 	versions=$("$postgres" versions)
 	built_only=$("$postgres" built)
 	# Run on 15 only when every version is tested, to keep make test within
-	# 30 minutes: the slowest files, which test the HTTP and TLS layers
-	# (libh2o, OpenSSL, the event loop's timers) in ways no Postgres version
-	# changes.  PG=16 or PG=18 runs them too.
-	tap_15_only="t/037_security_headers.pl t/106_hostile_tls.pl t/137_send_timeout.pl"
+	# 30 minutes: the slowest files, which test the HTTP, TLS and WebSocket
+	# layers (libh2o, OpenSSL, wslay, the event loop's timers) in ways no
+	# Postgres version changes.  PG=16 or PG=18 runs them too.
+	tap_15_only="t/037_security_headers.pl t/106_hostile_tls.pl t/137_send_timeout.pl
+		t/108_hostile_websocket.pl t/126_websocket_protocol.pl t/143_body_limits.pl"
 fi
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/webgres-test.XXXXXX")

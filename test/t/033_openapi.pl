@@ -109,7 +109,14 @@ print(r.status_code)
 r = get_me_8.sync_detailed(client=AuthenticatedClient(base_url="http://127.0.0.1:$port", token="$token"))
 print(r.status_code, r.content.decode())
 PY`;
-is($out, "200 hi ann\n201 1\n401\n200 api_user\n", 'the generated client calls the routes, with the token where one is needed') or diag($out);
+# The note's id is the sequence's: a run past the inline budget on a busy
+# machine runs again on an executor and leaves a gap (docs/execution.md),
+# so the id is checked against the table, not against 1.
+my ($note_id) = $out =~ /^201 (\d+)$/m;
+is($out =~ s/^201 \d+$/201 ID/mr, "200 hi ann\n201 ID\n401\n200 api_user\n",
+	'the generated client calls the routes, with the token where one is needed') or diag($out);
+is($node->safe_psql('postgres', q{SELECT string_agg(id || ' ' || body, ',') FROM public.notes}),
+	($note_id // '?') . ' from the client', '... and the note it posted is stored once, under the id it was given');
 is($node->safe_psql('postgres', 'SELECT body FROM notes'), 'from the client', 'and its POST arrived');
 
 $node->stop;
