@@ -12,10 +12,11 @@ downloads as CSV with the expected rows, a forged request from another
 origin carrying the session cookie is refused.  Presence, over each page's
 own WebSocket: each session sees both names in "looking now", bob typing in
 his item's title shows "bob is typing..." on that item in alice's page, his
-saved title reaches her, and when his page closes he leaves her list.  Then
-logging out shows the login page, and the consoles hold no errors.  A screenshot of each step goes to
-DIR.  Prints one line per check ("ok - ..." or "not ok - ..."); exits 1 if
-any failed, 2 if the run itself broke.
+saved title reaches her; when he goes to another page, and when his tab
+closes, he leaves her list.  Then logging out shows the login page, and
+the consoles hold no errors.  A screenshot of each step goes to DIR.
+Prints one line per check ("ok - ..." or "not ok - ..."); exits 1 if any
+failed, 2 if the run itself broke.
 """
 import argparse
 import contextlib
@@ -41,7 +42,7 @@ from browser import CHROMEDRIVER, CHROMIUM  # noqa: E402  (also keeps selenium-m
 # machine can be slow at any moment; docs/testing.md).
 WAIT_S = 30.0
 # How many checks run() makes; fewer means the scenario broke off.
-CHECKS = 25
+CHECKS = 27
 
 results = []
 
@@ -393,10 +394,27 @@ def run(args):
         check(wait_for(lambda: bob_title + " (edited)" in item_titles(a)),
               "bob saves the title from the card and alice sees it")
 
-        # Bob's page closes: he leaves alice's list.
+        # Bob goes to another page: Chromium keeps his board in its
+        # back-forward cache, socket and all, unless the page closes it
+        # when hidden; he is no longer looking, so he leaves alice's list.
+        # Back again, he is in it again.
         b.get("about:blank")
+        check(wait_for(lambda: presence_names(a) == [alice]),
+              "when bob goes to another page he leaves alice's list (%r)" % presence_names(a))
+        b.back()
+        check(wait_for(lambda: presence_names(a) == both and presence_names(b) == both),
+              "back on the board, he is in both lists again (%r, %r)" % (presence_names(a), presence_names(b)))
+
+        # Bob's tab closes: he leaves alice's list.
+        board_tab = b.current_window_handle
+        b.switch_to.new_window("tab")
+        blank_tab = b.current_window_handle
+        b.switch_to.window(board_tab)
+        b.close()
+        b.switch_to.window(blank_tab)
         gone = wait_for(lambda: presence_names(a) == [alice])
-        check(gone, "when bob's page closes he leaves alice's list (%r)" % presence_names(a))
+        shot(a, args.out, "alice-alone")
+        check(gone, "when bob's tab closes he leaves alice's list (%r)" % presence_names(a))
 
         # Logging out: the login page, and the session is gone.
         a.find_element("id", "logout").click()
