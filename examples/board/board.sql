@@ -355,6 +355,129 @@ INSERT INTO webgres.routes (method, path, auth, owner, description, handler) VAL
                          request.query->>'after')::bigint
     ORDER BY c.id $$);
 
+-- ==== presence: who is looking now, who is typing (a WebSocket) ====
+-- Each open socket of /api/presence is a row here, keyed by its
+-- connection's id (request.websocket_id).  The row is removed by the
+-- route's close handler; a socket that died without one (its worker
+-- stopped or crashed) is recognised by its worker: the connection's id
+-- carries the worker's process id in its high 32 bits, and the row keeps
+-- when that process started, so a row whose process is gone, or whose id
+-- another process now has, is left out of every list and removed by the
+-- next socket that opens.  Only board_accounts' functions touch the table:
+-- a user may not add or remove anyone else's row.
+CREATE TABLE board.presence (
+  conn           bigint PRIMARY KEY,   -- request.websocket_id
+  account        bigint NOT NULL REFERENCES board.accounts ON DELETE CASCADE,
+  name           text NOT NULL,
+  worker_started timestamptz NOT NULL, -- backend_start of the socket's worker
+  since          timestamptz NOT NULL DEFAULT now()
+);
+ALTER TABLE board.presence OWNER TO board_accounts;
+-- The workers' start times in pg_stat_activity are shown only to roles
+-- with pg_read_all_stats.
+GRANT pg_read_all_stats TO board_accounts;
+
+-- Whether the socket's worker still runs: the same process id, started at
+-- the same time.
+CREATE FUNCTION board.socket_alive(conn bigint, worker_started timestamptz) RETURNS boolean
+  LANGUAGE sql STABLE SET search_path = pg_catalog
+  RETURN EXISTS (SELECT FROM pg_stat_activity a
+                 WHERE a.pid = (conn >> 32)::int AND a.backend_start = worker_started);
+
+-- The presence message: the names of those looking now, each once, in
+-- order, sockets of gone workers left out.
+CREATE FUNCTION board.presence_list() RETURNS jsonb
+  LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, board
+  RETURN (SELECT jsonb_build_object('type', 'presence',
+                                    'names', coalesce(jsonb_agg(DISTINCT p.name ORDER BY p.name), '[]'))
+          FROM board.presence p
+          WHERE board.socket_alive(p.conn, p.worker_started));
+
+-- The open handler's work: forgets the sockets of gone workers, records
+-- this one, tells the others, and answers the list with this socket's id
+-- (the page ignores its own typing by it).
+CREATE FUNCTION board.presence_open() RETURNS jsonb
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, board AS $$
+DECLARE
+  c bigint := current_setting('request.websocket_id')::bigint;
+  claims jsonb := current_setting('request.jwt.claims')::jsonb;
+BEGIN
+  DELETE FROM board.presence p WHERE NOT board.socket_alive(p.conn, p.worker_started);
+  INSERT INTO board.presence (conn, account, name, worker_started)
+    SELECT c, (claims->>'sub')::bigint, claims->>'name', a.backend_start
+    FROM pg_stat_activity a WHERE a.pid = (c >> 32)::int;
+  PERFORM pg_notify('board_presence', jsonb_build_object('type', 'joined', 'name', claims->>'name')::text);
+  RETURN board.presence_list() || jsonb_build_object('you', c);
+END $$;
+
+-- One message from a socket, small JSON: {"type": "who"} answers the
+-- presence list; {"type": "typing", "item": <id>} tells everyone that the
+-- sender is typing in that item, if it is public (a private item's id is
+-- not announced).  Anything else is answered with an error message, and
+-- the socket stays open.
+CREATE FUNCTION board.presence_message(msg text) RETURNS text
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, board AS $$
+DECLARE
+  c bigint := current_setting('request.websocket_id')::bigint;
+  m jsonb;
+  item bigint;
+  who text;
+BEGIN
+  BEGIN
+    m := msg::jsonb;
+    item := CASE WHEN jsonb_typeof(m) = 'object' THEN (m->>'item')::bigint END;
+  EXCEPTION WHEN invalid_text_representation OR numeric_value_out_of_range THEN
+    RETURN jsonb_build_object('type', 'error', 'error', 'not a message of the board')::text;
+  END;
+  IF jsonb_typeof(m) = 'object' AND m->>'type' = 'who' THEN
+    RETURN board.presence_list()::text;
+  END IF;
+  IF jsonb_typeof(m) = 'object' AND m->>'type' = 'typing' AND item IS NOT NULL THEN
+    SELECT p.name INTO who FROM board.presence p WHERE p.conn = c;
+    IF who IS NOT NULL AND EXISTS (SELECT FROM board.items i WHERE i.id = item AND i.public) THEN
+      PERFORM pg_notify('board_presence',
+                        jsonb_build_object('type', 'typing', 'item', item, 'name', who, 'conn', c)::text);
+    END IF;
+    RETURN NULL;
+  END IF;
+  RETURN jsonb_build_object('type', 'error', 'error', 'not a message of the board')::text;
+END $$;
+
+-- The close handler's work: this socket is gone.
+CREATE FUNCTION board.presence_close() RETURNS void
+  LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, board AS $$
+DECLARE
+  gone text;
+BEGIN
+  DELETE FROM board.presence p
+    WHERE p.conn = current_setting('request.websocket_id')::bigint
+    RETURNING p.name INTO gone;
+  IF gone IS NOT NULL THEN
+    PERFORM pg_notify('board_presence', jsonb_build_object('type', 'left', 'name', gone)::text);
+  END IF;
+END $$;
+
+ALTER FUNCTION board.socket_alive(bigint, timestamptz) OWNER TO board_accounts;
+ALTER FUNCTION board.presence_list() OWNER TO board_accounts;
+ALTER FUNCTION board.presence_open() OWNER TO board_accounts;
+ALTER FUNCTION board.presence_message(text) OWNER TO board_accounts;
+ALTER FUNCTION board.presence_close() OWNER TO board_accounts;
+REVOKE ALL ON FUNCTION board.socket_alive(bigint, timestamptz), board.presence_list(),
+  board.presence_open(), board.presence_message(text), board.presence_close() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION board.presence_open(), board.presence_message(text),
+  board.presence_close() TO board_user;
+
+-- The socket: signed-in users only, as every other route; the browser's
+-- Origin must be the board's own (docs/websocket.md), as for its POSTs.
+-- Notifications on 'board_presence' (joined, left, typing) become
+-- messages; the page answers joined and left with {"type": "who"}.
+INSERT INTO webgres.routes (method, path, auth, owner, upgrade, description, handler, on_message, on_close) VALUES
+ ('GET', '/api/presence', 'required', 'board_api', 'websocket',
+  $d$A WebSocket: who is looking at the board now, and who is typing in which item.$d$,
+  $$ SELECT ARRAY['board_presence'] AS channels, board.presence_open()::text AS body FROM request $$,
+  $$ SELECT board.presence_message($2) $$,
+  $$ SELECT board.presence_close() $$);
+
 -- Attachments up to 5 MB (webgres.max_body_size, set by scripts/demo.sh, is
 -- the server's ceiling).
 UPDATE webgres.routes SET max_body_size = 5 * 1024 * 1024

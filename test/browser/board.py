@@ -9,10 +9,14 @@ to items upload with a progress bar and read back byte for byte from the
 other session, a private item's file only by its author.  Then: the page
 came over HTTP/2, its static files come back 304 on reload, the export
 downloads as CSV with the expected rows, a forged request from another
-origin carrying the session cookie is refused, logging out shows the login
-page, and the consoles hold no errors.  A screenshot of each step goes to
-DIR.  Prints one line per check ("ok - ..." or "not ok - ..."); exits 1 if
-any failed, 2 if the run itself broke.
+origin carrying the session cookie is refused.  Presence, over each page's
+own WebSocket: each session sees both names in "looking now", bob typing in
+his item's title shows "bob is typing..." on that item in alice's page, his
+saved title reaches her; when he goes to another page, and when his tab
+closes, he leaves her list.  Then logging out shows the login page, and
+the consoles hold no errors.  A screenshot of each step goes to DIR.
+Prints one line per check ("ok - ..." or "not ok - ..."); exits 1 if any
+failed, 2 if the run itself broke.
 """
 import argparse
 import contextlib
@@ -38,7 +42,7 @@ from browser import CHROMEDRIVER, CHROMIUM  # noqa: E402  (also keeps selenium-m
 # machine can be slow at any moment; docs/testing.md).
 WAIT_S = 30.0
 # How many checks run() makes; fewer means the scenario broke off.
-CHECKS = 20
+CHECKS = 27
 
 results = []
 
@@ -150,6 +154,30 @@ def fetch_file(driver, path):
         "fetch(arguments[0], {credentials: 'same-origin'})"
         "  .then(r => r.text().then(t => done([r.status, r.headers.get('content-disposition'), t])))"
         "  .catch(e => done([0, null, String(e)]));", path)
+
+
+def presence_names(driver):
+    """The names the page shows as looking at the board now."""
+    text = driver.execute_script("return document.getElementById('presence').textContent")
+    prefix = "looking now: "
+    return sorted(text[len(prefix):].split(", ")) if text.startswith(prefix) else []
+
+
+def presence_socket(driver):
+    """The page's presence WebSocket: [its URL, its readyState], or None."""
+    return driver.execute_script(
+        "return (typeof presence !== 'undefined' && presence instanceof WebSocket)"
+        "  ? [presence.url, presence.readyState] : null;")
+
+
+def item_part(driver, title, selector, prop="textContent"):
+    """A property of an element inside the card of the item titled title."""
+    return driver.execute_script(
+        "for (const li of document.querySelectorAll('#items .item')) {"
+        "  if (li.querySelector('h3').textContent !== arguments[0]) continue;"
+        "  const e = li.querySelector(arguments[1]);"
+        "  return e ? e[arguments[2]] : null; }"
+        "return null;", title, selector, prop)
 
 
 def severe_console(driver):
@@ -335,6 +363,58 @@ def run(args):
         check(loaded and forged_title not in item_titles(a) and forged_title not in item_titles(b),
               "a cross-site request carrying the session cookie created nothing")
         a.get_log("browser")  # the forged page's own CORS error is expected
+
+        # Presence over a WebSocket: both pages (just loaded again above)
+        # list both users, the list coming over each page's own socket.
+        both = sorted([alice, bob])
+        listed = all(wait_for(lambda d=d: presence_names(d) == both) for d in (a, b))
+        sockets = [presence_socket(d) for d in (a, b)]
+        check(listed and all(s and s[0] == url.replace("https://", "wss://") + "/api/presence" and s[1] == 1
+                             for s in sockets),
+              "alice and bob each see both looking now, over an open WebSocket (%r, %r; %r)"
+              % (presence_names(a), presence_names(b), sockets))
+
+        # Bob edits the title of an item of his; alice sees him typing in it.
+        bob_title = "Bob's item " + tag
+        add_item(b, bob_title, private=False)
+        check(wait_for(lambda: bob_title in item_titles(a) and bob_title in item_titles(b)),
+              "alice sees bob's new item")
+        b.execute_script(
+            "for (const li of document.querySelectorAll('#items .item'))"
+            "  if (li.querySelector('h3').textContent === arguments[0]) li.querySelector('button.edit').click();",
+            bob_title)
+        wait_for(lambda: item_part(b, bob_title, ".edit-title", "value") is not None)
+        field = b.find_element("css selector", "#items .edit-title")
+        field.send_keys(" (edited)")
+        typing = wait_for(lambda: item_part(a, bob_title, ".typing") == bob + " is typing\u2026")
+        shot(a, args.out, "alice-sees-bob-typing")
+        check(typing, "alice sees '%s is typing...' on the item bob is editing (%r)"
+              % (bob, item_part(a, bob_title, ".typing")))
+        field.send_keys("\n")
+        check(wait_for(lambda: bob_title + " (edited)" in item_titles(a)),
+              "bob saves the title from the card and alice sees it")
+
+        # Bob goes to another page: Chromium keeps his board in its
+        # back-forward cache, socket and all, unless the page closes it
+        # when hidden; he is no longer looking, so he leaves alice's list.
+        # Back again, he is in it again.
+        b.get("about:blank")
+        check(wait_for(lambda: presence_names(a) == [alice]),
+              "when bob goes to another page he leaves alice's list (%r)" % presence_names(a))
+        b.back()
+        check(wait_for(lambda: presence_names(a) == both and presence_names(b) == both),
+              "back on the board, he is in both lists again (%r, %r)" % (presence_names(a), presence_names(b)))
+
+        # Bob's tab closes: he leaves alice's list.
+        board_tab = b.current_window_handle
+        b.switch_to.new_window("tab")
+        blank_tab = b.current_window_handle
+        b.switch_to.window(board_tab)
+        b.close()
+        b.switch_to.window(blank_tab)
+        gone = wait_for(lambda: presence_names(a) == [alice])
+        shot(a, args.out, "alice-alone")
+        check(gone, "when bob's tab closes he leaves alice's list (%r)" % presence_names(a))
 
         # Logging out: the login page, and the session is gone.
         a.find_element("id", "logout").click()

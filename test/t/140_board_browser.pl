@@ -2,11 +2,13 @@
 # does, on ports of its own, driven end to end in a real headless browser
 # (test/browser/board.py): two users, live updates, privacy by row-level
 # security, HTTP/2 over TLS, 304s, the CSV export, a forged cross-site
-# request, logging out, a clean console, attachments.  Screenshots go to
+# request, presence and typing over a WebSocket, logging out, a clean
+# console, attachments.  Screenshots go to
 # tmp_check/board-screenshots.
 use strict;
 use warnings;
 use IPC::Run;
+use Time::HiRes;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -44,6 +46,34 @@ sub demo
 my $out = demo();
 like($out, qr{The board is serving https://localhost:$env{PORT}/}, 'demo.sh sets the board up and says where');
 
+# Runs SQL in the board's database; returns its output, trimmed.
+sub board_sql
+{
+	my ($sql) = @_;
+	my ($o, $e) = ('', '');
+	local @ENV{ keys %env } = values %env;
+	IPC::Run::run([ "$src/scripts/cluster.sh", 'psql', $data, '-d', 'board', '-tAc', $sql ],
+		'<', \undef, '>', \$o, '2>', \$e, IPC::Run::timeout(60))
+	  or die "psql failed: $e";
+	chomp $o;
+	return $o;
+}
+
+# Two presence rows of sockets that died without a close: one of a worker
+# process id nobody has, one of the live worker's id but another start
+# time (the id reused).  Neither may show in the browsers' lists (board.py
+# checks the exact names), and the first socket that opens removes both.
+board_sql(q{
+	INSERT INTO board.accounts (name, password) VALUES ('ghost', 'x');
+	INSERT INTO board.presence (conn, account, name, worker_started)
+	SELECT (w.pid::bigint << 32) | 1, a.id, 'ghost', w.started
+	FROM board.accounts a,
+	     (VALUES (2147483646, now()),
+	             ((SELECT pid FROM pg_stat_activity WHERE backend_type = 'webgres worker' LIMIT 1),
+	              now() - interval '1 day')) AS w(pid, started)
+	WHERE a.name = 'ghost'});
+is(board_sql('SELECT count(*) FROM board.presence'), '2', 'two stale presence rows planted');
+
 my $shots = "$PostgreSQL::Test::Utils::tmp_check/board-screenshots";
 my ($bout, $berr) = ('', '');
 IPC::Run::run(
@@ -61,13 +91,24 @@ for my $line (split /\n/, $bout)
 	ok($1 eq 'ok', $2);
 	$checks++;
 }
-# board.py makes 20 checks (its CHECKS); every one must have run, and
+# board.py makes 27 checks (its CHECKS); every one must have run, and
 # its own verdict (0: all passed, 1: one failed, 2: the run broke) agree.
-is($checks, 20, 'the browser ran every check');
+is($checks, 27, 'the browser ran every check');
 is($board_status, 0, 'board.py exits 0');
 
 # The forged request reached webgres with the cookie and was refused by
 # the CSRF rule, not merely sent without a cookie.
+# Both pages have closed their sockets (bob's page closed, alice logged
+# out): their close handlers removed their rows, and the stale ones went
+# when the first socket opened.
+my $deadline = time() + 30;
+my $rows;
+while (($rows = board_sql('SELECT count(*) FROM board.presence')) ne '0' && time() < $deadline)
+{
+	Time::HiRes::usleep(100_000);
+}
+is($rows, '0', 'no presence row is left: the closes removed theirs, an open the stale ones');
+
 my $log = slurp_file("$data/postgres.log");
 like($log, qr/a cookie-authenticated request came from another origin/,
 	'the forged request carried the session cookie and was refused as cross-site');

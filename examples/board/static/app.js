@@ -1,12 +1,23 @@
 // The board's front end: plain JavaScript against the routes in board.sql.
 // The session is an HttpOnly cookie this script never sees; the browser
-// sends it with every request to the API and with the event stream.
+// sends it with every request to the API, with the event stream (item
+// changes) and with the presence WebSocket (who is looking, who is typing).
 'use strict';
 
 const $ = (id) => document.getElementById(id);
 const items = new Map();   // id -> item, everything this user may see
 let me = null;             // {id, name} once signed in
 let events = null;         // the EventSource while signed in
+let presence = null;       // the presence WebSocket while signed in
+let myConn = null;         // that socket's id, as the server named it
+let editing = null;        // the id of the item being edited here, if any
+const typing = new Map();  // item id -> {name, timer}: who is typing in it
+// How long "… is typing" stays after the last word of it, and how often
+// this page says it is typing while the user types.
+const TYPING_SHOWN_MS = 4000;
+const TYPING_EVERY_MS = 1000;
+// Wait before opening the presence socket again after it dropped.
+const PRESENCE_RETRY_MS = 3000;
 
 // Calls the API; resolves to {status, data} (data parsed when JSON).
 async function api(method, path, body) {
@@ -29,12 +40,15 @@ function show(view) {
   $('who').hidden = view !== 'board';
 }
 
-// Renders every item, newest first.
+// Renders every item, newest first.  The card being edited is kept as it
+// is (with what was typed in it, and the focus).
 function render() {
   const list = $('items');
-  list.replaceChildren();
+  const kept = editing !== null ? list.querySelector('li[data-id="' + editing + '"]') : null;
+  const focused = kept && kept.contains(document.activeElement) ? document.activeElement : null;
   const sorted = [...items.values()].sort((a, b) => b.id - a.id);
-  for (const item of sorted) list.append(itemElement(item));
+  list.replaceChildren(...sorted.map((item) => (kept && item.id === editing ? kept : itemElement(item))));
+  if (focused) focused.focus();
 }
 
 // One item's card; the author's own items get edit and delete buttons.
@@ -68,6 +82,14 @@ function itemElement(item) {
     badge.textContent = 'private';
     meta.append(badge);
   }
+  const typist = document.createElement('span');
+  typist.className = 'typing';
+  typist.textContent = typing.has(item.id) ? typing.get(item.id).name + ' is typing…' : '';
+  meta.append(typist);
+  if (me && item.owner === me.id && editing === item.id) {
+    li.append(meta, editForm(item));
+    return li;
+  }
   if (me && item.owner === me.id) {
     const edit = document.createElement('button');
     edit.className = 'quiet edit';
@@ -85,11 +107,117 @@ function itemElement(item) {
   return li;
 }
 
-// Asks for a new title and saves it; the change comes back as an event.
-async function editItem(item) {
-  const title = window.prompt('Title', item.title);
-  if (title === null || title.trim() === '') return;
-  await api('PUT', '/api/items/' + item.id, { title: title.trim() });
+// Opens the item's card for editing its title.
+function editItem(item) {
+  editing = item.id;
+  const old = document.querySelector('li[data-id="' + item.id + '"]');
+  if (old) old.replaceWith(itemElement(item));
+  const input = document.querySelector('li[data-id="' + item.id + '"] .edit-title');
+  if (input) input.focus();
+}
+
+// The form that edits an item's title in its card: typing in it tells the
+// others, saving sends the change (it comes back as an event).
+function editForm(item) {
+  const form = document.createElement('form');
+  form.className = 'edit-form';
+  const input = document.createElement('input');
+  input.className = 'edit-title';
+  input.value = item.title;
+  input.maxLength = 200;
+  input.required = true;
+  let said = 0;
+  input.addEventListener('input', () => {
+    if (Date.now() - said < TYPING_EVERY_MS) return;
+    said = Date.now();
+    sendPresence({ type: 'typing', item: item.id });
+  });
+  const save = document.createElement('button');
+  save.type = 'submit';
+  save.className = 'save';
+  save.textContent = 'Save';
+  const cancel = document.createElement('button');
+  cancel.type = 'button';
+  cancel.className = 'quiet cancel';
+  cancel.textContent = 'Cancel';
+  cancel.onclick = () => { editing = null; render(); };
+  form.append(input, save, cancel);
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const title = input.value.trim();
+    if (title === '') return;
+    editing = null;
+    await api('PUT', '/api/items/' + item.id, { title });
+    render();
+  });
+  return form;
+}
+
+// Sends a message on the presence socket if it is open.
+function sendPresence(msg) {
+  if (presence && presence.readyState === WebSocket.OPEN) presence.send(JSON.stringify(msg));
+}
+
+// Shows who is looking at the board now.
+function showPresence(names) {
+  $('presence').textContent = names.length ? 'looking now: ' + names.join(', ') : '';
+}
+
+// Shows (or, after a while without news, hides) "… is typing" on an item.
+function showTyping(id, name) {
+  const was = typing.get(id);
+  if (was) clearTimeout(was.timer);
+  const timer = setTimeout(() => { typing.delete(id); paintTyping(id); }, TYPING_SHOWN_MS);
+  typing.set(id, { name, timer });
+  paintTyping(id);
+}
+
+// Writes an item's typing line from the map, without rendering the board.
+function paintTyping(id) {
+  const span = document.querySelector('li[data-id="' + id + '"] .typing');
+  if (span) span.textContent = typing.has(id) ? typing.get(id).name + ' is typing…' : '';
+}
+
+// One message on the presence socket: the list (on opening and as the
+// answer to "who"), someone joined or left (ask for the list again: the
+// answer's snapshot is taken after their change committed), someone typing.
+function presenceMessage(msg) {
+  if (msg.type === 'presence') {
+    if (msg.you !== undefined) myConn = msg.you;
+    showPresence(msg.names);
+  } else if (msg.type === 'joined' || msg.type === 'left') {
+    sendPresence({ type: 'who' });
+  } else if (msg.type === 'typing' && msg.conn !== myConn) {
+    showTyping(msg.item, msg.name);
+  }
+}
+
+// Opens the presence WebSocket (the session cookie goes with it); opens it
+// again a little after it drops, and back to the start when the server
+// closed it for the session (1008: the token expired).
+function openPresence() {
+  if (presence) presence.close();
+  const ws = new WebSocket((location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/api/presence');
+  presence = ws;
+  // What changed between the open handler's snapshot and its LISTEN.
+  ws.onopen = () => sendPresence({ type: 'who' });
+  ws.onmessage = (e) => presenceMessage(JSON.parse(e.data));
+  ws.onclose = (e) => {
+    if (presence !== ws) return;
+    presence = null;
+    showPresence([]);
+    if (e.code === 1008) start();
+    else setTimeout(() => { if (me && !presence) openPresence(); }, PRESENCE_RETRY_MS);
+  };
+}
+
+// Closes the presence socket, for good.
+function closePresence() {
+  if (!presence) return;
+  const ws = presence;
+  presence = null;
+  ws.close();
+  showPresence([]);
 }
 
 // Applies one change from the event stream: an item added or changed, or gone.
@@ -124,11 +252,14 @@ async function loadBoard() {
   show('board');
   render();
   listen(data.last_change);
+  openPresence();
 }
 
 // Asks who the session belongs to, then shows the board or the login.
 async function start() {
   if (events) { events.close(); events = null; }
+  closePresence();
+  editing = null;
   const { status, data } = await api('GET', '/api/me');
   if (status === 200 && data && data.id !== null) {
     me = data;
@@ -211,5 +342,9 @@ document.addEventListener('DOMContentLoaded', () => {
       $('add-error').textContent = (data && data.error) || ('Failed (' + status + ')');
     }
   });
+  // A page left for another (kept in the back-forward cache) is no longer
+  // looking: its socket closes, and opens again if the page comes back.
+  window.addEventListener('pagehide', closePresence);
+  window.addEventListener('pageshow', (e) => { if (e.persisted && me && !presence) openPresence(); });
   start();
 });
