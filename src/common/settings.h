@@ -12,20 +12,12 @@
  * The core's GUC variables (module/settings.c).  A module with settings of
  * its own defines them beside its code (module/settings_list.h).
  */
-extern char *webgres_listen;
 extern int	webgres_workers;
 extern char *webgres_database;
 extern int	webgres_handler_timeout;
 extern int	webgres_max_body_size;
 extern bool webgres_expose_errors;
-extern int	webgres_request_timeout;
-extern int	webgres_header_timeout;
-extern int	webgres_body_timeout;
-extern int	webgres_send_timeout;
 extern bool webgres_share_read_transactions;
-extern bool webgres_http2;
-extern int	webgres_http2_max_resets;
-extern int	webgres_max_connections_per_worker;
 extern int	webgres_executors;
 extern int	webgres_inline_budget;
 extern int	webgres_max_queue;
@@ -33,22 +25,7 @@ extern int	webgres_stream_timeout;
 extern int	webgres_sse_heartbeat;
 extern int	webgres_sse_buffer_limit;
 extern int	webgres_events_read_limit;
-extern char *webgres_jwt_keys_file;
-extern char *webgres_jwt_audience;
-extern char *webgres_jwt_issuer;
-extern int	webgres_jwt_leeway;
-extern char *webgres_jwt_role_claim;
-extern char *webgres_anon_role;
-extern char *webgres_jwt_cookie;
-extern char *webgres_csrf_trusted_origins;
-extern bool webgres_postgrest_request_settings;
 
-extern char *webgres_metrics_path;
-extern char *webgres_metrics_listen;
-extern char *webgres_liveness_path;
-extern char *webgres_readiness_path;
-extern char *webgres_primary_path;
-extern int	webgres_max_replica_lag;
 extern char *webgres_primary_url;
 extern bool webgres_track_route_stats;
 extern bool webgres_compress;

@@ -12,8 +12,6 @@
 
 #include "common/settings.h"
 #include "exec/handoff_frame.h"
-#include "http/listen.h"
-#include "parse/jwt.h"
 #include "module/settings_define.h"
 
 /* The modules that define their own settings, declared from settings_list.h. */
@@ -25,20 +23,12 @@
  * The settings' variables.  Each default is written once, as the boot value
  * in define_settings(), which _PG_init() calls before anything reads them.
  */
-char	   *webgres_listen;
 int			webgres_workers;
 char	   *webgres_database;
 int			webgres_handler_timeout;
 int			webgres_max_body_size;
 bool		webgres_expose_errors;
-int			webgres_request_timeout;
-int			webgres_header_timeout;
-int			webgres_body_timeout;
-int			webgres_send_timeout;
 bool		webgres_share_read_transactions;
-bool		webgres_http2;
-int			webgres_http2_max_resets;
-int			webgres_max_connections_per_worker;
 int			webgres_executors;
 int			webgres_inline_budget;
 int			webgres_max_queue;
@@ -46,51 +36,10 @@ int			webgres_stream_timeout;
 int			webgres_sse_heartbeat;
 int			webgres_sse_buffer_limit;
 int			webgres_events_read_limit;
-char	   *webgres_metrics_path;
-char	   *webgres_metrics_listen;
-char	   *webgres_liveness_path;
-char	   *webgres_readiness_path;
-char	   *webgres_primary_path;
-int			webgres_max_replica_lag;
 char	   *webgres_primary_url;
 bool		webgres_track_route_stats;
 bool		webgres_compress;
 int			webgres_compress_min_size;
-char	   *webgres_jwt_keys_file;
-char	   *webgres_jwt_audience;
-char	   *webgres_jwt_issuer;
-int			webgres_jwt_leeway;
-char	   *webgres_jwt_role_claim;
-char	   *webgres_anon_role;
-char	   *webgres_jwt_cookie;
-char	   *webgres_csrf_trusted_origins;
-bool		webgres_postgrest_request_settings;
-
-/* GUC check hook for webgres.listen: the list must parse. */
-static bool
-check_listen(char **newval, void **extra, GucSource source)
-{
-	ListenAddress *addrs;
-	int			naddrs;
-	char	   *error;
-
-	if (!listen_parse(*newval, &addrs, &naddrs, &error))
-	{
-		GUC_check_errdetail("%s", error);
-		GUC_check_errhint("Use a comma-separated list of host:port entries, for example '127.0.0.1:8080' or '0.0.0.0:8080,[::]:8080'.");
-		return false;
-	}
-	return true;
-}
-
-/* webgres.metrics_listen: empty, or addresses as webgres.listen takes them. */
-static bool
-check_metrics_listen(char **newval, void **extra, GucSource source)
-{
-	if (*newval == NULL || (*newval)[0] == '\0')
-		return true;
-	return check_listen(newval, extra, source);
-}
 
 /* webgres.workers' default is one per CPU, up to this many. */
 #define DEFAULT_WORKERS_MAX 64
@@ -102,22 +51,6 @@ online_cpus(void)
 	long		n = sysconf(_SC_NPROCESSORS_ONLN);
 
 	return (n < 1) ? 1 : (n > DEFAULT_WORKERS_MAX ? DEFAULT_WORKERS_MAX : (int) n);
-}
-
-/* The metrics and health paths: empty (off), or an absolute path without a query. */
-static bool
-check_endpoint_path(char **newval, void **extra, GucSource source)
-{
-	const char *p = *newval;
-
-	if (p == NULL || p[0] == '\0')
-		return true;
-	if (p[0] != '/' || strpbrk(p, "?# \t") != NULL)
-	{
-		GUC_check_errdetail("The path must start with \"/\" and hold no query, fragment or blanks.");
-		return false;
-	}
-	return true;
 }
 
 /* The primary's URL is empty or an http(s) origin with an optional path prefix. */
@@ -145,36 +78,10 @@ check_primary_url(char **newval, void **extra, GucSource source)
 	return true;
 }
 
-/* webgres.jwt_role_claim: a claim path as PostgREST's jwt-role-claim-key. */
-static bool
-check_claim_path(char **newval, void **extra, GucSource source)
-{
-	const char *error;
-
-	if (*newval == NULL || jwt_path_valid(*newval, &error))
-		return true;
-	GUC_check_errdetail("%s.", error);
-	GUC_check_errhint("Write a path such as role, .role, .\"https://example.com/claims\".role or .roles[0].");
-	return false;
-}
-
-static void define_auth_settings(void);
-
 /* Defines every webgres setting; from _PG_init. */
 void
 define_settings(void)
 {
-	define_auth_settings();
-	DefineCustomStringVariable("webgres.listen",
-							   "Addresses the HTTP workers listen on.",
-							   "A comma-separated list of host:port entries; "
-							   "IPv6 hosts are written in brackets, as in [::1]:8080.",
-							   &webgres_listen,
-							   "127.0.0.1:8080",
-							   PGC_POSTMASTER,
-							   0,
-							   check_listen, NULL, NULL);
-
 	DefineCustomIntVariable("webgres.workers",
 							"Number of HTTP worker processes.",
 							"Each worker is a database backend with its own event loop "
@@ -196,49 +103,6 @@ define_settings(void)
 							   PGC_POSTMASTER,
 							   0,
 							   NULL, NULL, NULL);
-
-	DefineCustomStringVariable("webgres.liveness_path",
-							   "Path answered 200 while an HTTP worker's loop runs.",
-							   "For a load balancer's or orchestrator's liveness probe; "
-							   "answered without SQL. Empty turns the endpoint off.",
-							   &webgres_liveness_path,
-							   "",
-							   PGC_SIGHUP,
-							   0,
-							   check_endpoint_path, NULL, NULL);
-
-	DefineCustomStringVariable("webgres.readiness_path",
-							   "Path answered 200 when this node should take traffic, 503 when not.",
-							   "Not ready: a standby whose replay lags more than "
-							   "webgres.max_replica_lag or is paused, a worker that is "
-							   "stopping, or no executor running. The JSON body gives the "
-							   "role and the lag. Empty turns the endpoint off.",
-							   &webgres_readiness_path,
-							   "",
-							   PGC_SIGHUP,
-							   0,
-							   check_endpoint_path, NULL, NULL);
-
-	DefineCustomStringVariable("webgres.primary_path",
-							   "Path answered 200 on the primary and 503 on a standby.",
-							   "Lets a load balancer send writes to the primary by status "
-							   "alone. Empty turns the endpoint off.",
-							   &webgres_primary_path,
-							   "",
-							   PGC_SIGHUP,
-							   0,
-							   check_endpoint_path, NULL, NULL);
-
-	DefineCustomIntVariable("webgres.max_replica_lag",
-							"Most replay lag at which a standby still reports itself ready.",
-							"The lag is the age of the oldest WAL the standby received and "
-							"has not replayed.",
-							&webgres_max_replica_lag,
-							10000,
-							0, INT_MAX,
-							PGC_SIGHUP,
-							GUC_UNIT_MS,
-							NULL, NULL, NULL);
 
 	DefineCustomStringVariable("webgres.primary_url",
 							   "Where a standby sends requests that must write.",
@@ -288,55 +152,6 @@ define_settings(void)
 							 0,
 							 NULL, NULL, NULL);
 
-	DefineCustomIntVariable("webgres.request_timeout",
-							"Longest time an idle connection is kept open.",
-							"A connection on which no byte of a request has arrived "
-							"for this long, after it was opened or after its last "
-							"response, is closed without a response.",
-							&webgres_request_timeout,
-							10000,
-							100, INT_MAX / 4,
-							PGC_SIGHUP,
-							GUC_UNIT_MS,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("webgres.header_timeout",
-							"Longest time a client may take to send a request's line and headers.",
-							"Counted from the first byte of the request. A client that "
-							"takes longer is answered 408 and its connection closed, "
-							"so slow clients cannot hold connections open.",
-							&webgres_header_timeout,
-							10000,
-							100, INT_MAX / 4,
-							PGC_SIGHUP,
-							GUC_UNIT_MS,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("webgres.body_timeout",
-							"Longest time a client may take to send a request's body.",
-							"Counted from the end of the headers. A client that takes "
-							"longer is answered 408 and its connection closed.",
-							&webgres_body_timeout,
-							30000,
-							100, INT_MAX / 4,
-							PGC_SIGHUP,
-							GUC_UNIT_MS,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("webgres.send_timeout",
-							"Longest time a client may take no byte of a response being sent to it.",
-							"While bytes wait for the client and it acknowledges none of "
-							"them for this long, its connection (HTTP/1 or HTTP/2) is "
-							"reset, so a client that stops reading cannot hold it and the "
-							"kernel's queue for it. A client that reads slowly but steadily "
-							"is not cut. 0 disables.",
-							&webgres_send_timeout,
-							60000,
-							0, INT_MAX / 4,
-							PGC_SIGHUP,
-							GUC_UNIT_MS,
-							NULL, NULL, NULL);
-
 	DefineCustomBoolVariable("webgres.share_read_transactions",
 							 "Lets requests that only read share a transaction (off by default).",
 							 "Requests a worker takes in one pass of its event loop whose "
@@ -353,30 +168,6 @@ define_settings(void)
 							 0,
 							 NULL, NULL, NULL);
 
-	DefineCustomBoolVariable("webgres.http2",
-							 "Serves cleartext HTTP/2 (h2c) to clients that open with its preface.",
-							 "When off, a connection that starts with the HTTP/2 preface is "
-							 "answered 400 and closed. An HTTP/1.1 request asking to upgrade "
-							 "to h2c is always served as HTTP/1.1. Applies to new connections.",
-							 &webgres_http2,
-							 false,
-							 PGC_SIGHUP,
-							 0,
-							 NULL, NULL, NULL);
-
-	DefineCustomIntVariable("webgres.http2_max_resets",
-							"Stream resets an HTTP/2 connection may send before it is closed.",
-							"Each RST_STREAM from the client spends one; each request "
-							"answered on the connection earns half of one back, up to this "
-							"number. A connection that runs out is sent GOAWAY "
-							"(ENHANCE_YOUR_CALM) and closed. Applies to new connections.",
-							&webgres_http2_max_resets,
-							100,
-							1, 1000,
-							PGC_SIGHUP,
-							0,
-							NULL, NULL, NULL);
-
 	DefineCustomIntVariable("webgres.executors",
 							"Number of executor processes that run handlers off the event loop.",
 							"Executors are database backends that run the requests the HTTP "
@@ -388,20 +179,6 @@ define_settings(void)
 							&webgres_executors,
 							2,
 							0, WEBGRES_MAX_PROCESSES,
-							PGC_SIGHUP,
-							0,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("webgres.max_connections_per_worker",
-							"Most client connections each HTTP worker holds open at once.",
-							"At the limit the worker stops accepting: new connections "
-							"wait in the kernel's accept queue of the worker's listening "
-							"socket until one of its connections closes. 0 means as many "
-							"as the worker's open file limit leaves room for, after the "
-							"files PostgreSQL itself may keep open.",
-							&webgres_max_connections_per_worker,
-							0,
-							0, INT_MAX / 4,
 							PGC_SIGHUP,
 							0,
 							NULL, NULL, NULL);
@@ -485,31 +262,6 @@ define_settings(void)
 							GUC_UNIT_BYTE,
 							NULL, NULL, NULL);
 
-	DefineCustomStringVariable("webgres.metrics_path",
-							   "Path at which the HTTP workers answer with Prometheus metrics.",
-							   "The per-route, worker and executor figures in Prometheus' text "
-							   "format, answered from shared memory without running SQL, before "
-							   "any route is looked at. Empty turns the endpoint off. With "
-							   "webgres.metrics_listen set, it is answered only there.",
-							   &webgres_metrics_path,
-							   "",
-							   PGC_SIGHUP,
-							   0,
-							   check_endpoint_path, NULL, NULL);
-
-	DefineCustomStringVariable("webgres.metrics_listen",
-							   "Separate addresses on which the HTTP workers answer only metrics.",
-							   "host:port entries as webgres.listen takes them. When set, "
-							   "webgres.metrics_path is answered on these addresses only, and "
-							   "every other request there is answered 404, so that metrics "
-							   "need not be reachable where the routes are. Empty: metrics "
-							   "are answered on webgres.listen.",
-							   &webgres_metrics_listen,
-							   "",
-							   PGC_POSTMASTER,
-							   0,
-							   check_metrics_listen, NULL, NULL);
-
 	DefineCustomBoolVariable("webgres.track_route_stats",
 							 "Counts each route's requests, statuses and latency in shared memory.",
 							 "What webgres.route_stats and the Prometheus endpoint report per "
@@ -551,101 +303,4 @@ define_settings(void)
 #undef SETTINGS_MODULE
 
 	MarkGUCPrefixReserved("webgres");
-}
-
-
-/* The settings of authentication (serve/auth.c, docs/authentication.md). */
-static void
-define_auth_settings(void)
-{
-	DefineCustomStringVariable("webgres.jwt_keys_file",
-							   "File of public keys for JSON Web Tokens signed with RSA, ECDSA or EdDSA.",
-							   "A JWKS document (keys chosen by kid) or PEM public keys; read "
-							   "again on reload. Empty accepts no such token.",
-							   &webgres_jwt_keys_file,
-							   "",
-							   PGC_SIGHUP,
-							   GUC_SUPERUSER_ONLY,
-							   NULL, NULL, NULL);
-
-	DefineCustomStringVariable("webgres.jwt_audience",
-							   "Audience a JSON Web Token must name in its aud claim.",
-							   "Empty: the aud claim is not checked.",
-							   &webgres_jwt_audience,
-							   "",
-							   PGC_SIGHUP,
-							   0,
-							   NULL, NULL, NULL);
-
-	DefineCustomStringVariable("webgres.jwt_issuer",
-							   "Issuer a JSON Web Token must name in its iss claim.",
-							   "Empty: the iss claim is not checked.",
-							   &webgres_jwt_issuer,
-							   "",
-							   PGC_SIGHUP,
-							   0,
-							   NULL, NULL, NULL);
-
-	DefineCustomIntVariable("webgres.jwt_leeway",
-							"Clock skew allowed when checking a JSON Web Token's exp, nbf and iat.",
-							NULL,
-							&webgres_jwt_leeway,
-							30,
-							0, 3600,
-							PGC_SIGHUP,
-							GUC_UNIT_S,
-							NULL, NULL, NULL);
-
-	DefineCustomStringVariable("webgres.jwt_role_claim",
-							   "Path of the claim that names the role a token's requests run as.",
-							   "As PostgREST's jwt-role-claim-key: role, .role, "
-							   ".\"https://example.com/claims\".role, .roles[0]. A token "
-							   "without it runs as webgres.anon_role.",
-							   &webgres_jwt_role_claim,
-							   "role",
-							   PGC_SIGHUP,
-							   0,
-							   check_claim_path, NULL, NULL);
-
-	DefineCustomStringVariable("webgres.anon_role",
-							   "Role that requests without a token run as on routes whose auth is optional.",
-							   "Empty: such requests are answered 401. The route's owner must be a "
-							   "member of it.",
-							   &webgres_anon_role,
-							   "",
-							   PGC_SIGHUP,
-							   0,
-							   NULL, NULL, NULL);
-
-	DefineCustomStringVariable("webgres.jwt_cookie",
-							   "Name of a cookie that may carry the JSON Web Token.",
-							   "For browsers (EventSource sends no Authorization header). A "
-							   "cookie-authenticated POST, PUT, PATCH or DELETE must come from "
-							   "the server's own origin or one of webgres.csrf_trusted_origins. "
-							   "Empty: tokens come only from the Authorization header.",
-							   &webgres_jwt_cookie,
-							   "",
-							   PGC_SIGHUP,
-							   0,
-							   NULL, NULL, NULL);
-
-	DefineCustomBoolVariable("webgres.postgrest_request_settings",
-							 "Also sets PostgREST's request.method, request.path, request.headers and request.cookies for routes with auth.",
-							 "request.jwt.claims is always set on such routes. These four cost "
-							 "building JSON of every header and three more settings a request; "
-							 "handlers read the same from the request relation.",
-							 &webgres_postgrest_request_settings,
-							 false,
-							 PGC_SIGHUP,
-							 0,
-							 NULL, NULL, NULL);
-
-	DefineCustomStringVariable("webgres.csrf_trusted_origins",
-							   "Origins besides the server's own that may send cookie-authenticated unsafe requests.",
-							   "A comma-separated list such as https://app.example.com.",
-							   &webgres_csrf_trusted_origins,
-							   "",
-							   PGC_SIGHUP,
-							   0,
-							   NULL, NULL, NULL);
 }

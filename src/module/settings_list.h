@@ -9,6 +9,11 @@
  * one inclusion: settings.c includes it twice, with SETTINGS_MODULE
  * defined as it needs.
  */
+SETTINGS_MODULE(listen)
+SETTINGS_MODULE(health)
+SETTINGS_MODULE(timeouts)
+SETTINGS_MODULE(h2_guard)
+SETTINGS_MODULE(capacity)
 SETTINGS_MODULE(tls)
 SETTINGS_MODULE(tls_tickets)
 SETTINGS_MODULE(access_log)
@@ -17,5 +22,7 @@ SETTINGS_MODULE(rate_limit)
 SETTINGS_MODULE(static_files)
 SETTINGS_MODULE(security_headers)
 SETTINGS_MODULE(metrics)
+SETTINGS_MODULE(jwt_keys)
+SETTINGS_MODULE(auth)
 SETTINGS_MODULE(jwt_secret)
 SETTINGS_MODULE(ws_socket)
