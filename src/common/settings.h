@@ -1,7 +1,7 @@
 /*
  * settings.h
- *		webgres' core settings, read by every floor of the code; defined once
- *		in module/settings.c.
+ *		webgres' core settings, read on several floors of the code; defined
+ *		once in module/settings.c.
  */
 #ifndef WEBGRES_SETTINGS_H
 #define WEBGRES_SETTINGS_H
@@ -9,51 +9,18 @@
 #include "postgres.h"
 
 /*
- * The core's GUC variables (module/settings.c).  A module with settings of
- * its own defines them beside its code (module/settings_list.h).
+ * The core's GUC variables (module/settings.c): the process pools and the
+ * database they serve, read by the supervisor (module/) and by the floors
+ * below it down to routes/, and the server's body limit, read by the
+ * worker (http/) and bounded by the hand-off frame (exec/).  Every other
+ * setting is defined beside the module that reads it, by its
+ * NAME_define_settings() (module/settings_list.h), and declared, where
+ * another module reads it too, in that module's header.
  */
-extern char *webgres_listen;
 extern int	webgres_workers;
 extern char *webgres_database;
-extern int	webgres_handler_timeout;
 extern int	webgres_max_body_size;
-extern bool webgres_expose_errors;
-extern int	webgres_request_timeout;
-extern int	webgres_header_timeout;
-extern int	webgres_body_timeout;
-extern int	webgres_send_timeout;
-extern bool webgres_share_read_transactions;
-extern bool webgres_http2;
-extern int	webgres_http2_max_resets;
-extern int	webgres_max_connections_per_worker;
 extern int	webgres_executors;
-extern int	webgres_inline_budget;
-extern int	webgres_max_queue;
-extern int	webgres_stream_timeout;
-extern int	webgres_sse_heartbeat;
-extern int	webgres_sse_buffer_limit;
-extern int	webgres_events_read_limit;
-extern char *webgres_jwt_keys_file;
-extern char *webgres_jwt_audience;
-extern char *webgres_jwt_issuer;
-extern int	webgres_jwt_leeway;
-extern char *webgres_jwt_role_claim;
-extern char *webgres_anon_role;
-extern char *webgres_jwt_cookie;
-extern char *webgres_csrf_trusted_origins;
-extern bool webgres_postgrest_request_settings;
-
-extern char *webgres_metrics_path;
-extern char *webgres_metrics_listen;
-extern char *webgres_liveness_path;
-extern char *webgres_readiness_path;
-extern char *webgres_primary_path;
-extern int	webgres_max_replica_lag;
-extern char *webgres_primary_url;
-extern bool webgres_track_route_stats;
-extern bool webgres_compress;
-extern int	webgres_compress_min_size;
-
 
 /*
  * The most HTTP workers, and the most executors, webgres runs: the upper

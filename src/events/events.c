@@ -60,7 +60,14 @@
 #include "message/response.h"
 #include "events/sse.h"
 #include "events/ws_socket.h"
-#include "common/settings.h"
+
+/* webgres.events_read_limit's default and bounds, in bytes. */
+#define EVENTS_READ_LIMIT_DEFAULT (64 * 1024 * 1024)
+#define EVENTS_READ_LIMIT_MIN (16 * 1024)
+#define EVENTS_READ_LIMIT_MAX (INT_MAX / 2)
+
+/* webgres.events_read_limit (events_define_settings). */
+static int	webgres_events_read_limit = EVENTS_READ_LIMIT_DEFAULT;
 
 /* A channel this worker LISTENs on, and the streams that follow it. */
 typedef struct Channel
@@ -1099,4 +1106,23 @@ events_init(h2o_context_t *ctx)
 	next_pass.cb = on_next_pass;
 	sse_init(ctx);
 	ws_init(ctx);
+}
+
+/* Defines webgres.events_read_limit; from _PG_init. */
+void
+events_define_settings(void)
+{
+	DefineCustomIntVariable("webgres.events_read_limit",
+							"Most notification bytes a worker keeps from one read of the notification queue.",
+							"Postgres hands a listening worker everything queued for it in one "
+							"read; what is over this limit is not kept, and the event streams "
+							"that follow a channel that lost notifications are ended once the "
+							"rest is delivered, so that their clients reconnect and catch up "
+							"through the handler's rows.",
+							&webgres_events_read_limit,
+							EVENTS_READ_LIMIT_DEFAULT,
+							EVENTS_READ_LIMIT_MIN, EVENTS_READ_LIMIT_MAX,
+							PGC_SIGHUP,
+							GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
 }

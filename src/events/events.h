@@ -87,4 +87,7 @@ extern void events_between_requests(void);
 /* The worker is stopping: ends every stream cleanly. */
 extern void events_shutdown(void);
 
+/* Defines webgres.events_read_limit; from _PG_init. */
+extern void events_define_settings(void);
+
 #endif

@@ -29,6 +29,7 @@
 #include "postgres.h"
 
 #include "lib/ilist.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
@@ -37,7 +38,18 @@
 
 #include "events/sse.h"
 #include "message/response_abort.h"
-#include "common/settings.h"
+
+/* webgres.sse_heartbeat's default and most, in milliseconds. */
+#define SSE_HEARTBEAT_DEFAULT_MS 15000
+#define SSE_HEARTBEAT_MAX_MS (INT_MAX / 4)
+/* webgres.sse_buffer_limit's default and bounds, in bytes. */
+#define SSE_BUFFER_LIMIT_DEFAULT (1024 * 1024)
+#define SSE_BUFFER_LIMIT_MIN 1024
+#define SSE_BUFFER_LIMIT_MAX (INT_MAX / 2)
+
+/* The event streams' settings (sse_define_settings); sse.h declares the buffer limit. */
+static int	webgres_sse_heartbeat = SSE_HEARTBEAT_DEFAULT_MS;
+int			webgres_sse_buffer_limit = SSE_BUFFER_LIMIT_DEFAULT;
 
 /* The comment line sent as a heartbeat. */
 #define SSE_HEARTBEAT ":\n\n"
@@ -581,4 +593,34 @@ sse_format_event(StringInfo buf, const char *id, const char *event,
 	enlargeStringInfo(buf, (int) len);
 	buf->len += (int) sse_event_write(buf->data + buf->len, id, event, data, datalen);
 	buf->data[buf->len] = '\0';
+}
+
+/* Defines webgres.sse_heartbeat and webgres.sse_buffer_limit; from _PG_init. */
+void
+sse_define_settings(void)
+{
+	DefineCustomIntVariable("webgres.sse_heartbeat",
+							"Longest silence on an event stream before a heartbeat is sent.",
+							"An event stream on which nothing was sent for this long gets "
+							"an SSE comment line, which keeps proxies from closing it and "
+							"shows a client that has gone. 0 sends none.",
+							&webgres_sse_heartbeat,
+							SSE_HEARTBEAT_DEFAULT_MS,
+							0, SSE_HEARTBEAT_MAX_MS,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.sse_buffer_limit",
+							"Most bytes an event stream may hold that its client has not taken.",
+							"Events wait in the worker's memory until the client takes "
+							"them; a client that leaves more than this waiting for a "
+							"second while the worker offers it is disconnected, so that "
+							"it costs the others nothing.",
+							&webgres_sse_buffer_limit,
+							SSE_BUFFER_LIMIT_DEFAULT,
+							SSE_BUFFER_LIMIT_MIN, SSE_BUFFER_LIMIT_MAX,
+							PGC_SIGHUP,
+							GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
 }

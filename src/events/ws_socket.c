@@ -39,8 +39,8 @@
 #include <h2o.h>
 #include <h2o/websocket.h>
 
+#include "events/sse.h"
 #include "events/ws_socket.h"
-#include "common/settings.h"
 
 /* How often the sweep looks at every socket (pings, idle, expiry, stalls). */
 #define WS_SWEEP_MS 1000

@@ -40,6 +40,7 @@
 #include "lib/ilist.h"
 #include "lib/stringinfo.h"
 #include "storage/ipc.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
@@ -55,10 +56,18 @@
 #include "message/response_abort.h"
 #include "serve/access_log.h"
 #include "serve/cors.h"
+#include "serve/pipeline.h"
 #include "routes/route_limits.h"
 #include "routes/route_stats.h"
 #include "common/h2o_mirror.h"
 #include "common/settings.h"
+
+/* webgres.max_queue's default and most. */
+#define MAX_QUEUE_DEFAULT 64
+#define MAX_QUEUE_MAX 100000
+
+/* webgres.max_queue (handoff_define_settings). */
+static int	webgres_max_queue = MAX_QUEUE_DEFAULT;
 
 /* How often requests waiting for their route's cap try again. */
 #define QUEUE_RETRY_MS 5
@@ -942,4 +951,21 @@ handoff_init(h2o_evloop_t *evloop, const PhaseExit *exit)
 	h2o_timeout_init(loop, &client_timeout, CLIENT_CHECK_MS);
 	client_entry.cb = on_client_timeout;
 	on_shmem_exit(release_all, (Datum) 0);
+}
+
+/* Defines webgres.max_queue; from _PG_init. */
+void
+handoff_define_settings(void)
+{
+	DefineCustomIntVariable("webgres.max_queue",
+							"Most requests of one route that may wait for an executor.",
+							"A request of a route that already runs max_concurrency requests "
+							"waits in a queue; when that queue holds this many requests, it "
+							"is answered 503 with Retry-After at once.",
+							&webgres_max_queue,
+							MAX_QUEUE_DEFAULT,
+							0, MAX_QUEUE_MAX,
+							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
 }

@@ -50,4 +50,7 @@ extern void handoff_start(struct st_h2o_req_t *req, int64 route_id, int max_conc
 /* The moment a request's head was complete, from h2o's timestamps. */
 extern TimestampTz handoff_head_complete_at(struct st_h2o_req_t *req);
 
+/* Defines webgres.max_queue; from _PG_init. */
+extern void handoff_define_settings(void);
+
 #endif

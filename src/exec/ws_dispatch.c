@@ -46,7 +46,7 @@
 #include "exec/handoff_frame.h"
 #include "events/ws_socket.h"
 #include "parse/ws_call_decode.h"
-#include "common/settings.h"
+#include "serve/pipeline.h"
 
 /* A string's length that stands for NULL, and most settings a call carries. */
 #define WS_NULL_STRING WS_CALL_NULL_STRING

@@ -24,13 +24,19 @@
 #include <sys/resource.h>
 
 #include "storage/fd.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
 #include "http/capacity.h"
 #include "http/h2_guard.h"
 #include "common/stats.h"
-#include "common/settings.h"
+
+/* webgres.max_connections_per_worker's most; 0, the default, sizes it from the file limit. */
+#define MAX_CONNECTIONS_MAX (INT_MAX / 4)
+
+/* webgres.max_connections_per_worker (capacity_define_settings). */
+static int	webgres_max_connections_per_worker = 0;
 
 /* Connections taken from a listener per pass, so that a burst cannot starve the rest. */
 #define ACCEPT_BATCH 64
@@ -274,4 +280,23 @@ capacity_add_listener(h2o_socket_t *listener, h2o_socket_cb on_accept, CapacityS
 	starts[nlisteners++] = start;
 	accept_cb = on_accept;
 	update_listening();
+}
+
+/* Defines webgres.max_connections_per_worker; from _PG_init. */
+void
+capacity_define_settings(void)
+{
+	DefineCustomIntVariable("webgres.max_connections_per_worker",
+							"Most client connections each HTTP worker holds open at once.",
+							"At the limit the worker stops accepting: new connections "
+							"wait in the kernel's accept queue of the worker's listening "
+							"socket until one of its connections closes. 0 means as many "
+							"as the worker's open file limit leaves room for, after the "
+							"files PostgreSQL itself may keep open.",
+							&webgres_max_connections_per_worker,
+							0,
+							0, MAX_CONNECTIONS_MAX,
+							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
 }

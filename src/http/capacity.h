@@ -33,4 +33,7 @@ extern void capacity_accept_queued(void);
 /* Applies webgres.max_connections_per_worker (at start and after a reload). */
 extern void capacity_configure(void);
 
+/* Defines webgres.max_connections_per_worker; from _PG_init. */
+extern void capacity_define_settings(void);
+
 #endif

@@ -55,6 +55,7 @@
 
 #include <sys/socket.h>
 
+#include "utils/guc.h"
 #include "utils/memutils.h"
 
 #define H2O_USE_LIBUV 0
@@ -66,7 +67,14 @@
 #include "parse/h2_screen.h"
 #include "message/response.h"
 #include "message/response_abort.h"
-#include "common/settings.h"
+
+/* webgres.http2_max_resets: its default and most. */
+#define H2_MAX_RESETS_DEFAULT 100
+#define H2_MAX_RESETS_MAX 1000
+
+/* webgres.http2 and webgres.http2_max_resets (h2_guard_define_settings). */
+static bool webgres_http2 = false;
+static int	webgres_http2_max_resets = H2_MAX_RESETS_DEFAULT;
 
 /* RFC 9113 section 3.4: the client connection preface. */
 static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
@@ -604,4 +612,33 @@ h2_guard_answered(h2o_req_t *req, size_t bodylen)
 		h2_screen_was_reset(&g->screen, H2O_STRUCT_FROM_MEMBER(h2o_http2_stream_t, req, req)->stream_id))
 		return;
 	h2_screen_answered(&g->screen, bodylen);
+}
+
+/* Defines webgres.http2 and webgres.http2_max_resets; from _PG_init. */
+void
+h2_guard_define_settings(void)
+{
+	DefineCustomBoolVariable("webgres.http2",
+							 "Serves cleartext HTTP/2 (h2c) to clients that open with its preface.",
+							 "When off, a connection that starts with the HTTP/2 preface is "
+							 "answered 400 and closed. An HTTP/1.1 request asking to upgrade "
+							 "to h2c is always served as HTTP/1.1. Applies to new connections.",
+							 &webgres_http2,
+							 false,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.http2_max_resets",
+							"Stream resets an HTTP/2 connection may send before it is closed.",
+							"Each RST_STREAM from the client spends one; each request "
+							"answered on the connection earns half of one back, up to this "
+							"number. A connection that runs out is sent GOAWAY "
+							"(ENHANCE_YOUR_CALM) and closed. Applies to new connections.",
+							&webgres_http2_max_resets,
+							H2_MAX_RESETS_DEFAULT,
+							1, H2_MAX_RESETS_MAX,
+							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
 }

@@ -38,4 +38,7 @@ extern bool h2_guard_check(struct st_h2o_req_t *req, char **body, size_t *bodyle
 /* After an HTTP/2 request was answered with bodylen bytes of body. */
 extern void h2_guard_answered(struct st_h2o_req_t *req, size_t bodylen);
 
+/* Defines webgres.http2 and webgres.http2_max_resets; from _PG_init. */
+extern void h2_guard_define_settings(void);
+
 #endif

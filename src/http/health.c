@@ -30,6 +30,7 @@
 #include "access/xlog.h"
 #include "access/xlogrecovery.h"
 #include "replication/walreceiver.h"
+#include "utils/guc.h"
 #include "utils/timestamp.h"
 
 #define H2O_USE_LIBUV 0
@@ -41,6 +42,15 @@
 #include "message/errors.h"
 #include "message/response.h"
 #include "serve/phase.h"
+
+/* webgres.max_replica_lag's default, in milliseconds. */
+#define MAX_REPLICA_LAG_DEFAULT_MS 10000
+
+/* The health endpoints' settings (health_define_settings). */
+static char *webgres_liveness_path;
+static char *webgres_readiness_path;
+static char *webgres_primary_path;
+static int	webgres_max_replica_lag = MAX_REPLICA_LAG_DEFAULT_MS;
 
 /* How stale the node's state may be when a probe reads it. */
 #define HEALTH_REFRESH_MS 100
@@ -239,3 +249,67 @@ const PhaseModule health_module = {
 	"health", health_enabled,
 	{[PHASE_ENDPOINT] = health_phase}
 };
+
+/* The metrics and health paths: empty (off), or an absolute path without a query. */
+bool
+health_check_path_setting(char **newval, void **extra, GucSource source)
+{
+	const char *p = *newval;
+
+	if (p == NULL || p[0] == '\0')
+		return true;
+	if (p[0] != '/' || strpbrk(p, "?# \t") != NULL)
+	{
+		GUC_check_errdetail("The path must start with \"/\" and hold no query, fragment or blanks.");
+		return false;
+	}
+	return true;
+}
+
+/* Defines the health endpoints' settings; from _PG_init. */
+void
+health_define_settings(void)
+{
+	DefineCustomStringVariable("webgres.liveness_path",
+							   "Path answered 200 while an HTTP worker's loop runs.",
+							   "For a load balancer's or orchestrator's liveness probe; "
+							   "answered without SQL. Empty turns the endpoint off.",
+							   &webgres_liveness_path,
+							   "",
+							   PGC_SIGHUP,
+							   0,
+							   health_check_path_setting, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.readiness_path",
+							   "Path answered 200 when this node should take traffic, 503 when not.",
+							   "Not ready: a standby whose replay lags more than "
+							   "webgres.max_replica_lag or is paused, a worker that is "
+							   "stopping, or no executor running. The JSON body gives the "
+							   "role and the lag. Empty turns the endpoint off.",
+							   &webgres_readiness_path,
+							   "",
+							   PGC_SIGHUP,
+							   0,
+							   health_check_path_setting, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.primary_path",
+							   "Path answered 200 on the primary and 503 on a standby.",
+							   "Lets a load balancer send writes to the primary by status "
+							   "alone. Empty turns the endpoint off.",
+							   &webgres_primary_path,
+							   "",
+							   PGC_SIGHUP,
+							   0,
+							   health_check_path_setting, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.max_replica_lag",
+							"Most replay lag at which a standby still reports itself ready.",
+							"The lag is the age of the oldest WAL the standby received and "
+							"has not replayed.",
+							&webgres_max_replica_lag,
+							MAX_REPLICA_LAG_DEFAULT_MS,
+							0, INT_MAX,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+}

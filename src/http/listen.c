@@ -16,8 +16,13 @@
 #include <netinet/tcp.h>
 #include <unistd.h>
 
+#include "utils/guc.h"
+
 #include "http/listen.h"
 #include "parse/listen_syntax.h"
+
+/* webgres.listen (listen_define_settings); listen.h declares it. */
+char	   *webgres_listen;
 
 /*
  * As long an accept queue as the kernel allows: Linux silently caps the
@@ -162,4 +167,36 @@ int
 listen_port(const ListenAddress *addr)
 {
 	return port_of(addr);
+}
+
+/* GUC check hook for webgres.listen: the list must parse. */
+bool
+listen_check_setting(char **newval, void **extra, GucSource source)
+{
+	ListenAddress *addrs;
+	int			naddrs;
+	char	   *error;
+
+	if (!listen_parse(*newval, &addrs, &naddrs, &error))
+	{
+		GUC_check_errdetail("%s", error);
+		GUC_check_errhint("Use a comma-separated list of host:port entries, for example '127.0.0.1:8080' or '0.0.0.0:8080,[::]:8080'.");
+		return false;
+	}
+	return true;
+}
+
+/* Defines webgres.listen; from _PG_init. */
+void
+listen_define_settings(void)
+{
+	DefineCustomStringVariable("webgres.listen",
+							   "Addresses the HTTP workers listen on.",
+							   "A comma-separated list of host:port entries; "
+							   "IPv6 hosts are written in brackets, as in [::1]:8080.",
+							   &webgres_listen,
+							   "127.0.0.1:8080",
+							   PGC_POSTMASTER,
+							   0,
+							   listen_check_setting, NULL, NULL);
 }

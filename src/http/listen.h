@@ -7,6 +7,8 @@
 
 #include <sys/socket.h>
 
+#include "utils/guc.h"
+
 typedef struct ListenAddress
 {
 	struct sockaddr_storage addr;
@@ -33,5 +35,14 @@ extern bool listen_overlaps(const ListenAddress *a, const ListenAddress *b);
 
 /* The port of an address. */
 extern int	listen_port(const ListenAddress *addr);
+
+/* webgres.listen: the addresses the HTTP workers listen on. */
+extern char *webgres_listen;
+
+/* GUC check hook of webgres.listen and its like: the list must parse. */
+extern bool listen_check_setting(char **newval, void **extra, GucSource source);
+
+/* Defines webgres.listen; from _PG_init. */
+extern void listen_define_settings(void);
 
 #endif

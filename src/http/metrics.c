@@ -36,6 +36,7 @@
 #define H2O_USE_LIBUV 0
 #include <h2o.h>
 
+#include "http/health.h"
 #include "http/listen.h"
 #include "http/metrics.h"
 #include "http/security_headers.h"
@@ -55,8 +56,10 @@ static h2o_accept_ctx_t metrics_accept_ctx;
 
 /* webgres.metrics_allow as read by its check hook (from guc_malloc, as GUC extras are). */
 static NetworkList *metrics_allow = NULL;
-/* webgres.metrics_allow itself (metrics_define_settings). */
+/* webgres.metrics_allow itself, and the endpoint's path and listeners (metrics_define_settings). */
 static char *webgres_metrics_allow;
+static char *webgres_metrics_path;
+static char *webgres_metrics_listen;
 
 /* Appends s as a Prometheus label value: backslash, quote and newline escaped. */
 static void
@@ -477,10 +480,44 @@ const PhaseModule metrics_module = {
 	{[PHASE_ENDPOINT] = metrics_phase}
 };
 
-/* Defines webgres.metrics_allow; from _PG_init. */
+/* webgres.metrics_listen: empty, or addresses as webgres.listen takes them. */
+static bool
+check_metrics_listen(char **newval, void **extra, GucSource source)
+{
+	if (*newval == NULL || (*newval)[0] == '\0')
+		return true;
+	return listen_check_setting(newval, extra, source);
+}
+
+/* Defines webgres.metrics_path, webgres.metrics_listen and webgres.metrics_allow; from _PG_init. */
 void
 metrics_define_settings(void)
 {
+	DefineCustomStringVariable("webgres.metrics_path",
+							   "Path at which the HTTP workers answer with Prometheus metrics.",
+							   "The per-route, worker and executor figures in Prometheus' text "
+							   "format, answered from shared memory without running SQL, before "
+							   "any route is looked at. Empty turns the endpoint off. With "
+							   "webgres.metrics_listen set, it is answered only there.",
+							   &webgres_metrics_path,
+							   "",
+							   PGC_SIGHUP,
+							   0,
+							   health_check_path_setting, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.metrics_listen",
+							   "Separate addresses on which the HTTP workers answer only metrics.",
+							   "host:port entries as webgres.listen takes them. When set, "
+							   "webgres.metrics_path is answered on these addresses only, and "
+							   "every other request there is answered 404, so that metrics "
+							   "need not be reachable where the routes are. Empty: metrics "
+							   "are answered on webgres.listen.",
+							   &webgres_metrics_listen,
+							   "",
+							   PGC_POSTMASTER,
+							   0,
+							   check_metrics_listen, NULL, NULL);
+
 	DefineCustomStringVariable("webgres.metrics_allow",
 							   "Networks whose clients may read the metrics on the main listeners.",
 							   "A comma-separated list such as 127.0.0.0/8, ::1/128, 10.0.0.0/8. "

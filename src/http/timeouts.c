@@ -47,13 +47,31 @@
 #include <h2o/http2.h>
 #include <h2o/http2_internal.h>
 
+#include "utils/guc.h"
 #include "utils/memutils.h"
 
 #include "common/h2o_mirror.h"
 #include "http/body_early.h"
 #include "http/timeouts.h"
 #include "message/response_abort.h"
-#include "common/settings.h"
+
+/*
+ * The client timeouts' defaults and bounds, in milliseconds.  The most is
+ * a quarter of INT_MAX so that timeouts_backstop_ms()'s sum of three
+ * cannot overflow.
+ */
+#define TIMEOUT_MIN_MS 100
+#define TIMEOUT_MAX_MS (INT_MAX / 4)
+#define REQUEST_TIMEOUT_DEFAULT_MS 10000
+#define HEADER_TIMEOUT_DEFAULT_MS 10000
+#define BODY_TIMEOUT_DEFAULT_MS 30000
+#define SEND_TIMEOUT_DEFAULT_MS 60000
+
+/* The client timeouts (timeouts_define_settings); timeouts.h declares webgres_header_timeout. */
+static int	webgres_request_timeout = REQUEST_TIMEOUT_DEFAULT_MS;
+int			webgres_header_timeout = HEADER_TIMEOUT_DEFAULT_MS;
+static int	webgres_body_timeout = BODY_TIMEOUT_DEFAULT_MS;
+static int	webgres_send_timeout = SEND_TIMEOUT_DEFAULT_MS;
 
 /* The sweep runs every SWEEP_SHARE-th of the shortest timeout, within these. */
 #define SWEEP_SHARE 10
@@ -432,4 +450,58 @@ timeouts_start(h2o_context_t *ctx)
 	h2o_timeout_init(ctx->loop, &sweep_timeout, sweep_interval_ms());
 	sweep_entry.cb = sweep;
 	h2o_timeout_link(ctx->loop, &sweep_timeout, &sweep_entry);
+}
+
+/* Defines the client timeouts (docs/settings.md); from _PG_init. */
+void
+timeouts_define_settings(void)
+{
+	DefineCustomIntVariable("webgres.request_timeout",
+							"Longest time an idle connection is kept open.",
+							"A connection on which no byte of a request has arrived "
+							"for this long, after it was opened or after its last "
+							"response, is closed without a response.",
+							&webgres_request_timeout,
+							REQUEST_TIMEOUT_DEFAULT_MS,
+							TIMEOUT_MIN_MS, TIMEOUT_MAX_MS,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.header_timeout",
+							"Longest time a client may take to send a request's line and headers.",
+							"Counted from the first byte of the request. A client that "
+							"takes longer is answered 408 and its connection closed, "
+							"so slow clients cannot hold connections open.",
+							&webgres_header_timeout,
+							HEADER_TIMEOUT_DEFAULT_MS,
+							TIMEOUT_MIN_MS, TIMEOUT_MAX_MS,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.body_timeout",
+							"Longest time a client may take to send a request's body.",
+							"Counted from the end of the headers. A client that takes "
+							"longer is answered 408 and its connection closed.",
+							&webgres_body_timeout,
+							BODY_TIMEOUT_DEFAULT_MS,
+							TIMEOUT_MIN_MS, TIMEOUT_MAX_MS,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.send_timeout",
+							"Longest time a client may take no byte of a response being sent to it.",
+							"While bytes wait for the client and it acknowledges none of "
+							"them for this long, its connection (HTTP/1 or HTTP/2) is "
+							"reset, so a client that stops reading cannot hold it and the "
+							"kernel's queue for it. A client that reads slowly but steadily "
+							"is not cut. 0 disables.",
+							&webgres_send_timeout,
+							SEND_TIMEOUT_DEFAULT_MS,
+							0, TIMEOUT_MAX_MS,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
 }

@@ -40,12 +40,12 @@
 #include "http/capacity.h"
 #include "http/h2_guard.h"
 #include "http/listen.h"
+#include "http/timeouts.h"
 #include "http/tls.h"
 #include "http/tls_tickets.h"
 #include "message/response.h"
 #include "message/response_abort.h"
 #include "serve/phase.h"
-#include "common/settings.h"
 
 /* Mozilla's "intermediate" profile: the key exchange groups. */
 /* webgres.tls_min_version's values. */

@@ -22,6 +22,7 @@
 #include "utils/timestamp.h"
 
 #include "common/settings.h"
+#include "http/listen.h"
 #include "serve/auth.h"
 
 /* Background worker entry point, looked up by name by the postmaster. */

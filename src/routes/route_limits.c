@@ -19,10 +19,18 @@
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 
 #include "common/shmem.h"
 #include "routes/route_limits.h"
 #include "common/settings.h"
+
+/* webgres.inline_budget's default and most, in milliseconds. */
+#define INLINE_BUDGET_DEFAULT_MS 10
+#define INLINE_BUDGET_MAX_MS 60000
+
+/* webgres.inline_budget (route_limits_define_settings); route_limits.h declares it. */
+int			webgres_inline_budget = INLINE_BUDGET_DEFAULT_MS;
 
 /* Routes that can have shared state at once; a power of two. */
 #define ROUTE_LIMITS_SLOTS 4096
@@ -239,4 +247,22 @@ webgres_route_execution(PG_FUNCTION_ARGS)
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;
+}
+
+/* Defines webgres.inline_budget; from _PG_init. */
+void
+route_limits_define_settings(void)
+{
+	DefineCustomIntVariable("webgres.inline_budget",
+							"Longest time a handler of a route in mode auto runs on the event loop.",
+							"A run that takes longer is cancelled and rolled back, the route "
+							"is marked slow for every worker, and the request is handed to an "
+							"executor, where it runs again. 0 hands every request of an auto "
+							"route to an executor. Has no effect when webgres.executors is 0.",
+							&webgres_inline_budget,
+							INLINE_BUDGET_DEFAULT_MS,
+							0, INLINE_BUDGET_MAX_MS,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
 }

@@ -46,4 +46,10 @@ extern bool route_limits_walk(void (*fn) (int64 route_id, bool slow, int running
 /* The cap of a route whose max_concurrency is NULL. */
 extern int	route_limits_default_cap(void);
 
+/* webgres.inline_budget: how long an auto route's handler may run on the event loop. */
+extern int	webgres_inline_budget;
+
+/* Defines webgres.inline_budget; from _PG_init. */
+extern void route_limits_define_settings(void);
+
 #endif

@@ -33,12 +33,15 @@
 #include "storage/shmem.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/timestamp.h"
 
 #include "common/pg_compat.h"
 #include "common/shmem.h"
 #include "routes/route_stats.h"
-#include "common/settings.h"
+
+/* webgres.track_route_stats (route_stats_define_settings). */
+static bool webgres_track_route_stats = true;
 
 /* Entries this process found lately, by route id: a direct-mapped cache. */
 #define ENTRY_CACHE_SIZE 64
@@ -475,4 +478,20 @@ webgres_route_stats_reset(PG_FUNCTION_ARGS)
 			zero_counters(&table[i]);
 	}
 	PG_RETURN_VOID();
+}
+
+/* Defines webgres.track_route_stats; from _PG_init. */
+void
+route_stats_define_settings(void)
+{
+	DefineCustomBoolVariable("webgres.track_route_stats",
+							 "Counts each route's requests, statuses and latency in shared memory.",
+							 "What webgres.route_stats and the Prometheus endpoint report per "
+							 "route. On by default: it costs a few atomic additions per request. "
+							 "Turning it off stops the counting; what was counted stays.",
+							 &webgres_track_route_stats,
+							 true,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
 }

@@ -65,4 +65,7 @@ extern bool route_stats_walk(void (*fn) (const RouteStatsSnapshot *snap, void *a
 /* The q-quantile of a histogram, in microseconds, as Prometheus estimates it. */
 extern double route_stats_quantile_us(const RouteStatsSnapshot *snap, double q);
 
+/* Defines webgres.track_route_stats; from _PG_init. */
+extern void route_stats_define_settings(void);
+
 #endif

@@ -31,7 +31,6 @@
 #define H2O_USE_LIBUV 0
 #include <h2o.h>
 
-#include "common/settings.h"
 #include "message/querystring.h"
 #include "message/response.h"
 #include "parse/auth_headers.h"
@@ -42,6 +41,20 @@
 #include "serve/jwt_secret.h"
 #include "serve/phase.h"
 #include "serve/refusal_log.h"
+
+/* webgres.jwt_leeway: its default and most, in seconds. */
+#define AUTH_JWT_LEEWAY_DEFAULT 30
+#define AUTH_JWT_LEEWAY_MAX 3600
+
+/* The settings of authentication (auth_define_settings). */
+static char *webgres_jwt_audience;
+static char *webgres_jwt_issuer;
+static int	webgres_jwt_leeway = AUTH_JWT_LEEWAY_DEFAULT;
+static char *webgres_jwt_role_claim;
+static char *webgres_anon_role;
+static char *webgres_jwt_cookie;
+static bool webgres_postgrest_request_settings = false;
+static char *webgres_csrf_trusted_origins;
 
 /*
  * Verified tokens kept per process, at most this many and this much memory
@@ -833,7 +846,7 @@ auth_role_generation(void)
 void
 auth_check_settings(void)
 {
-	if (webgres_jwt_keys_file != NULL && webgres_jwt_keys_file[0] != '\0' &&
+	if (jwt_keys_file_set() &&
 		(webgres_jwt_audience == NULL || webgres_jwt_audience[0] == '\0'))
 		ereport(WARNING,
 				(errmsg("webgres.jwt_keys_file is set but webgres.jwt_audience is empty"),
@@ -863,3 +876,102 @@ const PhaseModule auth_module = {
 	"auth", NULL,
 	{[PHASE_AUTHENTICATE] = authenticate_phase}
 };
+
+/* webgres.jwt_role_claim: a claim path as PostgREST's jwt-role-claim-key. */
+static bool
+check_claim_path(char **newval, void **extra, GucSource source)
+{
+	const char *error;
+
+	if (*newval == NULL || jwt_path_valid(*newval, &error))
+		return true;
+	GUC_check_errdetail("%s.", error);
+	GUC_check_errhint("Write a path such as role, .role, .\"https://example.com/claims\".role or .roles[0].");
+	return false;
+}
+
+/* Defines the settings of authentication (docs/authentication.md); from _PG_init. */
+void
+auth_define_settings(void)
+{
+	DefineCustomStringVariable("webgres.jwt_audience",
+							   "Audience a JSON Web Token must name in its aud claim.",
+							   "Empty: the aud claim is not checked.",
+							   &webgres_jwt_audience,
+							   "",
+							   PGC_SIGHUP,
+							   0,
+							   NULL, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.jwt_issuer",
+							   "Issuer a JSON Web Token must name in its iss claim.",
+							   "Empty: the iss claim is not checked.",
+							   &webgres_jwt_issuer,
+							   "",
+							   PGC_SIGHUP,
+							   0,
+							   NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.jwt_leeway",
+							"Clock skew allowed when checking a JSON Web Token's exp, nbf and iat.",
+							NULL,
+							&webgres_jwt_leeway,
+							AUTH_JWT_LEEWAY_DEFAULT,
+							0, AUTH_JWT_LEEWAY_MAX,
+							PGC_SIGHUP,
+							GUC_UNIT_S,
+							NULL, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.jwt_role_claim",
+							   "Path of the claim that names the role a token's requests run as.",
+							   "As PostgREST's jwt-role-claim-key: role, .role, "
+							   ".\"https://example.com/claims\".role, .roles[0]. A token "
+							   "without it runs as webgres.anon_role.",
+							   &webgres_jwt_role_claim,
+							   "role",
+							   PGC_SIGHUP,
+							   0,
+							   check_claim_path, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.anon_role",
+							   "Role that requests without a token run as on routes whose auth is optional.",
+							   "Empty: such requests are answered 401. The route's owner must be a "
+							   "member of it.",
+							   &webgres_anon_role,
+							   "",
+							   PGC_SIGHUP,
+							   0,
+							   NULL, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.jwt_cookie",
+							   "Name of a cookie that may carry the JSON Web Token.",
+							   "For browsers (EventSource sends no Authorization header). A "
+							   "cookie-authenticated POST, PUT, PATCH or DELETE must come from "
+							   "the server's own origin or one of webgres.csrf_trusted_origins. "
+							   "Empty: tokens come only from the Authorization header.",
+							   &webgres_jwt_cookie,
+							   "",
+							   PGC_SIGHUP,
+							   0,
+							   NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("webgres.postgrest_request_settings",
+							 "Also sets PostgREST's request.method, request.path, request.headers and request.cookies for routes with auth.",
+							 "request.jwt.claims is always set on such routes. These four cost "
+							 "building JSON of every header and three more settings a request; "
+							 "handlers read the same from the request relation.",
+							 &webgres_postgrest_request_settings,
+							 false,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomStringVariable("webgres.csrf_trusted_origins",
+							   "Origins besides the server's own that may send cookie-authenticated unsafe requests.",
+							   "A comma-separated list such as https://app.example.com.",
+							   &webgres_csrf_trusted_origins,
+							   "",
+							   PGC_SIGHUP,
+							   0,
+							   NULL, NULL, NULL);
+}

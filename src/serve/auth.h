@@ -104,4 +104,7 @@ extern void auth_check_settings(void);
 /* The settings may have changed (SIGHUP): forget keys and verified tokens. */
 extern void auth_reload(void);
 
+/* Defines the webgres.jwt_* settings and their companions; from _PG_init. */
+extern void auth_define_settings(void);
+
 #endif							/* WEBGRES_AUTH_H */

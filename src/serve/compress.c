@@ -32,12 +32,20 @@
  */
 #include "postgres.h"
 
+#include "utils/guc.h"
+
 #define H2O_USE_LIBUV 0
 #include <h2o.h>
 
-#include "common/settings.h"
 #include "parse/accept_encoding.h"
 #include "serve/compress.h"
+
+/* webgres.compress_min_size's default, in bytes. */
+#define COMPRESS_MIN_SIZE_DEFAULT 1024
+
+/* webgres.compress and webgres.compress_min_size (compress_define_settings). */
+static bool webgres_compress = false;
+static int	webgres_compress_min_size = COMPRESS_MIN_SIZE_DEFAULT;
 
 /*
  * gzip level: 1, as h2o itself defaults to for on-the-fly compression.
@@ -263,4 +271,34 @@ compress_for_route(h2o_req_t *req, RouteCompress mode)
 	else
 		allowed = !carries_credentials(req);
 	req->compress_hint = allowed ? H2O_COMPRESS_HINT_AUTO : H2O_COMPRESS_HINT_DISABLE;
+}
+
+/* Defines webgres.compress and webgres.compress_min_size; from _PG_init. */
+void
+compress_define_settings(void)
+{
+	DefineCustomBoolVariable("webgres.compress",
+							 "Compresses responses with gzip for clients that accept it.",
+							 "Applies to responses of a compressible content type (text, JSON, "
+							 "XML, JavaScript, CSV) of at least webgres.compress_min_size bytes, "
+							 "streamed ones included, from routes whose compress column is not "
+							 "false and from static files; to requests with credentials only "
+							 "where the column is true. Never to HEAD, 206 or event streams.",
+							 &webgres_compress,
+							 false,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.compress_min_size",
+							"Smallest response body that is compressed.",
+							"Smaller responses go out as they are: compressing them saves "
+							"too little to pay for itself. A streamed response, whose size "
+							"is not known in advance, is always compressed.",
+							&webgres_compress_min_size,
+							COMPRESS_MIN_SIZE_DEFAULT,
+							0, INT_MAX,
+							PGC_SIGHUP,
+							GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
 }

@@ -33,4 +33,7 @@ extern void compress_for_route(struct st_h2o_req_t *req, RouteCompress mode);
 /* Whether a Content-Type value names a type worth compressing. */
 extern bool compress_type_is_compressible(const char *type, size_t len);
 
+/* Defines webgres.compress and webgres.compress_min_size; from _PG_init. */
+extern void compress_define_settings(void);
+
 #endif

@@ -19,9 +19,9 @@
 #include <openssl/rsa.h>
 
 #include "common/hashfn.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 
-#include "common/settings.h"
 #include "parse/jwk.h"
 #include "serve/jwt_keys.h"
 #include "serve/jwt_secret.h"
@@ -32,6 +32,9 @@
 #define RSA_MIN_BITS 2048
 /* The longest curve name OpenSSL reports that we compare. */
 #define CURVE_NAME_LEN 64
+
+/* webgres.jwt_keys_file (jwt_keys_define_settings). */
+static char *webgres_jwt_keys_file;
 
 /* How an algorithm checks its signature. */
 typedef enum JwsFamily
@@ -488,4 +491,26 @@ jwt_keys_sign(const char *claims_json)
 			 strlen(input), mac, &maclen) == NULL)
 		elog(ERROR, "HMAC failed");
 	return psprintf("%s.%s", input, jwt_base64url_encode(mac, maclen));
+}
+
+/* Whether webgres.jwt_keys_file names a file. */
+bool
+jwt_keys_file_set(void)
+{
+	return webgres_jwt_keys_file != NULL && webgres_jwt_keys_file[0] != '\0';
+}
+
+/* Defines webgres.jwt_keys_file; from _PG_init. */
+void
+jwt_keys_define_settings(void)
+{
+	DefineCustomStringVariable("webgres.jwt_keys_file",
+							   "File of public keys for JSON Web Tokens signed with RSA, ECDSA or EdDSA.",
+							   "A JWKS document (keys chosen by kid) or PEM public keys; read "
+							   "again on reload. Empty accepts no such token.",
+							   &webgres_jwt_keys_file,
+							   "",
+							   PGC_SIGHUP,
+							   GUC_SUPERUSER_ONLY,
+							   NULL, NULL, NULL);
 }

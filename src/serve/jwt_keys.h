@@ -37,4 +37,10 @@ extern uint64 jwt_keys_generation(void);
  */
 extern char *jwt_keys_sign(const char *claims_json);
 
+/* Whether webgres.jwt_keys_file names a file. */
+extern bool jwt_keys_file_set(void);
+
+/* Defines webgres.jwt_keys_file; from _PG_init. */
+extern void jwt_keys_define_settings(void);
+
 #endif							/* WEBGRES_JWT_KEYS_H */

@@ -57,7 +57,19 @@
 #include "routes/route_limits.h"
 #include "routes/routes.h"
 #include "common/stats.h"
-#include "common/settings.h"
+
+/* The handler's and a stream's time limits' defaults, in milliseconds. */
+#define HANDLER_TIMEOUT_DEFAULT_MS 30000
+#define STREAM_TIMEOUT_DEFAULT_MS 600000
+
+/*
+ * The pipeline's settings (pipeline_define_settings); pipeline.h declares
+ * the two the hand-off reads too.
+ */
+int			webgres_handler_timeout = HANDLER_TIMEOUT_DEFAULT_MS;
+bool		webgres_expose_errors = false;
+static bool webgres_share_read_transactions = false;
+static int	webgres_stream_timeout = STREAM_TIMEOUT_DEFAULT_MS;
 
 /* Holds what one request needs beyond its h2o pool; reset after each. */
 static MemoryContext request_cxt;
@@ -1267,4 +1279,64 @@ pipeline_before_wait(void)
 		pgstat_report_activity(STATE_IDLE, NULL);
 		activity_reported = false;
 	}
+}
+
+/* Defines the pipeline's settings (webgres.handler_timeout and its companions); from _PG_init. */
+void
+pipeline_define_settings(void)
+{
+	DefineCustomIntVariable("webgres.handler_timeout",
+							"Longest time from a request's complete head to its response.",
+							"Counted from when the request head was complete, so time "
+							"spent waiting for an executor counts too; a request still "
+							"without a response then is cancelled and answered 504. For a "
+							"streamed response it bounds the time to the response head "
+							"(webgres.stream_timeout bounds the rest). 0 turns the limit off.",
+							&webgres_handler_timeout,
+							HANDLER_TIMEOUT_DEFAULT_MS,
+							0, INT_MAX,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("webgres.expose_errors",
+							 "Puts the SQL error message into 5xx response bodies.",
+							 "Off by default, so that clients learn nothing about the "
+							 "schema; errors are always logged in full.",
+							 &webgres_expose_errors,
+							 false,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("webgres.share_read_transactions",
+							 "Lets requests that only read share a transaction (off by default).",
+							 "Requests a worker takes in one pass of its event loop whose "
+							 "handlers cannot write (a SELECT with no volatile function, "
+							 "locking clause or data-modifying WITH) run in one read-only "
+							 "transaction, committed before the worker waits again or after "
+							 "64 requests. Each still has its own snapshot, settings and "
+							 "timeout, but now() is the shared transaction's start, and its "
+							 "locks and xmin horizon are held across the requests. Applies "
+							 "only when default_transaction_isolation is read committed.",
+							 &webgres_share_read_transactions,
+							 false,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("webgres.stream_timeout",
+							"Longest time a streamed response may take, from the request head to its last byte.",
+							"webgres.handler_timeout bounds a streamed response only until its "
+							"first batch of rows is fetched and its head sent; from then on this "
+							"bounds the rest, however slowly the client reads. A stream that "
+							"runs out is cut and its transaction rolled back. A stream holds "
+							"its snapshot, and so the xmin horizon, while it lasts. 0 means no "
+							"limit.",
+							&webgres_stream_timeout,
+							STREAM_TIMEOUT_DEFAULT_MS,
+							0, INT_MAX,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
 }

@@ -141,4 +141,14 @@ extern void pipeline_reload(void);
  */
 extern void pipeline_before_wait(void);
 
+/*
+ * webgres.handler_timeout and webgres.expose_errors, which the hand-off to
+ * an executor applies too.
+ */
+extern int	webgres_handler_timeout;
+extern bool webgres_expose_errors;
+
+/* Defines the pipeline's settings (webgres.handler_timeout and its companions); from _PG_init. */
+extern void pipeline_define_settings(void);
+
 #endif

@@ -16,13 +16,17 @@
  */
 #include "postgres.h"
 
+#include "utils/guc.h"
+
 #define H2O_USE_LIBUV 0
 #include <h2o.h>
 
-#include "common/settings.h"
 #include "message/errors.h"
 #include "message/response.h"
 #include "serve/replica.h"
+
+/* webgres.primary_url (replica_define_settings). */
+static char *webgres_primary_url;
 
 /* Seconds a client is asked to wait when no primary URL is known. */
 #define REPLICA_RETRY_AFTER "5"
@@ -51,4 +55,45 @@ replica_answer_needs_primary(h2o_req_t *req, char **body, size_t *bodylen)
 		h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_RETRY_AFTER, NULL,
 					   H2O_STRLIT(REPLICA_RETRY_AFTER));
 	}
+}
+
+/* The primary's URL is empty or an http(s) origin with an optional path prefix. */
+static bool
+check_primary_url(char **newval, void **extra, GucSource source)
+{
+	const char *u = *newval;
+	const char *rest;
+
+	if (u == NULL || u[0] == '\0')
+		return true;
+	if (strncmp(u, "https://", 8) == 0)
+		rest = u + 8;
+	else if (strncmp(u, "http://", 7) == 0)
+		rest = u + 7;
+	else
+		rest = NULL;
+	if (rest == NULL || rest[0] == '\0' || rest[0] == '/' ||
+		strpbrk(u, "?# \t\r\n") != NULL || u[strlen(u) - 1] == '/')
+	{
+		GUC_check_errdetail("webgres.primary_url must be an http:// or https:// URL with a host, no query and no trailing slash.");
+		GUC_check_errhint("For example 'https://db1.example:8443'.");
+		return false;
+	}
+	return true;
+}
+
+/* Defines webgres.primary_url; from _PG_init. */
+void
+replica_define_settings(void)
+{
+	DefineCustomStringVariable("webgres.primary_url",
+							   "Where a standby sends requests that must write.",
+							   "On a standby, a request whose route writes (or is an event "
+							   "stream) is answered 307 to this URL plus its path and query. "
+							   "Empty: such requests are answered 503 with Retry-After.",
+							   &webgres_primary_url,
+							   "",
+							   PGC_SIGHUP,
+							   0,
+							   check_primary_url, NULL, NULL);
 }

@@ -16,4 +16,7 @@ struct st_h2o_req_t;
  */
 extern void replica_answer_needs_primary(struct st_h2o_req_t *req, char **body, size_t *bodylen);
 
+/* Defines webgres.primary_url; from _PG_init. */
+extern void replica_define_settings(void);
+
 #endif							/* WEBGRES_REPLICA_H */
