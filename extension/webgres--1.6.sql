@@ -537,90 +537,8 @@ CREATE FUNCTION webgres.openapi_path(path text) RETURNS text
 COMMENT ON FUNCTION webgres.openapi_path(text) IS
   'A route path pattern as an OpenAPI path template: :name and *name become {name}, a bare * becomes {rest}.';
 
-CREATE FUNCTION webgres.openapi(servers text[] DEFAULT NULL,
-								title text DEFAULT 'webgres',
-								version text DEFAULT '1.0.0')
-	RETURNS jsonb
-	LANGUAGE sql STABLE
-	SET search_path = pg_catalog, pg_temp
-BEGIN ATOMIC
-	WITH security AS (
-		-- A token comes as a bearer token, or in the cookie webgres.jwt_cookie names.
-		SELECT jsonb_build_array(jsonb_build_object('bearerAuth', '[]'::jsonb))
-			   || CASE WHEN coalesce(current_setting('webgres.jwt_cookie', true), '') <> ''
-				  THEN jsonb_build_array(jsonb_build_object('cookieAuth', '[]'::jsonb)) ELSE '[]'::jsonb END AS schemes,
-			   jsonb_build_object('bearerAuth', jsonb_build_object('type', 'http', 'scheme', 'bearer', 'bearerFormat', 'JWT'))
-			   || CASE WHEN coalesce(current_setting('webgres.jwt_cookie', true), '') <> ''
-				  THEN jsonb_build_object('cookieAuth', jsonb_build_object('type', 'apiKey', 'in', 'cookie',
-						 'name', current_setting('webgres.jwt_cookie', true))) ELSE '{}'::jsonb END AS definitions
-	), route AS (
-		SELECT r.id, r.path, r.priority, r.description, r.mode, r.handler, r.auth,
-			   v.verb, webgres.openapi_path(r.path) AS template,
-			   ARRAY(SELECT CASE WHEN m[2] = '' THEN 'rest' ELSE m[2] END
-					 FROM regexp_matches(r.path, '(^|/)[:*]([A-Za-z0-9_]*)', 'g') AS m) AS params
-		FROM webgres.routes r
-			CROSS JOIN LATERAL unnest(CASE WHEN r.method IS NULL
-				THEN ARRAY['get', 'put', 'post', 'delete', 'patch']
-				ELSE ARRAY[lower(r.method)] END) AS v(verb)
-		WHERE lower(coalesce(r.method, 'get')) IN ('get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace')
-	), operation AS (
-		SELECT route.template, route.verb, route.priority, route.id,
-			jsonb_strip_nulls(jsonb_build_object(
-				'operationId', concat_ws('_', route.verb,
-					nullif(btrim(regexp_replace(route.path, '[^A-Za-z0-9]+', '_', 'g'), '_'), ''),
-					route.id),
-				'summary', nullif(split_part(route.description, E'\n', 1), ''),
-				'description', route.description,
-				'parameters', (SELECT jsonb_agg(jsonb_build_object('name', p, 'in', 'path', 'required', true,
-																   'schema', jsonb_build_object('type', 'string')))
-							   FROM unnest(route.params) AS p),
-				'requestBody', CASE WHEN route.verb IN ('post', 'put', 'patch') THEN
-					jsonb_build_object('required', false, 'content',
-						jsonb_build_object('application/json', jsonb_build_object('schema', '{"type": "object", "additionalProperties": true}'::jsonb),
-										   'application/x-www-form-urlencoded', jsonb_build_object('schema', '{"type": "object", "additionalProperties": {"type": "string"}}'::jsonb),
-										   'text/plain', jsonb_build_object('schema', jsonb_build_object('type', 'string'))))
-					END,
-				'responses', jsonb_build_object(
-					'200', jsonb_build_object(
-						'description', CASE
-							WHEN route.mode = 'stream' THEN 'The rows, streamed in the format Accept asks for.'
-							WHEN route.handler ~* '\mchannels\M' THEN 'Server-sent events: the rows, then each notification.'
-							ELSE 'The handler''s response.' END,
-						'content', CASE
-							WHEN route.mode = 'stream' THEN jsonb_build_object(
-								'application/json', jsonb_build_object('schema', jsonb_build_object('type', 'array')),
-								'application/x-ndjson', jsonb_build_object('schema', jsonb_build_object('type', 'string')),
-								'text/csv', jsonb_build_object('schema', jsonb_build_object('type', 'string')))
-							WHEN route.handler ~* '\mchannels\M' THEN jsonb_build_object(
-								'text/event-stream', jsonb_build_object('schema', jsonb_build_object('type', 'string')))
-							WHEN route.handler ~* '''[a-z]+/[-a-z0-9.+]+[^'']*''\s*(::\s*text\s*)?AS\s+content_type\M' THEN jsonb_build_object(
-								substring(route.handler FROM '(?i)''([a-z]+/[-a-z0-9.+]+)[^'']*''\s*(?:::\s*text\s*)?AS\s+content_type'),
-								jsonb_build_object('schema', '{}'::jsonb))
-							ELSE jsonb_build_object('*/*', jsonb_build_object('schema', '{}'::jsonb)) END),
-					'default', jsonb_build_object('description', 'Another status the handler chose, or an error.'))
-					|| CASE WHEN route.auth <> 'none' THEN jsonb_build_object('401', jsonb_build_object(
-						'description', 'The token is missing (auth required), invalid or expired.')) ELSE '{}'::jsonb END,
-				'security', CASE route.auth
-					WHEN 'required' THEN security.schemes
-					WHEN 'optional' THEN '[{}]'::jsonb || security.schemes END,
-				'x-webgres-route-id', route.id,
-				'x-webgres-mode', route.mode)) AS op
-		FROM route, security
-	), path AS (
-		SELECT template, jsonb_object_agg(verb, op ORDER BY priority, id DESC) AS ops
-		FROM operation GROUP BY template
-	)
-	SELECT jsonb_strip_nulls(jsonb_build_object(
-		'openapi', '3.1.0',
-		'info', jsonb_build_object('title', title, 'version', version),
-		'servers', (SELECT jsonb_agg(jsonb_build_object('url', s)) FROM unnest(servers) AS s),
-		'paths', coalesce((SELECT jsonb_object_agg(template, ops ORDER BY template) FROM path), '{}'::jsonb),
-		'components', (SELECT jsonb_build_object('securitySchemes', security.definitions) FROM security
-					   WHERE EXISTS (SELECT FROM route WHERE route.auth <> 'none'))));
-END;
-
-COMMENT ON FUNCTION webgres.openapi(text[], text, text) IS
-  'An OpenAPI 3.1 document describing the routes the calling role can see: paths (parameters as {name}), methods, summary and description from the description column, response content types (stream formats, text/event-stream, a content_type the handler names), and the bearer token (or cookie) security of routes with auth. servers: the base URLs clients use.';
+-- webgres.openapi() is defined below, once the columns it reads
+-- (max_body_size, upgrade) are there: a SQL-standard body depends on them.
 
 -- ==== from webgres--1.4--1.5.sql ====
 
@@ -726,109 +644,6 @@ ALTER TABLE webgres.routes ADD COLUMN max_body_size integer CHECK (max_body_size
 COMMENT ON COLUMN webgres.routes.max_body_size IS
   'The most bytes a request body may hold for this route; larger ones are answered 413 before any SQL runs. NULL: webgres.max_body_size only, which also bounds this (libh2o refuses larger bodies before any route is known).';
 
--- webgres.openapi() describes multipart and ingest request bodies and a
--- route's own body limit.
-CREATE OR REPLACE FUNCTION webgres.openapi(servers text[] DEFAULT NULL,
-								title text DEFAULT 'webgres',
-								version text DEFAULT '1.0.0')
-	RETURNS jsonb
-	LANGUAGE sql STABLE
-	SET search_path = pg_catalog, pg_temp
-BEGIN ATOMIC
-	WITH security AS (
-		-- A token comes as a bearer token, or in the cookie webgres.jwt_cookie names.
-		SELECT jsonb_build_array(jsonb_build_object('bearerAuth', '[]'::jsonb))
-			   || CASE WHEN coalesce(current_setting('webgres.jwt_cookie', true), '') <> ''
-				  THEN jsonb_build_array(jsonb_build_object('cookieAuth', '[]'::jsonb)) ELSE '[]'::jsonb END AS schemes,
-			   jsonb_build_object('bearerAuth', jsonb_build_object('type', 'http', 'scheme', 'bearer', 'bearerFormat', 'JWT'))
-			   || CASE WHEN coalesce(current_setting('webgres.jwt_cookie', true), '') <> ''
-				  THEN jsonb_build_object('cookieAuth', jsonb_build_object('type', 'apiKey', 'in', 'cookie',
-						 'name', current_setting('webgres.jwt_cookie', true))) ELSE '{}'::jsonb END AS definitions
-	), route AS (
-		SELECT r.id, r.path, r.priority, r.description, r.mode, r.handler, r.auth, r.max_body_size,
-			   v.verb, webgres.openapi_path(r.path) AS template,
-			   ARRAY(SELECT CASE WHEN m[2] = '' THEN 'rest' ELSE m[2] END
-					 FROM regexp_matches(r.path, '(^|/)[:*]([A-Za-z0-9_]*)', 'g') AS m) AS params
-		FROM webgres.routes r
-			CROSS JOIN LATERAL unnest(CASE WHEN r.method IS NULL
-				THEN ARRAY['get', 'put', 'post', 'delete', 'patch']
-				ELSE ARRAY[lower(r.method)] END) AS v(verb)
-		WHERE lower(coalesce(r.method, 'get')) IN ('get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace')
-	), operation AS (
-		SELECT route.template, route.verb, route.priority, route.id,
-			jsonb_strip_nulls(jsonb_build_object(
-				'operationId', concat_ws('_', route.verb,
-					nullif(btrim(regexp_replace(route.path, '[^A-Za-z0-9]+', '_', 'g'), '_'), ''),
-					route.id),
-				'summary', nullif(split_part(route.description, E'\n', 1), ''),
-				'description', route.description,
-				'parameters', (SELECT jsonb_agg(jsonb_build_object('name', p, 'in', 'path', 'required', true,
-																   'schema', jsonb_build_object('type', 'string')))
-							   FROM unnest(route.params) AS p),
-				'requestBody', CASE
-					-- A handler that loads the body into a table (docs/uploads.md).
-					WHEN route.verb IN ('post', 'put', 'patch') AND route.handler ~* '\mingest\s*\(' THEN
-					jsonb_build_object('required', true, 'description', 'Rows for a table, one a record, line or element.', 'content',
-						jsonb_build_object('text/csv', jsonb_build_object('schema', jsonb_build_object('type', 'string')),
-										   'application/x-ndjson', jsonb_build_object('schema', jsonb_build_object('type', 'string')),
-										   'application/json', jsonb_build_object('schema', '{"type": "array", "items": {"type": "object", "additionalProperties": true}}'::jsonb)))
-					-- A handler that reads a form's files: a multipart form.
-					WHEN route.verb IN ('post', 'put', 'patch') AND route.handler ~* '\mbody_files\s*\(' THEN
-					jsonb_build_object('required', true, 'content',
-						jsonb_build_object('multipart/form-data', jsonb_build_object('schema',
-							'{"type": "object", "additionalProperties": {"oneOf": [{"type": "string"}, {"type": "string", "contentMediaType": "application/octet-stream"}]}}'::jsonb),
-										   'application/x-www-form-urlencoded', jsonb_build_object('schema', '{"type": "object", "additionalProperties": {"type": "string"}}'::jsonb)))
-					WHEN route.verb IN ('post', 'put', 'patch') THEN
-					jsonb_build_object('required', false, 'content',
-						jsonb_build_object('application/json', jsonb_build_object('schema', '{"type": "object", "additionalProperties": true}'::jsonb),
-										   'application/x-www-form-urlencoded', jsonb_build_object('schema', '{"type": "object", "additionalProperties": {"type": "string"}}'::jsonb),
-										   'text/plain', jsonb_build_object('schema', jsonb_build_object('type', 'string'))))
-					END,
-				'responses', jsonb_build_object(
-					'200', jsonb_build_object(
-						'description', CASE
-							WHEN route.mode = 'stream' THEN 'The rows, streamed in the format Accept asks for.'
-							WHEN route.handler ~* '\mchannels\M' THEN 'Server-sent events: the rows, then each notification.'
-							ELSE 'The handler''s response.' END,
-						'content', CASE
-							WHEN route.mode = 'stream' THEN jsonb_build_object(
-								'application/json', jsonb_build_object('schema', jsonb_build_object('type', 'array')),
-								'application/x-ndjson', jsonb_build_object('schema', jsonb_build_object('type', 'string')),
-								'text/csv', jsonb_build_object('schema', jsonb_build_object('type', 'string')))
-							WHEN route.handler ~* '\mchannels\M' THEN jsonb_build_object(
-								'text/event-stream', jsonb_build_object('schema', jsonb_build_object('type', 'string')))
-							WHEN route.handler ~* '''[a-z]+/[-a-z0-9.+]+[^'']*''\s*(::\s*text\s*)?AS\s+content_type\M' THEN jsonb_build_object(
-								substring(route.handler FROM '(?i)''([a-z]+/[-a-z0-9.+]+)[^'']*''\s*(?:::\s*text\s*)?AS\s+content_type'),
-								jsonb_build_object('schema', '{}'::jsonb))
-							ELSE jsonb_build_object('*/*', jsonb_build_object('schema', '{}'::jsonb)) END),
-					'default', jsonb_build_object('description', 'Another status the handler chose, or an error.'))
-					|| CASE WHEN route.max_body_size IS NOT NULL THEN jsonb_build_object('413', jsonb_build_object(
-						'description', format('The request body is over %s bytes.', route.max_body_size))) ELSE '{}'::jsonb END
-					|| CASE WHEN route.auth <> 'none' THEN jsonb_build_object('401', jsonb_build_object(
-						'description', 'The token is missing (auth required), invalid or expired.')) ELSE '{}'::jsonb END,
-				'security', CASE route.auth
-					WHEN 'required' THEN security.schemes
-					WHEN 'optional' THEN '[{}]'::jsonb || security.schemes END,
-				'x-webgres-route-id', route.id,
-				'x-webgres-mode', route.mode,
-				'x-webgres-max-body-size', route.max_body_size)) AS op
-		FROM route, security
-	), path AS (
-		SELECT template, jsonb_object_agg(verb, op ORDER BY priority, id DESC) AS ops
-		FROM operation GROUP BY template
-	)
-	SELECT jsonb_strip_nulls(jsonb_build_object(
-		'openapi', '3.1.0',
-		'info', jsonb_build_object('title', title, 'version', version),
-		'servers', (SELECT jsonb_agg(jsonb_build_object('url', s)) FROM unnest(servers) AS s),
-		'paths', coalesce((SELECT jsonb_object_agg(template, ops ORDER BY template) FROM path), '{}'::jsonb),
-		'components', (SELECT jsonb_build_object('securitySchemes', security.definitions) FROM security
-					   WHERE EXISTS (SELECT FROM route WHERE route.auth <> 'none'))));
-END;
-
-COMMENT ON FUNCTION webgres.openapi(text[], text, text) IS
-  'An OpenAPI 3.1 document describing the routes the calling role can see: paths (parameters as {name}), methods, summary and description from the description column, request bodies (multipart/form-data for handlers that read body_files, text/csv, application/x-ndjson and JSON arrays for handlers that call ingest), response content types (stream formats, text/event-stream, a content_type the handler names), 413 for routes with max_body_size, and the bearer token (or cookie) security of routes with auth. servers: the base URLs clients use.';
-
 -- ==== WebSocket routes ====
 -- A route may upgrade its GET requests to a WebSocket (docs/websocket.md):
 -- its handler runs when the socket opens (it may refuse with a status and
@@ -851,8 +666,9 @@ COMMENT ON COLUMN webgres.routes.on_message IS
 COMMENT ON COLUMN webgres.routes.on_close IS
   'For a WebSocket route: one SQL statement run once the socket has closed, with $1 the connection id (bigint) and $2 the close code (integer).';
 
--- webgres.openapi() marks WebSocket routes: a 101 response and x-webgres-upgrade.
-CREATE OR REPLACE FUNCTION webgres.openapi(servers text[] DEFAULT NULL,
+-- webgres.openapi(): the whole document, WebSocket routes marked (a 101
+-- response and x-webgres-upgrade), multipart and ingest bodies described.
+CREATE FUNCTION webgres.openapi(servers text[] DEFAULT NULL,
 								title text DEFAULT 'webgres',
 								version text DEFAULT '1.0.0')
 	RETURNS jsonb
