@@ -36,7 +36,7 @@
 #include "tcop/utility.h"
 #include "utils/builtins.h"
 
-#include "common/shmem.h"
+#include "core/shmem.h"
 #include "events/notify_sign.h"
 
 /* What starts a signed payload. */

@@ -39,13 +39,13 @@
 #include "exec/handoff_frame.h"
 #include "exec/ws_dispatch.h"
 #include "serve/pipeline.h"
-#include "routes/route_limits.h"
+#include "routes/route_placement.h"
 #include "routes/route_stats.h"
 #include "handler/plan_clock.h"
 #include "handler/stream.h"
-#include "common/pg_compat.h"
-#include "common/settings.h"
-#include "common/stats.h"
+#include "core/pg_compat.h"
+#include "core/settings.h"
+#include "core/stats.h"
 
 /* Background worker entry point, looked up by name by the postmaster. */
 extern PGDLLEXPORT void webgres_executor_main(Datum main_arg);
@@ -319,7 +319,7 @@ serve_connection(int fd, MemoryContext cxt)
 	QueryCancelPending = false;
 
 	if (meta.route_id > 0)
-		route_limits_observe_run(route_limits_get(meta.route_id),
+		route_placement_observe_run(route_placement_get(meta.route_id),
 								 TimestampDifferenceMilliseconds(started, GetCurrentTimestamp()));
 
 	/*

@@ -3,7 +3,7 @@
  *		The HTTP worker's side of running a request on an executor.
  *
  * A handed-off request is a Handoff.  It waits in the worker's queue until
- * its route admits one more running request (route_limits.c counts across
+ * its route admits one more running request (route_placement.c counts across
  * workers), then gets its own connection to the executors' socket: the
  * request goes out as one frame, written by h2o as the socket takes it, and
  * the response comes back as frames read by h2o's event loop, so nothing
@@ -57,10 +57,10 @@
 #include "serve/access_log.h"
 #include "serve/cors.h"
 #include "serve/pipeline.h"
-#include "routes/route_limits.h"
+#include "routes/route_placement.h"
 #include "routes/route_stats.h"
-#include "common/h2o_mirror.h"
-#include "common/settings.h"
+#include "core/h2o_mirror.h"
+#include "core/settings.h"
 
 /* webgres.max_queue's default and most. */
 #define MAX_QUEUE_DEFAULT 64
@@ -121,7 +121,7 @@ typedef struct Handoff
 	h2o_req_t  *req;			/* NULL once h2o freed the request */
 	HandoffLink *link;			/* in req's pool */
 	h2o_socket_t *sock;			/* the executor connection, once sent */
-	RouteLimits *limits;
+	RoutePlacement *limits;
 	int			cap;
 	TimestampTz deadline;		/* handler_timeout from head_at; 0: none */
 	TimestampTz started;		/* when the pipeline began routing it */
@@ -238,9 +238,9 @@ static void
 release(Handoff *h)
 {
 	if (h->state == HANDOFF_QUEUED)
-		route_limits_leave_queue(h->limits);
+		route_placement_leave_queue(h->limits);
 	else
-		route_limits_end_run(h->limits);
+		route_placement_end_run(h->limits);
 	dlist_delete(&h->node);
 	if (h->sock != NULL)
 	{
@@ -751,10 +751,10 @@ admit_queued(void)
 					continue;
 				}
 			}
-			if (route_limits_try_run(h->limits, h->cap))
+			if (route_placement_try_run(h->limits, h->cap))
 			{
 				/* It holds a running place now: release() gives that back. */
-				route_limits_leave_queue(h->limits);
+				route_placement_leave_queue(h->limits);
 				handoff_enter(h, HANDOFF_SENT);
 				dlist_delete(&h->node);
 				dlist_push_tail(&go, &h->node);
@@ -894,8 +894,8 @@ handoff_start(h2o_req_t *req, int64 route_id, int max_concurrency,
 	memset(h->link, 0, sizeof(HandoffLink));
 	h->link->handoff = h;
 	h->link->generator.proceed = on_proceed;
-	h->limits = route_limits_get(route_id);
-	h->cap = max_concurrency > 0 ? max_concurrency : route_limits_default_cap();
+	h->limits = route_placement_get(route_id);
+	h->cap = max_concurrency > 0 ? max_concurrency : route_placement_default_cap();
 	h->meta.head_at = head_at;
 	h->started = started;
 	h->meta.route_id = route_id;
@@ -905,13 +905,13 @@ handoff_start(h2o_req_t *req, int64 route_id, int max_concurrency,
 	h->deadline = webgres_handler_timeout > 0 ?
 		TimestampTzPlusMilliseconds(head_at, webgres_handler_timeout) : 0;
 
-	if (route_limits_try_run(h->limits, h->cap))
+	if (route_placement_try_run(h->limits, h->cap))
 	{
 		handoff_enter(h, HANDOFF_SENT);
 		send_to_executor(h);
 		return;
 	}
-	if (!route_limits_try_queue(h->limits, webgres_max_queue))
+	if (!route_placement_try_queue(h->limits, webgres_max_queue))
 	{
 		h->link->handoff = NULL;
 		pfree(h);
@@ -933,9 +933,9 @@ release_all(int code, Datum arg)
 	dlist_mutable_iter iter;
 
 	dlist_foreach_modify(iter, &queued)
-		route_limits_leave_queue(dlist_container(Handoff, node, iter.cur)->limits);
+		route_placement_leave_queue(dlist_container(Handoff, node, iter.cur)->limits);
 	dlist_foreach_modify(iter, &sent)
-		route_limits_end_run(dlist_container(Handoff, node, iter.cur)->limits);
+		route_placement_end_run(dlist_container(Handoff, node, iter.cur)->limits);
 	dlist_init(&queued);
 	dlist_init(&sent);
 }

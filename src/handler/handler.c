@@ -21,7 +21,7 @@
 #include "utils/plancache.h"
 #include "utils/syscache.h"
 
-#include "common/pg_compat.h"
+#include "core/pg_compat.h"
 #include "handler/handler.h"
 #include "handler/plan_clock.h"
 #include "message/response.h"

@@ -24,7 +24,7 @@
 #include "utils/plancache.h"
 #include "utils/resowner.h"
 
-#include "common/pg_compat.h"
+#include "core/pg_compat.h"
 #include "handler/simple_eval.h"
 
 /*

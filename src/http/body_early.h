@@ -15,7 +15,7 @@
 #ifndef WEBGRES_BODY_EARLY_H
 #define WEBGRES_BODY_EARLY_H
 
-#include "common/h2o_mirror.h"
+#include "core/h2o_mirror.h"
 
 /* True if c's body is over its route's limit: c has been answered 413 and shut down. */
 extern bool body_early_refuse(Http1ConnHead *c);

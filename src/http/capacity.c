@@ -30,7 +30,7 @@
 
 #include "http/capacity.h"
 #include "http/h2_guard.h"
-#include "common/stats.h"
+#include "core/stats.h"
 
 /* webgres.max_connections_per_worker's most; 0, the default, sizes it from the file limit. */
 #define MAX_CONNECTIONS_MAX (INT_MAX / 4)

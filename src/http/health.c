@@ -36,8 +36,8 @@
 #define H2O_USE_LIBUV 0
 #include <h2o.h>
 
-#include "common/settings.h"
-#include "common/stats.h"
+#include "core/settings.h"
+#include "core/stats.h"
 #include "http/health.h"
 #include "message/errors.h"
 #include "message/response.h"

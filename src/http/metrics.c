@@ -5,7 +5,7 @@
  * A GET of webgres.metrics_path is answered from shared memory by
  * whichever worker takes it, before any route is looked at and without a
  * transaction: per-route histograms and counters (route_stats.c), the
- * executor state of each route (route_limits.c) and each worker's counters
+ * executor state of each route (route_placement.c) and each worker's counters
  * and connections (stats.c).  Every worker reads the same shared figures,
  * so a scrape gets the whole server's whatever worker answers.
  *
@@ -41,13 +41,13 @@
 #include "http/metrics.h"
 #include "http/security_headers.h"
 #include "parse/networks.h"
-#include "routes/route_limits.h"
+#include "routes/route_placement.h"
 #include "routes/route_names.h"
 #include "routes/route_stats.h"
 #include "serve/phase.h"
-#include "common/pg_compat.h"
-#include "common/settings.h"
-#include "common/stats.h"
+#include "core/pg_compat.h"
+#include "core/settings.h"
+#include "core/stats.h"
 
 #define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
@@ -227,7 +227,7 @@ metrics_render(void)
 	for (int i = 0; i < (int) lengthof(sections); i++)
 		initStringInfo(sections[i]);
 	(void) route_stats_walk(put_route, &e);
-	(void) route_limits_walk(put_execution, &e);
+	(void) route_placement_walk(put_execution, &e);
 	(void) stats_walk(put_worker, &e);
 
 	initStringInfo(&out);

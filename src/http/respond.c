@@ -7,7 +7,7 @@
 #define H2O_USE_LIBUV 0
 #include <h2o.h>
 
-#include "common/stats.h"
+#include "core/stats.h"
 #include "http/h2_guard.h"
 #include "http/respond.h"
 #include "routes/route_stats.h"

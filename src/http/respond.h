@@ -6,7 +6,7 @@
  * the loop, an executor through the hand-off, a static mount's file
  * handler, an event stream), a response is framed, counted and sent here,
  * and nowhere else: HEAD and no-content framing, its status counted
- * (common/stats.h), the HTTP/2 guard told of the answer, and the answer
+ * (core/stats.h), the HTTP/2 guard told of the answer, and the answer
  * counted under its route (routes/route_stats.h).  CORS's allow headers
  * are put on where the answering route is known (the pipeline, the
  * hand-off's own answers); compression, nosniff and HSTS, and the access

@@ -31,7 +31,7 @@
  * idle but receiving, and only the send timeout may cut it.
  *
  * h2o does not export its HTTP/1 connection; its leading fields are
- * mirrored in common/h2o_mirror.h and checked when the worker starts.
+ * mirrored in core/h2o_mirror.h and checked when the worker starts.
  */
 #include "postgres.h"
 
@@ -50,7 +50,7 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
-#include "common/h2o_mirror.h"
+#include "core/h2o_mirror.h"
 #include "http/body_early.h"
 #include "http/timeouts.h"
 #include "message/response_abort.h"

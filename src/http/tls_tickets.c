@@ -34,7 +34,7 @@
 #include "storage/spin.h"
 #include "utils/guc.h"
 
-#include "common/shmem.h"
+#include "core/shmem.h"
 #include "http/tls_tickets.h"
 
 /* webgres.tls_ticket_rotation, in seconds: its default and bounds. */

@@ -50,12 +50,12 @@
 #include "serve/pipeline.h"
 #include "routes/route_stats.h"
 #include "message/response_abort.h"
-#include "common/h2o_mirror.h"
-#include "common/stats.h"
+#include "core/h2o_mirror.h"
+#include "core/stats.h"
 #include "http/timeouts.h"
 #include "http/tls.h"
 #include "http/worker_phases.h"
-#include "common/settings.h"
+#include "core/settings.h"
 
 /* Background worker entry point, looked up by name by the postmaster. */
 extern PGDLLEXPORT void webgres_worker_main(Datum main_arg);

@@ -11,7 +11,7 @@
 
 #include "utils/guc.h"
 
-#include "common/settings.h"
+#include "core/settings.h"
 #include "exec/handoff_frame.h"
 #include "module/settings_define.h"
 

@@ -21,7 +21,7 @@
 #include "utils/guc.h"
 #include "utils/timestamp.h"
 
-#include "common/settings.h"
+#include "core/settings.h"
 #include "http/listen.h"
 #include "serve/auth.h"
 
@@ -153,7 +153,7 @@ reconcile(Pool *pool)
 			/*
 			 * The handle is kept until the process has gone: should the pool
 			 * grow again meanwhile, a new process of this index (which would
-			 * share its shared-memory slots, common/stats.c) waits for it.
+			 * share its shared-memory slots, core/stats.c) waits for it.
 			 * The postmaster tells this process (bgw_notify_pid) when it has.
 			 */
 			if (slot->handle != NULL && !slot->stopping)

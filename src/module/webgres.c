@@ -17,12 +17,12 @@
 
 #include "exec/exec_socket.h"
 #include "routes/ownership.h"
-#include "routes/route_limits.h"
+#include "routes/route_placement.h"
 #include "routes/route_stats.h"
 #include "events/notify_sign.h"
 #include "http/tls_tickets.h"
 #include "serve/rate_limit.h"
-#include "common/stats.h"
+#include "core/stats.h"
 #include "module/settings_define.h"
 
 PG_MODULE_MAGIC;
@@ -57,7 +57,7 @@ _PG_init(void)
 	if (process_shared_preload_libraries_in_progress)
 	{
 		stats_shmem_request();
-		route_limits_shmem_request();
+		route_placement_shmem_request();
 		route_stats_shmem_request();
 		notify_sign_shmem_request();
 		tls_tickets_shmem_request();

@@ -3,7 +3,7 @@
  *		Per-route request counters and latency histograms in shared memory.
  *
  * The table is open-addressed on the route id with linear probing, like
- * route_limits.c: an entry is claimed with a compare-and-swap on its id, so
+ * route_placement.c: an entry is claimed with a compare-and-swap on its id, so
  * counting takes no lock.  Each entry holds ROUTE_STATS_STRIPES copies of
  * its counters, each on cache lines of its own; a process adds to the copy
  * its PGPROC number picks, so two workers counting the same route do not
@@ -36,8 +36,8 @@
 #include "utils/guc.h"
 #include "utils/timestamp.h"
 
-#include "common/pg_compat.h"
-#include "common/shmem.h"
+#include "core/pg_compat.h"
+#include "core/shmem.h"
 #include "routes/route_stats.h"
 
 /* webgres.track_route_stats (route_stats_define_settings). */

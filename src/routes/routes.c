@@ -17,7 +17,7 @@
 #include "utils/syscache.h"
 
 #include "routes/routes.h"
-#include "common/stats.h"
+#include "core/stats.h"
 
 static RouteTable table;
 static MemoryContext routes_cxt = NULL;

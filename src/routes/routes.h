@@ -63,7 +63,7 @@ typedef struct Route
 	int			max_concurrency;	/* 0: the default */
 	char	   *stream_headers; /* mode stream: extra headers (jsonb text), or NULL */
 	RouteCompress compress;		/* may its responses be compressed (compress.c) */
-	struct RouteLimits *limits; /* shared execution state, once looked up */
+	struct RoutePlacement *limits; /* shared execution state, once looked up */
 	struct CorsPolicy *cors;	/* serve/cors.c's: the route's own CORS
 								 * columns, or NULL when all are unset */
 	bool		limits_looked_up;

@@ -18,7 +18,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
-#include "common/pg_compat.h"
+#include "core/pg_compat.h"
 #include "serve/cors.h"
 #include "serve/cors_policy.h"
 #include "parse/cors_syntax.h"

@@ -28,7 +28,7 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
-#include "common/pg_compat.h"
+#include "core/pg_compat.h"
 #include "serve/jwt_secret.h"
 
 /* What webgres.jwt_secret's variable holds, whatever the secret is. */

@@ -54,9 +54,9 @@
 #include "message/request.h"
 #include "message/response.h"
 #include "routes/mounts.h"
-#include "routes/route_limits.h"
+#include "routes/route_placement.h"
 #include "routes/routes.h"
-#include "common/stats.h"
+#include "core/stats.h"
 
 /* The handler's and a stream's time limits' defaults, in milliseconds. */
 #define HANDLER_TIMEOUT_DEFAULT_MS 30000
@@ -198,12 +198,12 @@ budget_stop(void)
 }
 
 /* The route's shared execution state, looked up once per table load. */
-static RouteLimits *
+static RoutePlacement *
 limits_of(Route *r)
 {
 	if (!r->limits_looked_up)
 	{
-		r->limits = route_limits_get(r->id);
+		r->limits = route_placement_get(r->id);
 		r->limits_looked_up = true;
 	}
 	return r->limits;
@@ -218,7 +218,7 @@ wants_executor(Route *r)
 	if (r->mode == ROUTE_MODE_INLINE)
 		return false;
 	if (r->mode == ROUTE_MODE_AUTO && webgres_inline_budget > 0 &&
-		!route_limits_is_slow(limits_of(r)))
+		!route_placement_is_slow(limits_of(r)))
 		return false;
 	/* An event stream is held open by the worker that listens for it. */
 	return !handler_answers_event_stream(r);
@@ -418,7 +418,7 @@ give_up_on_loop(Request *rq, Route *r)
 	roll_back_after_error();
 	budget_fired = false;
 
-	route_limits_mark_slow(limits_of(r));
+	route_placement_mark_slow(limits_of(r));
 	rq->req->res.headers = (h2o_headers_t) {NULL};
 	set_hand_off(rq, r, true);
 	ereport(LOG,

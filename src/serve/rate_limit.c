@@ -24,7 +24,7 @@
 #define H2O_USE_LIBUV 0
 #include <h2o.h>
 
-#include "common/rate_buckets.h"
+#include "core/rate_buckets.h"
 #include "message/response.h"
 #include "parse/jwt.h"
 #include "routes/route_stats.h"

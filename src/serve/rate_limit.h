@@ -8,7 +8,7 @@
  * and rate_key columns of webgres.routes, set by its owner) and the
  * server's (webgres.rate_limit and webgres.rate_limit_burst, set by a
  * superuser), which counts every routed request by its client's address.
- * The buckets are in shared memory (common/rate_buckets.h), so one budget
+ * The buckets are in shared memory (core/rate_buckets.h), so one budget
  * holds across workers.
  *
  * The module (rate_limit_module, registered in serve/phase_list.h) checks

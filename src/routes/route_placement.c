@@ -1,5 +1,5 @@
 /*
- * route_limits.c
+ * route_placement.c
  *		Per-route execution state shared by every worker and executor.
  *
  * The table is open-addressed on the route id with linear probing; an
@@ -21,19 +21,19 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 
-#include "common/shmem.h"
-#include "routes/route_limits.h"
-#include "common/settings.h"
+#include "core/shmem.h"
+#include "routes/route_placement.h"
+#include "core/settings.h"
 
 /* webgres.inline_budget's default and most, in milliseconds. */
 #define INLINE_BUDGET_DEFAULT_MS 10
 #define INLINE_BUDGET_MAX_MS 60000
 
-/* webgres.inline_budget (route_limits_define_settings); route_limits.h declares it. */
+/* webgres.inline_budget (route_placement_define_settings); route_placement.h declares it. */
 int			webgres_inline_budget = INLINE_BUDGET_DEFAULT_MS;
 
 /* Routes that can have shared state at once; a power of two. */
-#define ROUTE_LIMITS_SLOTS 4096
+#define ROUTE_PLACEMENT_SLOTS 4096
 
 /*
  * Mode auto returns a slow route to the event loop after this many
@@ -42,7 +42,7 @@ int			webgres_inline_budget = INLINE_BUDGET_DEFAULT_MS;
  */
 #define AUTO_FAST_RUNS_TO_RETURN 8
 
-struct RouteLimits
+struct RoutePlacement
 {
 	pg_atomic_uint64 route_id;	/* 0: free */
 	pg_atomic_uint32 slow;
@@ -51,7 +51,7 @@ struct RouteLimits
 	pg_atomic_uint32 queued;
 };
 
-static RouteLimits *table = NULL;
+static RoutePlacement *table = NULL;
 
 PG_FUNCTION_INFO_V1(webgres_route_execution);
 
@@ -59,16 +59,16 @@ PG_FUNCTION_INFO_V1(webgres_route_execution);
 static Size
 table_size(void)
 {
-	return mul_size(ROUTE_LIMITS_SLOTS, sizeof(RouteLimits));
+	return mul_size(ROUTE_PLACEMENT_SLOTS, sizeof(RoutePlacement));
 }
 
 /* Sets up the limits' table when its shared memory is created. */
 static void
 limits_init(void *mem)
 {
-	RouteLimits *t = (RouteLimits *) mem;
+	RoutePlacement *t = (RoutePlacement *) mem;
 
-	for (int i = 0; i < ROUTE_LIMITS_SLOTS; i++)
+	for (int i = 0; i < ROUTE_PLACEMENT_SLOTS; i++)
 	{
 		pg_atomic_init_u64(&t[i].route_id, 0);
 		pg_atomic_init_u32(&t[i].slow, 0);
@@ -80,23 +80,23 @@ limits_init(void *mem)
 
 /* Asks for the limits' shared memory; at module load. */
 void
-route_limits_shmem_request(void)
+route_placement_shmem_request(void)
 {
 	shmem_piece("webgres route limits", table_size(), (void **) &table, limits_init);
 }
 
 /* The route's entry, created on first use. */
-RouteLimits *
-route_limits_get(int64 route_id)
+RoutePlacement *
+route_placement_get(int64 route_id)
 {
 	uint32		h;
 
 	if (table == NULL || route_id <= 0)
 		return NULL;
 	h = (uint32) hash_bytes_uint32((uint32) route_id ^ (uint32) (route_id >> 32));
-	for (int probe = 0; probe < ROUTE_LIMITS_SLOTS; probe++)
+	for (int probe = 0; probe < ROUTE_PLACEMENT_SLOTS; probe++)
 	{
-		RouteLimits *rl = &table[(h + probe) & (ROUTE_LIMITS_SLOTS - 1)];
+		RoutePlacement *rl = &table[(h + probe) & (ROUTE_PLACEMENT_SLOTS - 1)];
 		uint64		id = pg_atomic_read_u64(&rl->route_id);
 
 		if (id == (uint64) route_id)
@@ -115,14 +115,14 @@ route_limits_get(int64 route_id)
 
 /* Whether mode auto currently runs the route on executors. */
 bool
-route_limits_is_slow(RouteLimits *rl)
+route_placement_is_slow(RoutePlacement *rl)
 {
 	return rl != NULL && pg_atomic_read_u32(&rl->slow) != 0;
 }
 
 /* A run on the event loop went past webgres.inline_budget. */
 void
-route_limits_mark_slow(RouteLimits *rl)
+route_placement_mark_slow(RoutePlacement *rl)
 {
 	if (rl == NULL)
 		return;
@@ -132,12 +132,12 @@ route_limits_mark_slow(RouteLimits *rl)
 
 /* An executor ran the route in elapsed_ms. */
 void
-route_limits_observe_run(RouteLimits *rl, long elapsed_ms)
+route_placement_observe_run(RoutePlacement *rl, long elapsed_ms)
 {
 	if (rl == NULL)
 		return;
 	if (elapsed_ms > webgres_inline_budget)
-		route_limits_mark_slow(rl);
+		route_placement_mark_slow(rl);
 	else if (elapsed_ms * 2 <= webgres_inline_budget &&
 			 pg_atomic_read_u32(&rl->slow) != 0 &&
 			 pg_atomic_add_fetch_u32(&rl->fast_runs, 1) >= AUTO_FAST_RUNS_TO_RETURN)
@@ -163,14 +163,14 @@ increment_below(pg_atomic_uint32 *counter, uint32 limit)
 
 /* Admits one more running request if fewer than cap run. */
 bool
-route_limits_try_run(RouteLimits *rl, int cap)
+route_placement_try_run(RoutePlacement *rl, int cap)
 {
 	return rl == NULL || increment_below(&rl->running, (uint32) cap);
 }
 
-/* A request admitted by route_limits_try_run has finished. */
+/* A request admitted by route_placement_try_run has finished. */
 void
-route_limits_end_run(RouteLimits *rl)
+route_placement_end_run(RoutePlacement *rl)
 {
 	if (rl != NULL)
 		pg_atomic_sub_fetch_u32(&rl->running, 1);
@@ -178,14 +178,14 @@ route_limits_end_run(RouteLimits *rl)
 
 /* Takes a place in the route's queue if fewer than max wait. */
 bool
-route_limits_try_queue(RouteLimits *rl, int max)
+route_placement_try_queue(RoutePlacement *rl, int max)
 {
 	return rl != NULL && increment_below(&rl->queued, (uint32) max);
 }
 
-/* Gives back a place taken with route_limits_try_queue. */
+/* Gives back a place taken with route_placement_try_queue. */
 void
-route_limits_leave_queue(RouteLimits *rl)
+route_placement_leave_queue(RoutePlacement *rl)
 {
 	if (rl != NULL)
 		pg_atomic_sub_fetch_u32(&rl->queued, 1);
@@ -193,7 +193,7 @@ route_limits_leave_queue(RouteLimits *rl)
 
 /* The cap of a route whose max_concurrency is NULL. */
 int
-route_limits_default_cap(void)
+route_placement_default_cap(void)
 {
 	/* Half the executors, so that one route's flood leaves room for others. */
 	return Max(1, webgres_executors / 2);
@@ -201,14 +201,14 @@ route_limits_default_cap(void)
 
 /* Calls fn for each route with shared state; false without shared memory. */
 bool
-route_limits_walk(void (*fn) (int64 route_id, bool slow, int running, int queued, void *arg),
+route_placement_walk(void (*fn) (int64 route_id, bool slow, int running, int queued, void *arg),
 				  void *arg)
 {
 	if (table == NULL)
 		return false;
-	for (int i = 0; i < ROUTE_LIMITS_SLOTS; i++)
+	for (int i = 0; i < ROUTE_PLACEMENT_SLOTS; i++)
 	{
-		RouteLimits *rl = &table[i];
+		RoutePlacement *rl = &table[i];
 		uint64		id = pg_atomic_read_u64(&rl->route_id);
 
 		if (id == 0)
@@ -231,9 +231,9 @@ webgres_route_execution(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("webgres must be loaded via shared_preload_libraries to report route execution")));
 
-	for (int i = 0; i < ROUTE_LIMITS_SLOTS; i++)
+	for (int i = 0; i < ROUTE_PLACEMENT_SLOTS; i++)
 	{
-		RouteLimits *rl = &table[i];
+		RoutePlacement *rl = &table[i];
 		Datum		values[4];
 		bool		nulls[4] = {0};
 		uint64		id = pg_atomic_read_u64(&rl->route_id);
@@ -251,7 +251,7 @@ webgres_route_execution(PG_FUNCTION_ARGS)
 
 /* Defines webgres.inline_budget; from _PG_init. */
 void
-route_limits_define_settings(void)
+route_placement_define_settings(void)
 {
 	DefineCustomIntVariable("webgres.inline_budget",
 							"Longest time a handler of a route in mode auto runs on the event loop.",

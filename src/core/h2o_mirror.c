@@ -12,7 +12,7 @@
 #include <h2o.h>
 #include <h2o/http1.h>
 
-#include "common/h2o_mirror.h"
+#include "core/h2o_mirror.h"
 
 /* Which mirrors matched h2o's objects at start-up. */
 static bool socket_mirror_ok = false;

@@ -2,8 +2,8 @@
  * shmem.h
  *		webgres' pieces of shared memory, asked for and set up in one place.
  *
- * A module that keeps state in shared memory (stats, route_limits,
- * route_stats) names its piece once, at module load; common/shmem.c holds
+ * A module that keeps state in shared memory (stats, route_placement,
+ * route_stats) names its piece once, at module load; core/shmem.c holds
  * the one pair of shmem_request_hook and shmem_startup_hook that reserves
  * every piece and finds or creates it in each process.
  */

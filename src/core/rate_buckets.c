@@ -14,8 +14,8 @@
 #include "storage/shmem.h"
 #include "storage/spin.h"
 
-#include "common/rate_buckets.h"
-#include "common/shmem.h"
+#include "core/rate_buckets.h"
+#include "core/shmem.h"
 
 /* One bucket. */
 typedef struct RateSlot

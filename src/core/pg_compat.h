@@ -16,7 +16,7 @@
 #ifndef WEBGRES_PG_COMPAT_H
 #define WEBGRES_PG_COMPAT_H
 
-/* shmem_request_hook (common/shmem.c) and MERGE (handler/splice.c) are 15's. */
+/* shmem_request_hook (core/shmem.c) and MERGE (handler/splice.c) are 15's. */
 #if PG_VERSION_NUM < 150000
 #error "webgres needs PostgreSQL 15 or later"
 #endif

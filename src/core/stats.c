@@ -17,9 +17,9 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
-#include "common/settings.h"
-#include "common/shmem.h"
-#include "common/stats.h"
+#include "core/settings.h"
+#include "core/shmem.h"
+#include "core/stats.h"
 
 #define STATS_SLOTS WEBGRES_MAX_PROCESSES	/* the most webgres.workers allows */
 

@@ -9,7 +9,7 @@
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 
-#include "common/shmem.h"
+#include "core/shmem.h"
 
 /* The most pieces webgres asks for: one per module that keeps shared state. */
 #define SHMEM_MAX_PIECES 8
