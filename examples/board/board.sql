@@ -373,16 +373,24 @@ CREATE TABLE board.presence (
   since          timestamptz NOT NULL DEFAULT now()
 );
 ALTER TABLE board.presence OWNER TO board_accounts;
--- The workers' start times in pg_stat_activity are shown only to roles
--- with pg_read_all_stats.
-GRANT pg_read_all_stats TO board_accounts;
+-- When the webgres worker with process id pid started, or NULL if no
+-- webgres worker has that id.  pg_stat_activity shows other roles' start
+-- times only to members of pg_read_all_stats, which would also show
+-- board_accounts every session's queries; so this one function, owned by
+-- the superuser loading the file and run by board_accounts alone, tells
+-- it the one thing it needs.
+CREATE FUNCTION board.worker_started(pid int) RETURNS timestamptz
+  LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog
+  RETURN (SELECT a.backend_start FROM pg_stat_activity a
+          WHERE a.pid = $1 AND a.backend_type = 'webgres worker');
+REVOKE ALL ON FUNCTION board.worker_started(int) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION board.worker_started(int) TO board_accounts;
 
 -- Whether the socket's worker still runs: the same process id, started at
 -- the same time.
 CREATE FUNCTION board.socket_alive(conn bigint, worker_started timestamptz) RETURNS boolean
   LANGUAGE sql STABLE SET search_path = pg_catalog
-  RETURN EXISTS (SELECT FROM pg_stat_activity a
-                 WHERE a.pid = (conn >> 32)::int AND a.backend_start = worker_started);
+  RETURN coalesce(board.worker_started((conn >> 32)::int) = worker_started, false);
 
 -- The presence message: the names of those looking now, each once, in
 -- order, sockets of gone workers left out.
@@ -404,8 +412,9 @@ DECLARE
 BEGIN
   DELETE FROM board.presence p WHERE NOT board.socket_alive(p.conn, p.worker_started);
   INSERT INTO board.presence (conn, account, name, worker_started)
-    SELECT c, (claims->>'sub')::bigint, claims->>'name', a.backend_start
-    FROM pg_stat_activity a WHERE a.pid = (c >> 32)::int;
+    SELECT c, (claims->>'sub')::bigint, claims->>'name', w.started
+    FROM board.worker_started((c >> 32)::int) AS w(started)
+    WHERE w.started IS NOT NULL;
   PERFORM pg_notify('board_presence', jsonb_build_object('type', 'joined', 'name', claims->>'name')::text);
   RETURN board.presence_list() || jsonb_build_object('you', c);
 END $$;

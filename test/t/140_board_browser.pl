@@ -73,6 +73,10 @@ board_sql(q{
 	              now() - interval '1 day')) AS w(pid, started)
 	WHERE a.name = 'ghost'});
 is(board_sql('SELECT count(*) FROM board.presence'), '2', 'two stale presence rows planted');
+# Presence learns a worker's start time through one function, not by
+# reading every session's activity.
+is(board_sql(q{SELECT pg_has_role('board_accounts', 'pg_read_all_stats', 'MEMBER')}),
+	'f', 'board_accounts is no member of pg_read_all_stats');
 
 my $shots = "$PostgreSQL::Test::Utils::tmp_check/board-screenshots";
 my ($bout, $berr) = ('', '');
