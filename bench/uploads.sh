@@ -110,6 +110,7 @@ nd0=$(now)
 INSERT INTO nd_copied SELECT r.* FROM nd_lines, jsonb_populate_record(NULL::nd_copied, line::jsonb) r;
 SQL
 nd1=$(now)
+nd_copied=$("$CLUSTER" psql "$PGDIR" -d postgres -At -c "SELECT count(*) FROM nd_copied")
 pids=$("$CLUSTER" psql "$PGDIR" -d postgres -At -c \
 	"SELECT pid FROM pg_stat_activity WHERE backend_type IN ('webgres worker', 'webgres executor')")
 
@@ -215,11 +216,11 @@ print(json.dumps({'uploads': n, 'mb': mb, 'ok': sum(1 for r in res if r[0] == 20
 PY
 stored=$("$CLUSTER" psql "$PGDIR" -d postgres -At -c "SELECT count(*) FROM files WHERE md5(data) = md5")
 
-python3 - "$OUT" "$ROWS" "$t0" "$t1" "$nd0" "$nd1" "$stored" <<'PY' | tee "$OUT/uploads.md"
+python3 - "$OUT" "$ROWS" "$t0" "$t1" "$nd0" "$nd1" "$stored" "$nd_copied" <<'PY' | tee "$OUT/uploads.md"
 import json, os, sys
 out, rows = sys.argv[1], int(sys.argv[2])
 t0, t1, nd0, nd1 = map(float, sys.argv[3:7])
-stored = int(sys.argv[7])
+stored, nd_copied = int(sys.argv[7]), int(sys.argv[8])
 conc = json.load(open(os.path.join(out, 'concurrent.json')))
 
 def load(name):
@@ -232,6 +233,7 @@ def load(name):
 
 csv, nd = load('csv'), load('ndjson')
 csv['copy_s'], nd['copy_s'] = t1 - t0, nd1 - nd0
+nd['copied'] = nd_copied
 for r, f in ((csv, 'rows.csv'), (nd, 'rows.ndjson')):
     r['ratio'] = r['copy_s'] / r['ingest_s'] if r['ingest_s'] else None
     r['mb'] = os.path.getsize(os.path.join(out, f)) / 1e6
@@ -247,8 +249,8 @@ print('| rows a second, ingest / \\copy (target >= 0.8) | %.2f |' % csv['ratio']
 print('| peak RSS growth of each webgres process during the ingest (MB; target <= 64) | %s |' % mem(csv['peak_growth_mb']))
 print('| of which private memory (RssAnon, sampled every 20 ms; the rest is shared buffers written) | %s |'
       % mem(csv['peak_anon_growth_mb']))
-print('| NDJSON, the same rows (%.0f MB): psql \\copy of the lines as text, then jsonb_populate_record | %.2f s (%.0f rows/s) |'
-      % (nd['mb'], nd['copy_s'], rows / nd['copy_s']))
+print('| NDJSON, the same rows (%.0f MB): psql \\copy of the lines as text, then jsonb_populate_record | %.2f s (%.0f rows/s), %d rows loaded |'
+      % (nd['mb'], nd['copy_s'], rows / nd['copy_s'], nd_copied))
 print('| the same through one request (webgres.ingest, application/x-ndjson) | %.2f s (%.0f rows/s), %s rows loaded |'
       % (nd['ingest_s'], rows / nd['ingest_s'], nd['loaded']))
 print('| rows a second, ingest / psql (target >= 0.8) | %.2f |' % nd['ratio'])
