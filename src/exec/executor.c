@@ -38,6 +38,7 @@
 #include "exec/exec_socket.h"
 #include "exec/handoff_frame.h"
 #include "exec/ws_dispatch.h"
+#include "message/request.h"
 #include "serve/pipeline.h"
 #include "routes/route_placement.h"
 #include "routes/route_stats.h"
@@ -253,6 +254,7 @@ serve_connection(int fd, MemoryContext cxt)
 	PipelineOutcome outcome;
 	char	   *body = NULL;
 	size_t		bodylen = 0;
+	bytea	   *body_datum;
 	TimestampTz started;
 	StringInfoData out;
 	ExecutorStream stream = {fd, &run, plan_clock_us()};
@@ -288,7 +290,7 @@ serve_connection(int fd, MemoryContext cxt)
 
 	memset(&req, 0, sizeof(req));
 	h2o_mem_init_pool(&req.pool);
-	if (!frame_get_request(payload, len, &req, &meta))
+	if (!frame_get_request(payload, len, &req, &meta, &body_datum))
 	{
 		ereport(WARNING,
 				(errcode(ERRCODE_PROTOCOL_VIOLATION),
@@ -312,7 +314,10 @@ serve_connection(int fd, MemoryContext cxt)
 	enable_timeout_every(worker_check_timeout,
 						 TimestampTzPlusMilliseconds(started, WORKER_CHECK_MS),
 						 WORKER_CHECK_MS);
+	/* The handlers read the body where the frame holds it: no copy. */
+	request_use_body_datum(&req, body_datum);
 	outcome = pipeline_run(&req, &run, &body, &bodylen);
+	request_use_body_datum(NULL, NULL);
 	disable_timeout(worker_check_timeout, false);
 	current_fd = -1;
 	/* A hang-up seen after the handler ended has nothing left to cancel. */

@@ -8,7 +8,8 @@
  * request goes out as one frame, written by h2o as the socket takes it, and
  * the response comes back as frames read by h2o's event loop, so nothing
  * here ever blocks.  Waiting requests are looked at again whenever one of
- * this worker's hand-offs ends and every QUEUE_RETRY_MS.
+ * this worker's hand-offs ends and every QUEUE_RETRY_MS.  The request's
+ * body is written from libh2o's buffer, not copied into the frame.
  *
  * The h2o request and the Handoff can each end first.  h2o frees a request
  * whose client went away (an HTTP/2 stream reset, a closed connection)
@@ -127,7 +128,8 @@ typedef struct Handoff
 	TimestampTz started;		/* when the pipeline began routing it */
 	HandoffMeta meta;
 	HandoffAnswerMeta answer;	/* from the HEAD frame; role in req's pool */
-	StringInfoData frame;		/* the request, until written */
+	StringInfoData frame;		/* the request but its body's bytes, until
+								 * written */
 	bool		reading;		/* take_input() is running (not a state: it
 								 * guards against re-entry from h2o) */
 	char	   *body;			/* the response body, in req's pool */
@@ -631,15 +633,16 @@ watch_clients(void)
 }
 
 /*
- * Reserves h's request frame whole, so that writing it never grows (and
- * never raises an error on the event loop, where nothing would catch it).
- * A request too large to frame is answered 413, one that finds no memory
- * 503; false then, and h has ended.
+ * Reserves h's request frame but its body's bytes whole, so that writing
+ * it never grows (and never raises an error on the event loop, where
+ * nothing would catch it).  A request too large to frame is answered 413,
+ * one that finds no memory 503; false then, and h has ended.
  */
 static bool
 frame_alloc(Handoff *h)
 {
 	uint64		size = frame_request_size(h->req);
+	uint64		head = size - (h->req->entity.base != NULL ? h->req->entity.len : 0);
 
 	h->frame.data = NULL;
 	/* The frame, its header and the StringInfo's NUL in one allocation. */
@@ -653,7 +656,7 @@ frame_alloc(Handoff *h)
 		fail(h, 413, "Payload Too Large", false);
 		return false;
 	}
-	h->frame.data = MemoryContextAllocExtended(TopMemoryContext, (Size) size + 1,
+	h->frame.data = MemoryContextAllocExtended(TopMemoryContext, (Size) head + 1,
 											   MCXT_ALLOC_NO_OOM);
 	if (h->frame.data == NULL)
 	{
@@ -664,17 +667,23 @@ frame_alloc(Handoff *h)
 		fail(h, 503, "Service Unavailable", true);
 		return false;
 	}
-	h->frame.maxlen = (int) size + 1;
+	h->frame.maxlen = (int) head + 1;
 	resetStringInfo(&h->frame);
 	return true;
 }
 
-/* Connects to the executors and writes the request; h is admitted. */
+/*
+ * Connects to the executors and writes the request; h is admitted.  The
+ * body goes from libh2o's buffer, which lasts as long as the request: if
+ * the request goes first, its dispose closes the socket, and with it the
+ * write, before the event loop writes again.
+ */
 static void
 send_to_executor(Handoff *h)
 {
 	int			fd = exec_socket_connect();
-	h2o_iovec_t buf;
+	h2o_iovec_t bufs[2];
+	size_t		nbufs = 1;
 
 	Assert(h->state == HANDOFF_SENT);
 	dlist_push_tail(&sent, &h->node);
@@ -698,9 +707,11 @@ send_to_executor(Handoff *h)
 	h->sock->data = h;
 	if (!frame_alloc(h))
 		return;
-	frame_put_request(&h->frame, h->req, &h->meta);
-	buf = h2o_iovec_init(h->frame.data, h->frame.len);
-	h2o_socket_write(h->sock, &buf, 1, on_request_written);
+	frame_put_request_head(&h->frame, h->req, &h->meta);
+	bufs[0] = h2o_iovec_init(h->frame.data, h->frame.len);
+	if (h->req->entity.base != NULL && h->req->entity.len > 0)
+		bufs[nbufs++] = h->req->entity;
+	h2o_socket_write(h->sock, bufs, nbufs, on_request_written);
 	h2o_socket_read_start(h->sock, on_executor_read);
 	watch_clients();
 }

@@ -60,11 +60,14 @@ begin_frame(StringInfo buf, FrameType type)
 	return at;
 }
 
-/* Fills in the length of the frame started at at. */
+/*
+ * Fills in the length of the frame started at at, whose last trailing
+ * bytes are not in buf: the caller writes them after it.
+ */
 static void
-end_frame(StringInfo buf, int at)
+end_frame(StringInfo buf, int at, size_t trailing)
 {
-	uint32		n = htonl((uint32) (buf->len - at - FRAME_HEADER_SIZE));
+	uint32		n = htonl((uint32) (buf->len - at - FRAME_HEADER_SIZE + trailing));
 
 	memcpy(buf->data + at, &n, 4);
 }
@@ -93,10 +96,14 @@ frame_request_size(h2o_req_t *req)
 	return size;
 }
 
-/* Appends a REQUEST frame for req to buf. */
+/*
+ * Appends a REQUEST frame for req to buf, all but its body's bytes: those
+ * follow on the socket from where libh2o holds them (req->entity).
+ */
 void
-frame_put_request(StringInfo buf, h2o_req_t *req, const HandoffMeta *meta)
+frame_put_request_head(StringInfo buf, h2o_req_t *req, const HandoffMeta *meta)
 {
+	size_t		bodylen = req->entity.base != NULL ? req->entity.len : 0;
 	int			at = begin_frame(buf, FRAME_REQUEST);
 
 	put_u64(buf, (uint64) meta->head_at);
@@ -124,8 +131,9 @@ frame_put_request(StringInfo buf, h2o_req_t *req, const HandoffMeta *meta)
 		put_str(buf, h->value.base, h->value.len);
 	}
 	appendStringInfoChar(buf, req->entity.base != NULL ? 1 : 0);
-	put_str(buf, req->entity.base, req->entity.base != NULL ? req->entity.len : 0);
-	end_frame(buf, at);
+	/* The body's length prefix ends the head; its bytes end the frame. */
+	put_u32(buf, (uint32) bodylen);
+	end_frame(buf, at, bodylen);
 }
 
 /* Appends a HEAD frame for req->res with the given content length. */
@@ -150,7 +158,7 @@ frame_put_head(StringInfo buf, h2o_req_t *req, uint64 content_length,
 		put_str(buf, h->name->base, h->name->len);
 		put_str(buf, h->value.base, h->value.len);
 	}
-	end_frame(buf, at);
+	end_frame(buf, at, 0);
 }
 
 /* Writes the header of a BODY frame of len bytes into out. */
@@ -169,7 +177,7 @@ frame_put_end(StringInfo buf)
 {
 	int			at = begin_frame(buf, FRAME_END);
 
-	end_frame(buf, at);
+	end_frame(buf, at, 0);
 }
 
 /* Appends HEAD, one BODY (if any) and END frames for req->res. */
@@ -183,7 +191,7 @@ frame_put_response(StringInfo buf, h2o_req_t *req, const char *body, size_t body
 		int			at = begin_frame(buf, FRAME_BODY);
 
 		appendBinaryStringInfo(buf, body, (int) bodylen);
-		end_frame(buf, at);
+		end_frame(buf, at, 0);
 	}
 	frame_put_end(buf);
 }
@@ -236,12 +244,35 @@ frame_get_header(const char *data, uint32 *len, char *type)
 	frame_decode_frame_header(data, len, type);
 }
 
-/* Fills a zeroed h2o request from a REQUEST payload. */
+/*
+ * Makes the body that ends a REQUEST payload a bytea where it lies, its
+ * 4-byte length prefix becoming the varlena header: so the executor holds
+ * a body once, not again for the request and again for the handler's body
+ * column.  A varlena with a 4-byte header is aligned as an int; when the
+ * prefix is not, the body moves down by up to 3 bytes, over the end of the
+ * headers before it, which the caller has copied already.  data is
+ * MAXALIGNed (palloc), so the header never lands before it.
+ */
+static bytea *
+body_in_place(char *data, FrameString s)
+{
+	char	   *prefix = (char *) s.base - VARHDRSZ;
+	bytea	   *b = (bytea *) TYPEALIGN_DOWN(ALIGNOF_INT, prefix);
+
+	Assert(prefix >= data && (char *) b >= data);
+	if ((char *) b != prefix)
+		memmove(VARDATA(b), s.base, s.len);
+	SET_VARSIZE(b, VARHDRSZ + s.len);
+	return b;
+}
+
+/* Fills a zeroed h2o request from a REQUEST payload; the body stays in data. */
 bool
-frame_get_request(const char *data, size_t len, h2o_req_t *req, HandoffMeta *meta)
+frame_get_request(char *data, size_t len, h2o_req_t *req, HandoffMeta *meta, bytea **body)
 {
 	FrameRequest fr;
 
+	*body = NULL;
 	if (!frame_decode_request(data, len, &fr))
 		return false;
 	meta->head_at = (TimestampTz) fr.head_at;
@@ -263,8 +294,12 @@ frame_get_request(const char *data, size_t len, h2o_req_t *req, HandoffMeta *met
 	req->path = copy_str(fr.path, &req->pool);
 	req->query_at = (fr.query_at == PG_UINT64_MAX) ? SIZE_MAX : (size_t) fr.query_at;
 	copy_headers(&fr.headers, fr.nheaders, &req->pool, &req->headers);
+	/* Last: the body may move over the end of the headers just copied. */
 	if (fr.has_body)
-		req->entity = copy_str(fr.body, &req->pool);
+	{
+		*body = body_in_place(data, fr.body);
+		req->entity = h2o_iovec_init(VARDATA(*body), fr.body.len);
+	}
 	return true;
 }
 

@@ -70,16 +70,23 @@ typedef struct HandoffAnswerMeta
 /* The size of req's REQUEST frame, its header included. */
 extern uint64 frame_request_size(struct st_h2o_req_t *req);
 
-/* Appends a REQUEST frame for req to buf. */
-extern void frame_put_request(StringInfo buf, struct st_h2o_req_t *req, const HandoffMeta *meta);
+/*
+ * Appends a REQUEST frame for req to buf but for the bytes of its body,
+ * which the caller writes right after it: req->entity, from libh2o's
+ * buffer, so that the worker holds no copy of a body it hands off.
+ */
+extern void frame_put_request_head(StringInfo buf, struct st_h2o_req_t *req,
+								   const HandoffMeta *meta);
 
 /*
  * Fills a zeroed h2o request, whose pool is initialised, from a REQUEST
- * payload; strings are copied into the pool.  False if the payload is
- * malformed.
+ * payload that palloc returned.  Its target and headers are copied into the
+ * pool; its body is not: it is made a bytea where it lies in data, *body
+ * points at it (NULL: no body) and req->entity at its bytes, so data must
+ * outlive req.  False if the payload is malformed.
  */
-extern bool frame_get_request(const char *data, size_t len, struct st_h2o_req_t *req,
-							  HandoffMeta *meta);
+extern bool frame_get_request(char *data, size_t len, struct st_h2o_req_t *req,
+							  HandoffMeta *meta, bytea **body);
 
 /* Appends a HEAD frame for req->res with the given content length. */
 extern void frame_put_head(StringInfo buf, struct st_h2o_req_t *req, uint64 content_length,

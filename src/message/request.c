@@ -20,6 +20,14 @@ const Oid	request_param_types[REQ_NPARAMS] = {
 	TEXTOID, TEXTOID, JSONBOID, TEXTOID, JSONBOID, JSONBOID, BYTEAOID, BOOLOID, JSONBOID
 };
 
+/*
+ * The one request of this process whose body is already a bytea in memory
+ * (request_use_body_datum), and that bytea: an executor's, which holds one
+ * request at a time.
+ */
+static const h2o_req_t *in_place_req = NULL;
+static bytea *in_place_body = NULL;
+
 /* RFC 9110 joins repeated fields with commas; cookies use "; " (RFC 6265). */
 static const char *
 header_separator(const char *name, size_t len)
@@ -143,6 +151,12 @@ fetch_param(ParamListInfo params, int paramid, bool speculative,
 		case REQ_BODY:
 			if (req->entity.base == NULL)
 				prm->isnull = true;
+			else if (req == in_place_req && in_place_body != NULL &&
+					 VARDATA(in_place_body) == req->entity.base)
+			{
+				/* The frame the executor read: handlers never write a datum. */
+				prm->value = PointerGetDatum(in_place_body);
+			}
 			else
 			{
 				bytea	   *b = palloc(VARHDRSZ + req->entity.len);
@@ -170,6 +184,18 @@ fetch_param(ParamListInfo params, int paramid, bool speculative,
 	prm->pflags = PARAM_FLAG_CONST;
 	rd->fetched |= (1u << paramid);
 	return prm;
+}
+
+/*
+ * Makes req's body column the bytea body, which holds req->entity's bytes,
+ * rather than a copy of them; (NULL, NULL) forgets it.
+ */
+void
+request_use_body_datum(const h2o_req_t *req, bytea *body)
+{
+	Assert(body == NULL || VARSIZE(body) - VARHDRSZ == req->entity.len);
+	in_place_req = req;
+	in_place_body = body;
 }
 
 /* The request relation's headers column, built now if no handler read it yet. */

@@ -85,6 +85,14 @@ extern void request_clear_settings(const RequestData *rd);
  */
 extern Jsonb *request_headers(RequestData *rd);
 
+/*
+ * Makes the body column of req, while it is served, the bytea body that
+ * holds req->entity's bytes (the executor's frame, exec/handoff_frame.h)
+ * instead of a copy made when a handler reads it; (NULL, NULL) when req is
+ * done.  One request at a time: the last call wins.
+ */
+extern void request_use_body_datum(const struct st_h2o_req_t *req, bytea *body);
+
 /* Makes params reflect the captures of the route about to run. */
 extern void request_set_captures(RequestData *rd, PathCapture *caps, int ncaps);
 
