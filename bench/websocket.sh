@@ -56,6 +56,9 @@ for v in WORKERS WS_EXECUTORS REPS DURATION WS_SOCKETS WS_NODE_POOL WS_FANOUT WS
 	COMMAND+="$v='${!v}' "
 done
 COMMAND+="bench/websocket.sh"
+# A run of some parts into a directory that holds the others' adds its
+# command: the report names every command its figures came from.
+echo "$COMMAND $*" >> "$RAW/commands.txt"
 
 # Every socket is a descriptor in a worker and in a client process: take
 # as many as the kernel lets (root may raise the hard limit too).
@@ -132,21 +135,16 @@ has_part() { [[ " $WS_PARTS " == *" $1 "* ]]; }
 
 # ---- 1. idle sockets: memory, pings past the idle timeout, a restart ----
 if has_part idle; then
-	psql_ -q -c "ALTER SYSTEM SET webgres.websocket_idle_timeout = '${WS_IDLE_TIMEOUT_MS}ms'" \
-		-c "ALTER SYSTEM SET webgres.websocket_ping_interval = '$(( WS_IDLE_TIMEOUT_MS * 2 / 5 ))ms'" \
-		-c "SELECT pg_reload_conf()" > /dev/null
 	log "idle: $WS_IDLE sockets (+ $WS_IDLE_SILENT that do not answer pings), idle timeout ${WS_IDLE_TIMEOUT_MS} ms"
-	load idle "ws://127.0.0.1:$WG_PORT/echo" "$WS_IDLE" $(( WS_IDLE_TIMEOUT_MS * 3 )) "$WS_CLIENT_PROCS" "$WS_IDLE_SILENT" \
+	load idle "ws://127.0.0.1:$WG_PORT/echo" "$WS_IDLE" "$WS_IDLE_TIMEOUT_MS" "$WS_CLIENT_PROCS" "$WS_IDLE_SILENT" \
 		> "$RAW/idle.json" 2> "$RAW/idle.log" || log "idle part failed (see $RAW/idle.log)"
 	log "  $(cat "$RAW/idle.json")"
-	psql_ -q -c "ALTER SYSTEM RESET webgres.websocket_idle_timeout" \
-		-c "ALTER SYSTEM RESET webgres.websocket_ping_interval" -c "SELECT pg_reload_conf()" > /dev/null
 	wait_serving
 fi
 
 # ---- 2. echo through a SQL handler, against node-ws, interleaved ----
-: > "$RAW/echo.jsonl"
 if has_part echo; then
+	: > "$RAW/echo.jsonl"
 	for kind in echo select; do
 		for server in webgres node-ws; do   # one unrecorded second each: connections, plans
 			port=$WG_PORT; [ "$server" = node-ws ] && port=$NODE_PORT
@@ -167,8 +165,8 @@ if has_part echo; then
 fi
 
 # ---- 3. NOTIFY fan-out ----
-: > "$RAW/fanout.jsonl"
 if has_part fanout; then
+	: > "$RAW/fanout.jsonl"
 	for n in $WS_FANOUT; do
 		log "fan-out: $n sockets, $WS_NOTIFIES notifications"
 		r=$(load fanout "ws://127.0.0.1:$WG_PORT/fan" "$n" "$WS_NOTIFIES" "$WS_CLIENT_PROCS" fan 2>> "$RAW/fanout.log") ||
@@ -207,12 +205,13 @@ for kind in ('echo', 'select'):
         e['ratio'] = e['webgres']['median'] / e['node-ws']['median']
     if e:
         echo[kind] = e
-res = {'command': command, 'commit': commit, 'tree': tree, 'idle': idle, 'echo': echo,
+commands = [l.strip() for l in open(os.path.join(raw, 'commands.txt')) if l.strip()]
+res = {'commands': commands, 'commit': commit, 'tree': tree, 'idle': idle, 'echo': echo,
        'echo_runs': echo_runs, 'fanout': fanout}
 json.dump(res, open(os.path.join(out, 'results.json'), 'w'), indent=1)
 L = ['# WebSocket tier', '',
-     'Made by `%s` at commit %s (tree %s); the machine\'s 2 cores shared by the servers, Postgres and '
-     'the client (bench/wsload.js, Node `ws`).' % (command, commit, tree), '']
+     'Made by %s at commit %s (tree %s); the machine\'s 2 cores shared by the servers, Postgres and '
+     'the client (bench/wsload.js, Node `ws`).' % (' then '.join('`%s`' % c for c in commands), commit, tree), '']
 if idle:
     silent = sum(n for c, n in idle['closes_during_hold'].items() if c.startswith('silent_'))
     answering_closed = sum(n for c, n in idle['closes_during_hold'].items() if not c.startswith('silent_')) - silent

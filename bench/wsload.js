@@ -17,13 +17,17 @@
 //       notifies CHANNEL (pg_notify, over PGHOST/PGPORT) with its send time
 //       as the payload and waits until every socket has it; per NOTIFY, the
 //       time until the LAST socket received it.  Prints p50/p99/max.
-//   node wsload.js idle   URL SOCKETS HOLD_MS PROCS SILENT
+//   node wsload.js idle   URL SOCKETS IDLE_TIMEOUT_MS PROCS SILENT
 //       opens SOCKETS that answer pings (ws does) and SILENT that do not,
 //       reads the webgres workers' memory (VmRSS, Pss from /proc) before and
-//       after, holds them HOLD_MS (the caller makes it a few idle timeouts)
-//       and until every answering socket was pinged twice, then restarts the
-//       workers (pg_terminate_backend: the supervisor starts new ones) and
-//       counts the close codes each socket got.
+//       after; then sets webgres.websocket_idle_timeout to IDLE_TIMEOUT_MS
+//       and the ping interval to 2/5 of it (ALTER SYSTEM, reload: opening
+//       thousands of sockets takes longer than a short timeout, and the
+//       sockets opened first would be pinged while the client is busy
+//       opening the rest), holds them three timeouts and until every open
+//       answering socket was pinged twice, then restarts the workers
+//       (pg_terminate_backend: the supervisor starts new ones) and counts
+//       the close codes each socket got.
 //
 // Times are process.hrtime (CLOCK_MONOTONIC), the same clock in every
 // process of the machine, so a child's receive time and the coordinator's
@@ -115,13 +119,17 @@ function child(url, count, first, silent) {
     } else if (m.t === 'pings') {
       let min = Infinity; let open = 0;
       for (const ws of socks) {
-        if (ws.idx < silent) continue;
-        if (ws.readyState === WebSocket.OPEN) open++;
+        if (ws.idx < silent || ws.readyState !== WebSocket.OPEN) continue;
+        open++;
         min = Math.min(min, pings[ws.idx]);
       }
       send({ t: 'pings', min: min === Infinity ? 0 : min, open });
+    } else if (m.t === 'reset-pings') {
+      pings.fill(0);
+      send({ t: 'reset-pings' });
     } else if (m.t === 'closes') {
-      send({ t: 'closes', closes, open: socks.filter((w) => w.readyState === WebSocket.OPEN).length });
+      // open: not closed yet (a socket whose close came is CLOSING until its 'close')
+      send({ t: 'closes', closes, open: socks.filter((w) => w.readyState !== WebSocket.CLOSED).length });
     } else if (m.t === 'exit') {
       for (const ws of socks) ws.terminate();
       process.exit(0);
@@ -286,7 +294,8 @@ function workerMemory(pids) {
   return { rss_kb: rss, pss_kb: pss };
 }
 
-async function idle(url, sockets, holdMs, procs, silent) {
+async function idle(url, sockets, idleTimeoutMs, procs, silent) {
+  const holdMs = 3 * idleTimeoutMs;
   const pg = pgClient();
   await pg.connect();
   const pidsOf = async () => (await pg.query(
@@ -296,6 +305,10 @@ async function idle(url, sockets, holdMs, procs, silent) {
   const kids = spawn(url, sockets, procs, silent);
   const r = await ready(kids);
   const after = workerMemory(pids);
+  await pg.query(`ALTER SYSTEM SET webgres.websocket_idle_timeout = '${idleTimeoutMs}ms'`);
+  await pg.query(`ALTER SYSTEM SET webgres.websocket_ping_interval = '${Math.floor(idleTimeoutMs * 2 / 5)}ms'`);
+  await pg.query('SELECT pg_reload_conf()');
+  await ask(kids, 'reset-pings', 10000);
   const t0 = now();
   // Held for holdMs and until every answering socket was pinged twice.
   let p;
@@ -325,9 +338,12 @@ async function idle(url, sockets, holdMs, procs, silent) {
   const closes = {};
   for (const m of c) for (const [code, n] of Object.entries(m ? m.closes : {})) closes[code] = (closes[code] || 0) + n;
   for (const [code, n] of Object.entries(heldCloses)) closes[code] -= n;
+  await pg.query('ALTER SYSTEM RESET webgres.websocket_idle_timeout');
+  await pg.query('ALTER SYSTEM RESET webgres.websocket_ping_interval');
+  await pg.query('SELECT pg_reload_conf()');
   await pg.end();
   kids.forEach((k) => k.send({ t: 'exit' }));
-  return { sockets, silent, opened: r.opened, failed: r.failed, open_s: r.open_s, workers: pids.length,
+  return { sockets, silent, idle_timeout_ms: idleTimeoutMs, opened: r.opened, failed: r.failed, open_s: r.open_s, workers: pids.length,
     memory_before: before, memory_open: after,
     rss_kb_per_socket: (after.rss_kb - before.rss_kb) / r.opened,
     pss_kb_per_socket: (after.pss_kb - before.pss_kb) / r.opened,
