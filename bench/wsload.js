@@ -124,6 +124,9 @@ function child(url, count, first, silent) {
         min = Math.min(min, pings[ws.idx]);
       }
       send({ t: 'pings', min: min === Infinity ? 0 : min, open });
+    } else if (m.t === 'ping-all') {
+      for (const ws of socks) if (ws.readyState === WebSocket.OPEN) ws.ping();
+      send({ t: 'ping-all' });
     } else if (m.t === 'reset-pings') {
       pings.fill(0);
       send({ t: 'reset-pings' });
@@ -305,6 +308,9 @@ async function idle(url, sockets, idleTimeoutMs, procs, silent) {
   const kids = spawn(url, sockets, procs, silent);
   const r = await ready(kids);
   const after = workerMemory(pids);
+  // A setting takes effect on silence already past: every socket first
+  // sends a ping (a frame, so life), so that none starts the hold silent.
+  await ask(kids, 'ping-all', 10000);
   await pg.query(`ALTER SYSTEM SET webgres.websocket_idle_timeout = '${idleTimeoutMs}ms'`);
   await pg.query(`ALTER SYSTEM SET webgres.websocket_ping_interval = '${Math.floor(idleTimeoutMs * 2 / 5)}ms'`);
   await pg.query('SELECT pg_reload_conf()');
