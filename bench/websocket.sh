@@ -56,6 +56,9 @@ for v in WORKERS WS_EXECUTORS REPS DURATION WS_SOCKETS WS_NODE_POOL WS_FANOUT WS
 	COMMAND+="$v='${!v}' "
 done
 COMMAND+="bench/websocket.sh"
+# the commit and tree measured, taken before anything runs
+COMMIT=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
+TREE=$(git -C "$ROOT" status --porcelain 2>/dev/null | grep -qv '^??' && echo dirty || echo clean)
 # A run of some parts into a directory that holds the others' adds its
 # command: the report names every command its figures came from.
 echo "$COMMAND $*" >> "$RAW/commands.txt"
@@ -131,6 +134,28 @@ for i in $(seq 1 200); do
 done
 
 load() { PGUSER=postgres PGDATABASE=postgres node "$BENCH/wsload.js" "$@"; }
+
+# tree_ticks PID: CPU ticks (utime + stime) of PID, the children it reaped
+# and its live children (as bench/run.sh counts a server's CPU time)
+tree_ticks() {
+	local root=$1 total c
+	[ -d "/proc/$root" ] || { echo 0; return; }
+	total=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 + $14 + $15 }' "/proc/$root/stat")
+	for c in $(pgrep -P "$root"); do
+		total=$(( total + $(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$c/stat" 2>/dev/null || echo 0) ))
+	done
+	echo "$total"
+}
+CLK_TCK=$(getconf CLK_TCK)
+POSTMASTER=$(head -n 1 "$PGDIR/postmaster.pid")
+# server_ticks SERVER: what a server is charged with: webgres all of
+# Postgres; node-ws its processes plus all of Postgres (its backends)
+server_ticks() {
+	local t
+	t=$(tree_ticks "$POSTMASTER")
+	[ "$1" = node-ws ] && t=$(( t + $(tree_ticks "$NODE_PID") ))
+	echo "$t"
+}
 has_part() { [[ " $WS_PARTS " == *" $1 "* ]]; }
 
 # ---- 1. idle sockets: memory, pings past the idle timeout, a restart ----
@@ -155,9 +180,11 @@ if has_part echo; then
 		for kind in echo select; do
 			for server in webgres node-ws; do
 				port=$WG_PORT; [ "$server" = node-ws ] && port=$NODE_PORT
+				c0=$(server_ticks "$server")
 				r=$(load echo "ws://127.0.0.1:$port/$kind" "$WS_SOCKETS" "$DURATION" "$WS_CLIENT_PROCS" "$kind" 2>> "$RAW/echo.log") ||
 					{ log "echo run failed: $server $kind rep $rep"; continue; }
-				echo "{\"server\":\"$server\",\"kind\":\"$kind\",\"rep\":$rep,\"result\":$r}" >> "$RAW/echo.jsonl"
+				cpu=$(awk -v a="$c0" -v b="$(server_ticks "$server")" -v h="$CLK_TCK" 'BEGIN { printf "%.2f", (b - a) / h }')
+				echo "{\"server\":\"$server\",\"kind\":\"$kind\",\"rep\":$rep,\"cpu_s\":$cpu,\"result\":$r}" >> "$RAW/echo.jsonl"
 				log "echo $kind $server rep $rep: $r"
 			done
 		done
@@ -177,8 +204,8 @@ if has_part fanout; then
 	done
 fi
 
-python3 - "$OUT" "$COMMAND" "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)" \
-	"$(git -C "$ROOT" status --porcelain 2>/dev/null | grep -qv '^??' && echo dirty || echo clean)" \
+echo "$COMMIT $TREE" >> "$RAW/commits.txt"
+python3 - "$OUT" "$COMMAND" "$(sort -u "$RAW/commits.txt" | tr '\n' ' ')" "" \
 	"$WS_IDLE_TIMEOUT_MS" <<'PY'
 import json, os, statistics, sys
 out, command, commit, tree, idle_timeout_ms = sys.argv[1:6]
@@ -197,12 +224,17 @@ for kind in ('echo', 'select'):
         rs = [r['result'] for r in echo_runs if r['kind'] == kind and r['server'] == server]
         if rs:
             rates = sorted(r['rate'] for r in rs)
+            per_cpu = [r['result']['messages'] / r['cpu_s'] for r in echo_runs
+                       if r['kind'] == kind and r['server'] == server and r.get('cpu_s')]
             e[server] = {'min': rates[0], 'median': statistics.median(rates), 'max': rates[-1],
+                         'per_cpu_s': statistics.median(per_cpu) if per_cpu else None,
                          'errors': sum(r['errors'] for r in rs),
                          'p50_ms': statistics.median(r['p50_ms'] for r in rs if r['p50_ms'] is not None),
                          'p99_ms': statistics.median(r['p99_ms'] for r in rs if r['p99_ms'] is not None)}
     if 'webgres' in e and 'node-ws' in e and e['node-ws']['median']:
         e['ratio'] = e['webgres']['median'] / e['node-ws']['median']
+        if e['webgres']['per_cpu_s'] and e['node-ws']['per_cpu_s']:
+            e['ratio_per_cpu_s'] = e['webgres']['per_cpu_s'] / e['node-ws']['per_cpu_s']
     if e:
         echo[kind] = e
 commands = [l.strip() for l in open(os.path.join(raw, 'commands.txt')) if l.strip()]
@@ -210,7 +242,7 @@ res = {'commands': commands, 'commit': commit, 'tree': tree, 'idle': idle, 'echo
        'echo_runs': echo_runs, 'fanout': fanout}
 json.dump(res, open(os.path.join(out, 'results.json'), 'w'), indent=1)
 L = ['# WebSocket tier', '',
-     'Made by %s at commit %s (tree %s); the machine\'s 2 cores shared by the servers, Postgres and '
+     'Made by %s at commit and tree %s%s; the machine\'s 2 cores shared by the servers, Postgres and '
      'the client (bench/wsload.js, Node `ws`).' % (' then '.join('`%s`' % c for c in commands), commit, tree), '']
 if idle:
     silent = sum(n for c, n in idle['closes_during_hold'].items() if c.startswith('silent_'))
@@ -234,15 +266,21 @@ if echo:
           'Messages a second over %s sockets, each waiting for its reply before sending again; webgres\' '
           'on_message against node-ws (Node `ws` + `pg`, named prepared statements), the same SQL; '
           'repetitions interleaved. Target: webgres >= 2x node-ws.' % (echo_runs[0]['result']['sockets'] if echo_runs else '?'), '',
-          '| case | server | msg/s min | median | max | reply p50 / p99 ms | errors | webgres / node-ws |',
-          '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |']
+          'A server is charged with the CPU time (utime + stime, /proc) of all of Postgres, and node-ws '
+          'with its own processes as well; msg per CPU-s is the median over the repetitions of messages '
+          'divided by that time.', '',
+          '| case | server | msg/s min | median | max | reply p50 / p99 ms | errors | msg per CPU-s | webgres / node-ws (msg/s; per CPU-s) |',
+          '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |']
     for kind, e in echo.items():
         for server in ('webgres', 'node-ws'):
             if server in e:
                 s = e[server]
-                L.append('| %s | %s | %.0f | %.0f | %.0f | %.2f / %.2f | %d | %s |' % (
+                L.append('| %s | %s | %.0f | %.0f | %.0f | %.2f / %.2f | %d | %s | %s |' % (
                     kind, server, s['min'], s['median'], s['max'], s['p50_ms'], s['p99_ms'], s['errors'],
-                    ('%.2f (%s)' % (e['ratio'], 'met' if e['ratio'] >= 2 else 'not met')) if server == 'webgres' and 'ratio' in e else ''))
+                    '%.0f' % s['per_cpu_s'] if s.get('per_cpu_s') else 'n/a',
+                    ('%.2f (target >= 2: %s); %s' % (e['ratio'], 'met' if e['ratio'] >= 2 else 'not met',
+                                                     '%.2f' % e['ratio_per_cpu_s'] if 'ratio_per_cpu_s' in e else 'n/a'))
+                    if server == 'webgres' and 'ratio' in e else ''))
     L.append('')
 if fanout:
     L += ['## NOTIFY fan-out', '',
