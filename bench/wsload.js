@@ -99,10 +99,13 @@ function child(url, count, first, silent) {
     const s = data.toString();
     const seq = s.slice(0, s.indexOf(':'));
     let e = fan.get(seq);
-    if (!e) { e = { n: 0, last: 0n }; fan.set(seq, e); }
+    if (!e) { e = { n: 0, first: t, last: 0n }; fan.set(seq, e); }
     e.n++;
     if (t > e.last) e.last = t;
-    if (e.n === opened) { send({ t: 'fan', seq, last: e.last.toString(), n: e.n }); fan.delete(seq); }
+    if (e.n === opened) {
+      send({ t: 'fan', seq, first: e.first.toString(), last: e.last.toString(), n: e.n });
+      fan.delete(seq);
+    }
   }
 
   process.on('message', (m) => {
@@ -112,7 +115,7 @@ function child(url, count, first, silent) {
     } else if (m.t === 'fan-report') {
       // a NOTIFY timed out: how many of this process's sockets it reached
       const e = fan.get(m.seq);
-      send({ t: 'fan', seq: m.seq, last: e ? e.last.toString() : '0', n: e ? e.n : 0 });
+      send({ t: 'fan', seq: m.seq, first: e ? e.first.toString() : '0', last: e ? e.last.toString() : '0', n: e ? e.n : 0 });
       fan.delete(m.seq);
     } else if (m.t === 'echo') {
       runEcho(socks.filter((w) => w.readyState === WebSocket.OPEN), m.ms, m.kind);
@@ -257,7 +260,12 @@ async function fanout(url, sockets, notifies, procs, channel) {
   await pg.connect();
   kids.forEach((k) => k.send({ t: 'fanout' }));
   await all(kids, 'listening', 10000);
-  const times = []; let missed = 0; let partial = 0;
+  const times = []; const firsts = []; let missed = 0; let partial = 0;
+  // CPU time of the webgres workers and of the client processes over the
+  // NOTIFYs: which side a NOTIFY's fan-out costs most
+  const workers = (await pg.query(
+    "SELECT pid FROM pg_stat_activity WHERE backend_type = 'webgres worker'")).rows.map((x) => x.pid);
+  const cpu0 = { server: cpuTicks(workers), client: cpuTicks(kids.map((k) => k.pid)) };
   // The first NOTIFY is a warm-up (every LISTEN in effect), not counted.
   for (let i = 0; i <= notifies; i++) {
     const seq = String(i);
@@ -276,13 +284,32 @@ async function fanout(url, sockets, notifies, procs, channel) {
     if (got < r.opened) missed += r.opened - got;
     const last = rep.reduce((a, m) => (m && BigInt(m.last) > a ? BigInt(m.last) : a), 0n);
     times.push(ms(last - sent));
+    const first = rep.reduce((a, m) => (m && m.first !== '0' && (a === 0n || BigInt(m.first) < a) ? BigInt(m.first) : a), 0n);
+    firsts.push(ms(first - sent));
   }
+  const cpu = { server: cpuTicks(workers) - cpu0.server, client: cpuTicks(kids.map((k) => k.pid)) - cpu0.client };
   await pg.end();
   kids.forEach((k) => k.send({ t: 'exit' }));
   times.sort((a, b) => a - b);
   return { sockets, opened: r.opened, failed: r.failed, open_s: r.open_s, notifies,
     deliveries_missed: missed, notifies_not_everywhere: partial,
-    p50_ms: quantile(times, 0.5), p99_ms: quantile(times, 0.99), max_ms: times[times.length - 1] };
+    p50_ms: quantile(times, 0.5), p99_ms: quantile(times, 0.99), max_ms: times[times.length - 1],
+    first_p50_ms: quantile(firsts.sort((a, b) => a - b), 0.5),
+    workers_cpu_ms_per_notify: (cpu.server * 1000) / CLK_TCK / notifies,
+    client_cpu_ms_per_notify: (cpu.client * 1000) / CLK_TCK / notifies };
+}
+
+// utime + stime of the processes, in clock ticks
+const CLK_TCK = 100;
+function cpuTicks(pids) {
+  let t = 0;
+  for (const pid of pids) {
+    try {
+      const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+      t += Number(f[11]) + Number(f[12]);
+    } catch (e) { /* gone */ }
+  }
+  return t;
 }
 
 // Sum over the webgres workers of VmRSS and Pss, kB.
