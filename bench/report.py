@@ -1393,6 +1393,15 @@ def uploads_md(raw):
             + open(table).read().replace("# Uploads\n\n", "", 1))
 
 
+def websocket_md(raw):
+    """The WebSocket tier's section (bench/websocket.sh wrote its report), or nothing."""
+    table = os.path.join(raw, "websocket", "report.md")
+    if not os.path.exists(table):
+        return ""
+    return "\n" + open(table).read().replace("# WebSocket tier", "## WebSocket tier", 1).replace(
+        "\n## ", "\n### ")
+
+
 def build(outdir):
     raw = os.path.join(outdir, "raw")
     meta = {}
@@ -1422,6 +1431,7 @@ def build(outdir):
         f.write(static_md(raw))
         f.write(ratelimit_md(raw))
         f.write(uploads_md(raw))
+        f.write(websocket_md(raw))
         f.write(sse_md(sse_rows))
     with open(os.path.join(outdir, "chart.svg"), "w") as f:
         f.write(chart_svg(meta, summary))

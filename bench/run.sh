@@ -894,6 +894,14 @@ if [ "$WEBGRES" = 1 ] && { { [ "$QUICK" = 0 ] && [ -z "${ONLY:-}" ]; } || [[ upl
 		|| log "uploads tier failed (see $RAW/uploads.log)"
 fi
 
+# --- tier: websocket (echo against node-ws, NOTIFY fan-out, idle sockets; bench/websocket.sh) ---
+# Its own cluster; in full runs, or when ONLY names it.
+if [ "$WEBGRES" = 1 ] && { { [ "$QUICK" = 0 ] && [ -z "${ONLY:-}" ]; } || [[ websocket =~ ^(${ONLY:-})$ ]]; }; then
+	log "websocket tier"
+	WORKERS=$WORKERS REPS=$REPS DURATION=$DURATION "$BENCH/websocket.sh" "$RAW/websocket" > "$RAW/websocket.log" 2>&1 \
+		|| log "websocket tier failed (see $RAW/websocket.log)"
+fi
+
 # --- tier: scale-out (reads through HAProxy over 1-3 nodes; bench/scaleout.sh) ---
 # Its own three clusters and HAProxy; in full runs, or when ONLY names it.
 if [ "$WEBGRES" = 1 ] && { { [ "$QUICK" = 0 ] && [ -z "${ONLY:-}" ]; } || [[ scaleout =~ ^(${ONLY:-})$ ]]; }; then
