@@ -56,8 +56,8 @@
 #include "message/response.h"
 #include "message/response_abort.h"
 #include "serve/access_log.h"
-#include "serve/cors.h"
 #include "serve/pipeline.h"
+#include "serve/pipeline_phases.h"
 #include "routes/route_placement.h"
 #include "routes/route_stats.h"
 #include "core/h2o_mirror.h"
@@ -291,8 +291,8 @@ answer_simple(h2o_req_t *req, int status, const char *message, bool retry_after,
 	if (retry_after)
 		h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_RETRY_AFTER, NULL,
 					   H2O_STRLIT(RETRY_AFTER_SECONDS));
-	/* The route's CORS headers, so that a page can read the error. */
-	cors_respond_route_id(req, route_id);
+	/* PHASE_FILTER: the route's headers (CORS), so that a page can read the error. */
+	phase_filter_route_id(req, route_id);
 	exit_to->send(req, body, bodylen, route_id, started);
 }
 

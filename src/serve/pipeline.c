@@ -663,7 +663,8 @@ sink_begin(void *arg, h2o_req_t *req)
 	Request    *rq = (Request *) arg;
 
 	rq->stream_begun = true;
-	cors_respond(req, rq->route);
+	/* PHASE_FILTER: the stream's head is about to leave. */
+	phase_run(&pipeline_phases[PHASE_FILTER], &rq->pr, rq->route);
 	return rq->run->sink->begin(rq->run->sink->arg, req);
 }
 
@@ -1061,8 +1062,8 @@ catch_up_event_stream(Request *rq)
 		request_set_captures(&rq->rd, caps, ncaps);
 		rows = handler_run_rows(route, &rq->rd);
 	}
-	/* The stream's head goes out in phase 2: the CORS headers go first. */
-	cors_respond(rq->req, route);
+	/* PHASE_FILTER: the stream's head goes out in phase 2, with the route's headers. */
+	phase_run(&pipeline_phases[PHASE_FILTER], &rq->pr, route);
 	if (route == NULL)
 		response_simple(rq->req, 503, "Service Unavailable", rq->body, rq->bodylen);
 	else if (rows == NULL)
@@ -1147,16 +1148,17 @@ serve(Request *rq)
 	if (!answered && !answer_without_transaction(rq))
 		run_handlers(rq);
 
-	/* PHASE_FILTER: the route's CORS headers (a stream has them: sink_begin). */
-	if (rq->outcome == PIPELINE_ANSWERED)
-		cors_respond(rq->req, rq->route);
-
 	/*
-	 * The answer is complete (rq->outcome says what it is); the caller
-	 * takes it to the exit.  Compression and the access log are h2o's
-	 * filter and logger on the worker's path (PHASE_FILTER, PHASE_LOG), so
-	 * that streams and static files pass them as they are sent.
+	 * PHASE_FILTER: the modules that need the answering route (CORS' allow
+	 * headers; a stream had them in sink_begin).  The answer is then
+	 * complete (rq->outcome says what it is) and the caller takes it to the
+	 * exit; the filters that see the bytes as sent (compression, nosniff)
+	 * and the access log are libh2o's, on the worker's path
+	 * (http/response_phase_list.h), so that streams and static files pass
+	 * them too.
 	 */
+	if (rq->outcome == PIPELINE_ANSWERED)
+		phase_run(&pipeline_phases[PHASE_FILTER], &rq->pr, rq->route);
 }
 
 /* Sets up the pipeline's memory, routes and handlers; once per process. */
