@@ -774,7 +774,7 @@ admit_queued(void)
 		/* A hand-off ended meanwhile (its client gone) leaves its list itself. */
 		while (!dlist_is_empty(&late))
 			fail(dlist_container(Handoff, node, dlist_head_node(&late)), 504,
-				 webgres_expose_errors ? "handler timed out while queued" :
+				 pipeline_expose_errors() ? "handler timed out while queued" :
 				 "handler timed out", false);
 		while (!dlist_is_empty(&go))
 		{
@@ -913,8 +913,7 @@ handoff_start(h2o_req_t *req, int64 route_id, int max_concurrency,
 	h->meta.rerun = rerun;
 	h->meta.limits = *limits;
 	h->meta.limits.client = NULL;
-	h->deadline = webgres_handler_timeout > 0 ?
-		TimestampTzPlusMilliseconds(head_at, webgres_handler_timeout) : 0;
+	h->deadline = pipeline_deadline_from(head_at);
 
 	if (route_placement_try_run(h->limits, h->cap))
 	{

@@ -337,7 +337,7 @@ open_listeners(void)
 	int			naddrs;
 	char	   *error;
 
-	if (!listen_parse(webgres_listen, &addrs, &naddrs, &error))
+	if (!listen_parse(listen_setting(), &addrs, &naddrs, &error))
 		ereport(FATAL,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid value for webgres.listen: %s", error)));
@@ -388,8 +388,8 @@ webgres_worker_main(Datum main_arg)
 
 	ereport(LOG,
 			(errmsg("webgres worker %d serving database \"%s\" on %s%s%s",
-					worker_index, webgres_database, webgres_listen,
-					webgres_tls_listen[0] ? " and with TLS on " : "", webgres_tls_listen)));
+					worker_index, webgres_database, listen_setting(),
+					tls_listen_setting()[0] ? " and with TLS on " : "", tls_listen_setting())));
 	pgstat_report_activity(STATE_IDLE, NULL);
 
 	for (;;)

@@ -63,11 +63,11 @@
 #define STREAM_TIMEOUT_DEFAULT_MS 600000
 
 /*
- * The pipeline's settings (pipeline_define_settings); pipeline.h declares
- * the two the hand-off reads too.
+ * The pipeline's settings (pipeline_define_settings); the hand-off and the
+ * WebSocket calls read the first two through pipeline.h's accessors.
  */
-int			webgres_handler_timeout = HANDLER_TIMEOUT_DEFAULT_MS;
-bool		webgres_expose_errors = false;
+static int	webgres_handler_timeout = HANDLER_TIMEOUT_DEFAULT_MS;
+static bool webgres_expose_errors = false;
 static bool webgres_share_read_transactions = false;
 static int	webgres_stream_timeout = STREAM_TIMEOUT_DEFAULT_MS;
 
@@ -1281,6 +1281,28 @@ pipeline_before_wait(void)
 		pgstat_report_activity(STATE_IDLE, NULL);
 		activity_reported = false;
 	}
+}
+
+/* webgres.handler_timeout in milliseconds (pipeline.h). */
+int
+pipeline_handler_timeout_ms(void)
+{
+	return webgres_handler_timeout;
+}
+
+/* The deadline of a handler whose request became complete at from (pipeline.h). */
+TimestampTz
+pipeline_deadline_from(TimestampTz from)
+{
+	return webgres_handler_timeout > 0 ?
+		TimestampTzPlusMilliseconds(from, webgres_handler_timeout) : 0;
+}
+
+/* webgres.expose_errors (pipeline.h). */
+bool
+pipeline_expose_errors(void)
+{
+	return webgres_expose_errors;
 }
 
 /* Defines the pipeline's settings (webgres.handler_timeout and its companions); from _PG_init. */
