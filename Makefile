@@ -18,7 +18,7 @@ MODULE_big = webgres
 OBJS = \
 	src/module/settings.o src/module/supervisor.o src/module/webgres.o \
 	src/sql/cache.o src/sql/functions.o src/sql/html.o src/sql/ingest.o src/sql/ingest_copy.o src/sql/jwt_sign.o src/sql/sample.o src/sql/uploads.o \
-	src/http/body_early.o src/http/capacity.o src/http/h2_guard.o src/http/health.o src/http/http_guard.o src/http/listen.o src/http/metrics.o src/http/respond.o src/http/security_headers.o src/http/static_files.o src/http/timeouts.o src/http/tls.o src/http/tls_tickets.o src/http/worker.o src/http/worker_phases.o \
+	src/http/body_early.o src/http/capacity.o src/http/h2_guard.o src/http/health.o src/http/http_guard.o src/http/listen.o src/http/metrics.o src/http/respond.o src/http/response_phases.o src/http/security_headers.o src/http/static_files.o src/http/timeouts.o src/http/tls.o src/http/tls_tickets.o src/http/worker.o src/http/worker_phases.o \
 	src/exec/exec_socket.o src/exec/executor.o src/exec/handoff.o src/exec/handoff_frame.o src/exec/ws_dispatch.o \
 	src/serve/access_log.o src/serve/auth.o src/serve/body_limit.o src/serve/compress.o src/serve/cors.o src/serve/cors_policy.o src/serve/jwt_keys.o src/serve/jwt_secret.o src/serve/phase.o src/serve/pipeline.o src/serve/rate_limit.o src/serve/refusal_log.o src/serve/replica.o src/serve/ws_admit.o \
 	src/events/events.o src/events/notify_sign.o src/events/sse.o src/events/ws_socket.o \

@@ -6,7 +6,10 @@
 #    its order, and
 #  - every module registered in a phase list (src/http/worker_phase_list.h,
 #    src/serve/phase_list.h) defines its PhaseModule, and is named in the
-#    row of each phase it hooks, and
+#    row of each phase it hooks,
+#  - every module of src/http/response_phase_list.h defines its
+#    FilterModule (FILTER_MODULE) or LogModule (LOG_MODULE), and is named
+#    in the row of PHASE_FILTER or PHASE_LOG, and
 #  - every module listed in src/module/settings_list.h defines its
 #    NAME_define_settings().
 # Exits 1 and lists what disagrees; prints one line and exits 0 otherwise.
@@ -55,6 +58,21 @@ for list in http/worker_phase_list.h serve/phase_list.h; do
 				status=1
 			fi
 		done
+	done
+done
+
+# The response phases' modules: defined, and in the row of their phase.
+list=http/response_phase_list.h
+for kind in FILTER:FilterModule:filter:PHASE_FILTER LOG:LogModule:logger:PHASE_LOG; do
+	IFS=: read -r macro type suffix phase <<<"$kind"
+	for m in $(sed -n "s/^${macro}_MODULE(\([a-z0-9_]*\))\$/\1/p" "$list"); do
+		if ! grep -q "^const $type ${m}_$suffix = {" */*.c; then
+			echo "check-map: src/$list registers $m, but no file defines ${m}_$suffix" >&2
+			status=1
+		elif ! grep "^| \`$phase\` |" "$map" | awk -F'|' '{print $4}' | grep -q "\`$m\`"; then
+			echo "check-map: $m is a module of $phase (src/$list), but the phase table's row for it does not name \`$m\`" >&2
+			status=1
+		fi
 	done
 done
 

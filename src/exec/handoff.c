@@ -56,8 +56,8 @@
 #include "message/response.h"
 #include "message/response_abort.h"
 #include "serve/access_log.h"
-#include "serve/cors.h"
 #include "serve/pipeline.h"
+#include "serve/pipeline_phases.h"
 #include "routes/route_placement.h"
 #include "routes/route_stats.h"
 #include "core/h2o_mirror.h"
@@ -291,8 +291,8 @@ answer_simple(h2o_req_t *req, int status, const char *message, bool retry_after,
 	if (retry_after)
 		h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_RETRY_AFTER, NULL,
 					   H2O_STRLIT(RETRY_AFTER_SECONDS));
-	/* The route's CORS headers, so that a page can read the error. */
-	cors_respond_route_id(req, route_id);
+	/* PHASE_FILTER: the route's headers (CORS), so that a page can read the error. */
+	phase_filter_route_id(req, route_id);
 	exit_to->send(req, body, bodylen, route_id, started);
 }
 
@@ -774,7 +774,7 @@ admit_queued(void)
 		/* A hand-off ended meanwhile (its client gone) leaves its list itself. */
 		while (!dlist_is_empty(&late))
 			fail(dlist_container(Handoff, node, dlist_head_node(&late)), 504,
-				 webgres_expose_errors ? "handler timed out while queued" :
+				 pipeline_expose_errors() ? "handler timed out while queued" :
 				 "handler timed out", false);
 		while (!dlist_is_empty(&go))
 		{
@@ -913,8 +913,7 @@ handoff_start(h2o_req_t *req, int64 route_id, int max_concurrency,
 	h->meta.rerun = rerun;
 	h->meta.limits = *limits;
 	h->meta.limits.client = NULL;
-	h->deadline = webgres_handler_timeout > 0 ?
-		TimestampTzPlusMilliseconds(head_at, webgres_handler_timeout) : 0;
+	h->deadline = pipeline_deadline_from(head_at);
 
 	if (route_placement_try_run(h->limits, h->cap))
 	{

@@ -134,7 +134,7 @@ put_call(StringInfo buf, const WsCall *call)
 	put_u32(buf, (uint32) id);
 	put_u32(buf, (uint32) call->close_code);
 	put_u32(buf, h->role);
-	put_u32(buf, (uint32) webgres_handler_timeout);
+	put_u32(buf, (uint32) pipeline_handler_timeout_ms());
 	put_str(buf, h->search_path, h->search_path ? strlen(h->search_path) : 0);
 	put_str(buf, sql, strlen(sql));
 	put_u32(buf, (uint32) Min(h->nsettings, WS_MAX_CALL_SETTINGS));

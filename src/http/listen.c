@@ -21,8 +21,8 @@
 #include "http/listen.h"
 #include "parse/listen_syntax.h"
 
-/* webgres.listen (listen_define_settings); listen.h declares it. */
-char	   *webgres_listen;
+/* webgres.listen (listen_define_settings); read elsewhere through listen_setting(). */
+static char *webgres_listen;
 
 /*
  * As long an accept queue as the kernel allows: Linux silently caps the
@@ -184,6 +184,13 @@ listen_check_setting(char **newval, void **extra, GucSource source)
 		return false;
 	}
 	return true;
+}
+
+/* webgres.listen as written (listen.h). */
+const char *
+listen_setting(void)
+{
+	return webgres_listen;
 }
 
 /* Defines webgres.listen; from _PG_init. */

@@ -36,8 +36,8 @@ extern bool listen_overlaps(const ListenAddress *a, const ListenAddress *b);
 /* The port of an address. */
 extern int	listen_port(const ListenAddress *addr);
 
-/* webgres.listen: the addresses the HTTP workers listen on. */
-extern char *webgres_listen;
+/* webgres.listen as written: the addresses the HTTP workers listen on. */
+extern const char *listen_setting(void);
 
 /* GUC check hook of webgres.listen and its like: the list must parse. */
 extern bool listen_check_setting(char **newval, void **extra, GucSource source);

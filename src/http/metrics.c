@@ -39,7 +39,7 @@
 #include "http/health.h"
 #include "http/listen.h"
 #include "http/metrics.h"
-#include "http/security_headers.h"
+#include "http/response_phases.h"
 #include "parse/networks.h"
 #include "routes/route_placement.h"
 #include "routes/route_names.h"
@@ -442,8 +442,8 @@ metrics_start(h2o_context_t *ctx)
 	pathconf = h2o_config_register_path(hostconf, "/", 0);
 	handler = h2o_create_handler(pathconf, sizeof(*handler));
 	handler->on_req = on_metrics_req;
-	security_headers_register(pathconf);
-	security_headers_register(&hostconf->fallback_path);
+	response_phases_attach(pathconf, RESPONSE_PATH_OTHER);
+	response_phases_attach(&hostconf->fallback_path, RESPONSE_PATH_OTHER);
 	metrics_accept_ctx.ctx = ctx;
 	metrics_accept_ctx.hosts = metrics_config.hosts;
 

@@ -8,10 +8,10 @@
  * and nowhere else: HEAD and no-content framing, its status counted
  * (core/stats.h), the HTTP/2 guard told of the answer, and the answer
  * counted under its route (routes/route_stats.h).  CORS's allow headers
- * are put on where the answering route is known (the pipeline, the
- * hand-off's own answers); compression, nosniff and HSTS, and the access
- * log are libh2o's filters and logger on the worker's path, which see what
- * leaves from here (PHASE_FILTER, PHASE_LOG in serve/phase.h).
+ * are the pipeline's PHASE_FILTER, where the answering route is known;
+ * compression, nosniff and HSTS, and the access log are libh2o's filters
+ * and logger on the worker's paths (http/response_phase_list.h), which see
+ * what leaves from here (PHASE_FILTER, PHASE_LOG in serve/phase.h).
  */
 #ifndef WEBGRES_RESPOND_H
 #define WEBGRES_RESPOND_H

@@ -28,6 +28,7 @@
 #include <h2o.h>
 
 #include "http/security_headers.h"
+#include "serve/phase.h"
 
 /* webgres.nosniff and webgres.hsts (security_headers_define_settings). */
 static bool webgres_nosniff = true;
@@ -68,14 +69,20 @@ on_setup_ostream(h2o_filter_t *self, h2o_req_t *req, h2o_ostream_t **slot)
 	h2o_setup_next_ostream(req, slot);
 }
 
-/* Registers the filter on pathconf. */
-void
-security_headers_register(h2o_pathconf_t *pathconf)
+/* Whether the filter is on the paths' lists: either header is. */
+static bool
+security_headers_enabled(void)
 {
-	h2o_filter_t *filter = h2o_create_filter(pathconf, sizeof(*filter));
-
-	filter->on_setup_ostream = on_setup_ostream;
+	return webgres_nosniff || webgres_hsts[0] != '\0';
 }
+
+/*
+ * The module: a filter on every path, libh2o's own answers and the metrics
+ * listeners' included (http/response_phase_list.h).
+ */
+const FilterModule security_headers_filter = {
+	"security_headers", security_headers_enabled, true, on_setup_ostream
+};
 
 /* Skips spaces and tabs at *p. */
 static void

@@ -9,15 +9,13 @@
 
 #include <stdbool.h>
 
-struct st_h2o_pathconf_t;
-
 /*
- * Registers the filter that adds them on pathconf; once per path
- * configuration that answers requests (the worker's path, its host's
- * fallback path for libh2o's own errors, the metrics listeners' path),
- * before the context is initialised.  The settings are read per response.
+ * The filter that adds them is "security_headers_filter", a FilterModule of
+ * PHASE_FILTER (http/response_phase_list.h) on every path that answers
+ * requests (the worker's path, its host's fallback path for libh2o's own
+ * errors, the metrics listeners'); off the lists while both settings are
+ * off, and reading them per response while either is on.
  */
-extern void security_headers_register(struct st_h2o_pathconf_t *pathconf);
 
 /* For the GUC check hook of webgres.hsts: empty, or a valid header value. */
 extern bool security_headers_check_hsts(const char *value, const char **detail);

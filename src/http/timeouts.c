@@ -67,9 +67,9 @@
 #define BODY_TIMEOUT_DEFAULT_MS 30000
 #define SEND_TIMEOUT_DEFAULT_MS 60000
 
-/* The client timeouts (timeouts_define_settings); timeouts.h declares webgres_header_timeout. */
+/* The client timeouts (timeouts_define_settings); tls.c reads the header timeout through timeouts_header_ms(). */
 static int	webgres_request_timeout = REQUEST_TIMEOUT_DEFAULT_MS;
-int			webgres_header_timeout = HEADER_TIMEOUT_DEFAULT_MS;
+static int	webgres_header_timeout = HEADER_TIMEOUT_DEFAULT_MS;
 static int	webgres_body_timeout = BODY_TIMEOUT_DEFAULT_MS;
 static int	webgres_send_timeout = SEND_TIMEOUT_DEFAULT_MS;
 
@@ -106,6 +106,13 @@ static h2o_timeout_t sweep_timeout;
 static h2o_timeout_entry_t sweep_entry;
 static ConnWatch *watches;
 static int	nwatches;
+
+/* webgres.header_timeout in milliseconds (timeouts.h). */
+int
+timeouts_header_ms(void)
+{
+	return webgres_header_timeout;
+}
 
 /* How long h2o's own timer waits: beyond the sum of webgres' three limits. */
 unsigned long

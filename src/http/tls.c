@@ -61,8 +61,8 @@
 #define INTERMEDIATE_CIPHERSUITES \
 	"TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256"
 
-/* The TLS settings (tls_define_settings); tls.h declares webgres_tls_listen. */
-char	   *webgres_tls_listen;
+/* The TLS settings (tls_define_settings); read elsewhere through tls_listen_setting(). */
+static char *webgres_tls_listen;
 static char *webgres_tls_cert_file;
 static char *webgres_tls_key_file;
 static char *webgres_tls_sni_cert_file;
@@ -412,7 +412,7 @@ check_ports_apart(ListenAddress *tls, int ntls)
 	int			nplain;
 	char	   *error;
 
-	if (!listen_parse(webgres_listen, &plain, &nplain, &error))
+	if (!listen_parse(listen_setting(), &plain, &nplain, &error))
 		return;					/* the cleartext listeners have reported it */
 	for (int i = 0; i < ntls; i++)
 		for (int j = 0; j < nplain; j++)
@@ -447,7 +447,7 @@ tls_start(h2o_accept_ctx_t *plain, TlsListenerCallback on_accept)
 	tls_accept_ctx = *plain;
 	tls_accept_ctx.ssl_ctx = current_ctx;
 	tls_cxt = AllocSetContextCreate(TopMemoryContext, "webgres tls", ALLOCSET_SMALL_SIZES);
-	h2o_timeout_init(plain->ctx->loop, &handshake_timeout, webgres_header_timeout);
+	h2o_timeout_init(plain->ctx->loop, &handshake_timeout, timeouts_header_ms());
 
 	for (int i = 0; i < naddrs; i++)
 	{
@@ -470,7 +470,7 @@ tls_reload(void)
 	if (current_ctx == NULL)
 		return;
 	/* The handshakes under way keep the length they started with. */
-	handshake_timeout.timeout = webgres_header_timeout;
+	handshake_timeout.timeout = timeouts_header_ms();
 	ctx = build_context(LOG);
 	if (ctx == NULL)
 	{
@@ -612,6 +612,13 @@ static const struct config_enum_entry tls_version_options[] = {
 	{"TLSv1.3", TLS_V1_3, false},
 	{NULL, 0, false}
 };
+
+/* webgres.tls_listen as written, "" when unset (tls.h). */
+const char *
+tls_listen_setting(void)
+{
+	return webgres_tls_listen != NULL ? webgres_tls_listen : "";
+}
 
 /* Defines the TLS settings (docs/tls.md); from define_settings(). */
 void

@@ -12,8 +12,8 @@ struct st_h2o_accept_ctx_t;
 struct st_h2o_req_t;
 struct st_h2o_socket_t;
 
-/* webgres.tls_listen, which the worker's start-up line names too. */
-extern char *webgres_tls_listen;
+/* webgres.tls_listen as written ("" when unset), which the worker's start-up line names too. */
+extern const char *tls_listen_setting(void);
 
 /* Defines webgres.tls_* (but the ticket keys', tls_tickets.h); from _PG_init. */
 extern void tls_define_settings(void);

@@ -40,13 +40,12 @@
 #include "http/health.h"
 #include "exec/handoff.h"
 #include "exec/ws_dispatch.h"
-#include "http/security_headers.h"
 #include "http/listen.h"
 #include "http/metrics.h"
 #include "http/respond.h"
+#include "http/response_phases.h"
 #include "serve/access_log.h"
 #include "http/static_files.h"
-#include "serve/compress.h"
 #include "serve/pipeline.h"
 #include "routes/route_stats.h"
 #include "message/response_abort.h"
@@ -284,6 +283,7 @@ apply_settings(void)
 	access_log_configure();
 	/* Modules whose settings are off leave their phase's list. */
 	worker_phases_build();
+	response_phases_build();
 }
 
 /* Sets up h2o's configuration, context and the worker's modules on its loop. */
@@ -303,18 +303,15 @@ setup_h2o(void)
 	 * One path, "/", for everything: routes and static mounts change at run
 	 * time, while libh2o's paths are fixed once the context exists.  The
 	 * pipeline decides between a route and a static mount (routes win) and
-	 * static_files.c calls the mount's own file handler; filters
-	 * registered here (compression) apply to both.
+	 * static_files.c calls the mount's own file handler; the filters
+	 * attached here (compression, security headers) apply to both.
 	 */
 	pathconf = h2o_config_register_path(hostconf, "/", 0);
 	handler = h2o_create_handler(pathconf, sizeof(*handler));
 	handler->on_req = on_req;
-	access_log_register(pathconf);
-	/* Every response passes the compression policy, off unless webgres.compress. */
-	compress_register(pathconf);
-	/* nosniff and HSTS: on the path and on h2o's own errors (its fallback path). */
-	security_headers_register(pathconf);
-	security_headers_register(&hostconf->fallback_path);
+	/* PHASE_FILTER and PHASE_LOG: the modules of http/response_phase_list.h. */
+	response_phases_attach(pathconf, RESPONSE_PATH_ROUTES);
+	response_phases_attach(&hostconf->fallback_path, RESPONSE_PATH_OTHER);
 
 	h2o_context_init(&ctx, h2o_evloop_create(), &config);
 	accept_ctx.ctx = &ctx;
@@ -340,7 +337,7 @@ open_listeners(void)
 	int			naddrs;
 	char	   *error;
 
-	if (!listen_parse(webgres_listen, &addrs, &naddrs, &error))
+	if (!listen_parse(listen_setting(), &addrs, &naddrs, &error))
 		ereport(FATAL,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid value for webgres.listen: %s", error)));
@@ -391,8 +388,8 @@ webgres_worker_main(Datum main_arg)
 
 	ereport(LOG,
 			(errmsg("webgres worker %d serving database \"%s\" on %s%s%s",
-					worker_index, webgres_database, webgres_listen,
-					webgres_tls_listen[0] ? " and with TLS on " : "", webgres_tls_listen)));
+					worker_index, webgres_database, listen_setting(),
+					tls_listen_setting()[0] ? " and with TLS on " : "", tls_listen_setting())));
 	pgstat_report_activity(STATE_IDLE, NULL);
 
 	for (;;)

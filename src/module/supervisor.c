@@ -268,7 +268,7 @@ webgres_supervisor_main(Datum main_arg)
 
 	ereport(LOG,
 			(errmsg("webgres supervisor started: %d worker(s) and %d executor(s) serving database \"%s\" on %s",
-					webgres_workers, webgres_executors, webgres_database, webgres_listen)));
+					webgres_workers, webgres_executors, webgres_database, listen_setting())));
 	auth_check_settings();
 
 	while (!ShutdownRequestPending)

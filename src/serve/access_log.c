@@ -34,6 +34,7 @@
 #include <h2o.h>
 
 #include "serve/access_log.h"
+#include "serve/phase.h"
 #include "routes/route_names.h"
 
 /* webgres.access_log's value that sends lines to the Postgres log. */
@@ -155,9 +156,28 @@ open_file(void)
 				 errdetail("Requests are not logged until the file can be opened on a reload.")));
 }
 
-/* Takes the settings and reopens the log file; at start and after SIGHUP. */
-void
-access_log_configure(void)
+/*
+ * Empties the notes of requests in flight.  With both logs off the logger
+ * leaves the path's list, so it would never remove them; a later request
+ * at the same address would find one, pointing into a freed pool.
+ */
+static void
+forget_notes(void)
+{
+	HASH_SEQ_STATUS seq;
+	NoteEntry  *e;
+
+	if (nnotes == 0)
+		return;
+	hash_seq_init(&seq, notes);
+	while ((e = hash_seq_search(&seq)) != NULL)
+		hash_search(notes, &e->req, HASH_REMOVE, NULL);
+	nnotes = 0;
+}
+
+/* Takes webgres.access_log and its format, and reopens the log file. */
+static void
+configure_log(void)
 {
 	bool		on = webgres_access_log != NULL && webgres_access_log[0] != '\0';
 
@@ -211,6 +231,15 @@ access_log_configure(void)
 	to_postgres = strcmp(webgres_access_log, DESTINATION_POSTGRES) == 0;
 	if (!to_postgres)
 		open_file();
+}
+
+/* Takes the settings and reopens the log file; at start and after SIGHUP. */
+void
+access_log_configure(void)
+{
+	configure_log();
+	if (!noting())
+		forget_notes();
 }
 
 /* A timeval of h2o's as a TimestampTz; 0 for a null one. */
@@ -356,7 +385,7 @@ log_access(h2o_logger_t *self, h2o_req_t *req)
 	AccessNote *n = NULL;
 	NoteEntry  *e;
 
-	/* Every request comes here: while both logs are off, nothing more. */
+	/* While both logs are off, the logger is not on the list (access_log_logger). */
 	if (nnotes > 0 && (e = hash_search(notes, &req, HASH_FIND, NULL)) != NULL)
 	{
 		n = e->note;
@@ -373,14 +402,17 @@ log_access(h2o_logger_t *self, h2o_req_t *req)
 		log_if_slow(req, n);
 }
 
-/* Adds the logger to the path that serves requests; once per worker. */
-void
-access_log_register(h2o_pathconf_t *pathconf)
+/* Whether the logger is on the path's list: either log is on. */
+static bool
+access_log_enabled(void)
 {
-	h2o_logger_t *logger = h2o_create_logger(pathconf, sizeof(*logger));
-
-	logger->log_access = log_access;
+	return noting();
 }
+
+/* The module: the logger on the path that serves routes (http/response_phase_list.h). */
+const LogModule access_log_logger = {
+	"access_log", access_log_enabled, log_access
+};
 
 /* webgres.access_log_format's check hook: a format libh2o's log compiler takes. */
 static bool

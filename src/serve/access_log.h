@@ -15,7 +15,6 @@
 #include "datatype/timestamp.h"
 
 struct st_h2o_req_t;
-struct st_h2o_pathconf_t;
 
 /* Where a request's handler ran. */
 typedef enum AccessPlace
@@ -45,10 +44,12 @@ typedef struct AccessNote
  */
 extern AccessNote *access_log_note(struct st_h2o_req_t *req);
 
-/* Once per worker: adds the logger to the path that serves requests. */
-extern void access_log_register(struct st_h2o_pathconf_t *pathconf);
-
-/* At start and after SIGHUP: takes the settings, reopens the log file. */
+/*
+ * At start and after SIGHUP: takes the settings, reopens the log file.
+ * The logger itself is "access_log_logger", a LogModule of PHASE_LOG
+ * (http/response_phase_list.h), on the worker's path while either log is
+ * on: call this before the lists are built again.
+ */
 extern void access_log_configure(void);
 
 /* Writes the lines buffered in this pass of the event loop. */

@@ -13,8 +13,9 @@
  *	  with any parameter ("gzip;q=1.0") does not count as gzip at all.
  *	  parse/accept_encoding.c reads them (RFC 9110 12.5.3);
  *	- its switch and size threshold are fixed when it is registered;
- *	  webgres.compress and webgres.compress_min_size are read per
- *	  response, so a reload changes them;
+ *	  here webgres.compress puts the filter on the path's list or takes it
+ *	  off (http/response_phases.c), and webgres.compress_min_size is read
+ *	  per response, so a reload changes both;
  *	- its compressible types are its MIME map's, in which NDJSON and CSV
  *	  exports are not compressible and event streams (text/...) would be;
  *	- it sets Vary only when the client named gzip; here every response
@@ -39,6 +40,7 @@
 
 #include "parse/accept_encoding.h"
 #include "serve/compress.h"
+#include "serve/phase.h"
 
 /* webgres.compress_min_size's default, in bytes. */
 #define COMPRESS_MIN_SIZE_DEFAULT 1024
@@ -231,14 +233,17 @@ on_setup_ostream(h2o_filter_t *self, h2o_req_t *req, h2o_ostream_t **slot)
 	h2o_setup_next_ostream(req, slot);
 }
 
-/* Registers the filter on the worker's one path. */
-void
-compress_register(h2o_pathconf_t *pathconf)
+/* Whether the filter is on the path's list: webgres.compress. */
+static bool
+compress_enabled(void)
 {
-	h2o_filter_t *filter = h2o_create_filter(pathconf, sizeof(*filter));
-
-	filter->on_setup_ostream = on_setup_ostream;
+	return webgres_compress;
 }
+
+/* The module: a filter on the path that serves routes (http/response_phase_list.h). */
+const FilterModule compress_filter = {
+	"compress", compress_enabled, false, on_setup_ostream
+};
 
 /*
  * Whether req carries credentials a browser sends by itself or a client

@@ -10,15 +10,13 @@
 
 #include "routes/routes.h"
 
-struct st_h2o_pathconf_t;
 struct st_h2o_req_t;
 
 /*
- * Registers the compression filter on pathconf; once per worker, before
- * the context is initialised.  Whether anything is compressed is read per
- * response from webgres.compress, so the setting is reloadable.
+ * The filter itself is "compress_filter", a FilterModule of PHASE_FILTER
+ * (http/response_phase_list.h): on the worker's path while webgres.compress
+ * is on, so that no response pays for it while it is off.
  */
-extern void compress_register(struct st_h2o_pathconf_t *pathconf);
 
 /*
  * Records whether the route about to answer req lets its response be

@@ -135,14 +135,6 @@ cors_respond(h2o_req_t *req, const Route *route)
 	}
 }
 
-/* The allow headers on an answer of the route with this id (cors.h). */
-void
-cors_respond_route_id(h2o_req_t *req, int64 route_id)
-{
-	if (route_id != 0)
-		cors_respond(req, cors_policy_route(route_id));
-}
-
 /* Whether route r takes requests of method (HEAD: GET routes too). */
 static bool
 takes_method(const Route *r, h2o_iovec_t method)
@@ -307,8 +299,20 @@ cors_enabled(const RouteTable *routes)
 	return false;
 }
 
-/* The module: preflights (its allow headers are a filter: cors_respond). */
+/* PHASE_FILTER: the allow headers on an answer of route r; always goes on. */
+static bool
+respond_phase(PhaseRequest *pr, const Route *r)
+{
+	cors_respond(pr->req, r);
+	return true;
+}
+
+/*
+ * The module: preflights, and the allow headers on answers.  Off the lists
+ * while no route allows any origin, so that such a table's answers pay
+ * nothing for CORS.
+ */
 const PhaseModule cors_module = {
 	"cors", cors_enabled,
-	{[PHASE_PREFLIGHT] = preflight_phase}
+	{[PHASE_PREFLIGHT] = preflight_phase,[PHASE_FILTER] = respond_phase}
 };

@@ -4,13 +4,15 @@
  *		route from a browser, set per route (the cors_* columns of
  *		webgres.routes) or for every route (the webgres.cors_* settings).
  *
- * The pipeline calls it at two points.  A preflight (OPTIONS with Origin
- * and Access-Control-Request-Method) is answered from the route table
- * before anything else, without a transaction when the table is current
- * and never with a handler.  cors_respond() adds the allow headers to
+ * A module of two phases (serve/phase_list.h, cors_module).  In
+ * PHASE_PREFLIGHT a preflight (OPTIONS with Origin and
+ * Access-Control-Request-Method) is answered from the route table before
+ * anything else, without a transaction when the table is current and never
+ * with a handler.  In PHASE_FILTER cors_respond() adds the allow headers to
  * whatever answered a route's request: its handler, its cached constant
- * response, an error, a 405, the head of a stream.  A route with no
- * origins allowed, the default, is served exactly as without this module.
+ * response, an error, a 405, the head of a stream, the worker's own answer
+ * to a request it handed off.  While no route has origins allowed, the
+ * default, the module is on neither list and costs nothing.
  */
 #ifndef WEBGRES_CORS_H
 #define WEBGRES_CORS_H
@@ -44,14 +46,6 @@ extern bool cors_preflight(struct st_h2o_req_t *req, const RouteTable *table,
  * Adds them once: a second call for the same response does nothing.
  */
 extern void cors_respond(struct st_h2o_req_t *req, const Route *route);
-
-/*
- * cors_respond() for the route with this id in the table as last loaded,
- * outside the pipeline: a worker's own answer to a request it handed off
- * (503 for a full queue, an executor that failed).  Nothing if the table
- * is stale or has no such route.
- */
-extern void cors_respond_route_id(struct st_h2o_req_t *req, int64 route_id);
 
 /*
  * The route whose CORS settings cover an answer no handler gave for a path

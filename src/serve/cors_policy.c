@@ -54,7 +54,7 @@ static const CorsList *setting_exposed = &empty_list;
 /* The routes' own columns, kept until the route table is replaced. */
 static MemoryContext policy_cxt = NULL;
 
-/* The loaded table's routes by id (in policy_cxt), for cors_policy_route(). */
+/* The loaded table's routes by id (in policy_cxt), to hang the policies read on them. */
 static Route **routes_by_id = NULL;
 static int	nroutes_by_id = 0;
 
@@ -427,18 +427,6 @@ load_policies(RouteTable *table)
 			(*found)->cors = policy_from_columns(values + 1, nulls + 1, policy_cxt, WARNING);
 	}
 	SPI_finish();
-}
-
-/* The route with this id in the table as last loaded; NULL if none (cors_policy.h). */
-Route *
-cors_policy_route(int64 id)
-{
-	Route	  **found;
-
-	if (routes_by_id == NULL || routes_peek() == NULL)
-		return NULL;
-	found = bsearch(&id, routes_by_id, nroutes_by_id, sizeof(Route *), id_cmp);
-	return found != NULL ? *found : NULL;
 }
 
 /* The route table is being replaced: its routes' policies go with it. */

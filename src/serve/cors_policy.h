@@ -41,12 +41,6 @@ typedef struct CorsEffective
 	int			max_age;		/* -1: no Access-Control-Max-Age */
 } CorsEffective;
 
-/*
- * The route with this id in the table as last loaded, without a
- * transaction; NULL if there is none or the table is stale.
- */
-extern Route *cors_policy_route(int64 id);
-
 /* Fills e for route; false (e unset) if it allows no origin. */
 extern bool cors_effective(const Route *route, CorsEffective *e);
 

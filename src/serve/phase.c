@@ -47,6 +47,30 @@ phase_lists_build(PhaseList *lists, const PhaseModule *const *modules, int nmodu
 	}
 }
 
+/*
+ * PHASE_FILTER for an answer the worker gives a request it handed off, by
+ * its route's id (pipeline_phases.h).  Only while a module is on the list,
+ * so the look-up by id, a walk of the table, is paid by nobody else; and
+ * only on the worker's own refusals, never on an executor's answers.
+ */
+void
+phase_filter_route_id(struct st_h2o_req_t *req, int64 route_id)
+{
+	const PhaseList *list = &pipeline_phases[PHASE_FILTER];
+	RouteTable *routes;
+	PhaseRequest pr = {.req = req};
+
+	if (list->n == 0 || route_id == 0 || (routes = routes_peek()) == NULL)
+		return;
+	pr.routes = routes;
+	for (int i = 0; i < routes->nroutes; i++)
+		if (routes->routes[i].id == route_id)
+		{
+			(void) phase_run(list, &pr, &routes->routes[i]);
+			return;
+		}
+}
+
 /* Builds the pipeline's lists for routes (pipeline_phases.h). */
 void
 pipeline_phases_build(RouteTable *routes)

@@ -9,12 +9,13 @@
  * serve/pipeline.c) or a list of modules, each registered by one line in
  * its floor's list (http/worker_phase_list.h for the phases before the
  * route, which need the connection; serve/phase_list.h for those after it,
- * which also run on executors).  A module whose settings are off is not on
- * its phase's list at all: the lists are built when the process starts,
- * after a reload and (for the pipeline's) when the route table loads, so
- * a request costs nothing for it.  docs/internals-modules.md is the map;
- * scripts/check-map.sh checks its phase table against the enum below and
- * the two lists.
+ * which also run on executors; http/response_phase_list.h for libh2o's
+ * filters and loggers on the worker's paths, PHASE_FILTER and PHASE_LOG).
+ * A module whose settings are off is not on its phase's list at all: the
+ * lists are built when the process starts, after a reload and (for the
+ * pipeline's) when the route table loads, so a request costs nothing for
+ * it.  docs/internals-modules.md is the map; scripts/check-map.sh checks
+ * its phase table against the enum below and the three lists.
  *
  * A module's hook gets the PhaseRequest and, from the route match on, the
  * route being tried.  It returns true to go on, or false once it answered:
@@ -44,10 +45,19 @@
  *		PipelinePlacement), decided once; caps and queues (exec/handoff.c).
  *	PHASE_CONTENT	(pipeline step) the handler (loop, executor, shared
  *		transaction, memory), an event stream, a static mount's files.
- *	PHASE_FILTER	(h2o filters on the worker's path) CORS allow headers,
- *		nosniff and HSTS, compression: the response head and body as sent.
- *	PHASE_LOG		(the exit and h2o's logger) counters, per-route figures,
- *		the access log: read only.
+ *	PHASE_FILTER	the response head and body as they leave.  Two kinds of
+ *		module: a pipeline module's PHASE_FILTER hook (serve/phase_list.h)
+ *		gets the answering route and may add headers to req->res before the
+ *		head leaves the pipeline, on the loop or on an executor (CORS' allow
+ *		headers); a FilterModule (below, one line each in
+ *		http/response_phase_list.h) is libh2o's filter on the worker's
+ *		paths, and sees every response as sent, chunk by chunk, whatever
+ *		made it (a handler, an executor's stream, a static file, a refusal):
+ *		nosniff and HSTS, compression.
+ *	PHASE_LOG		read only.  The exit (http/respond.c) counts every
+ *		answer and its route's figures; a LogModule (one line each in
+ *		http/response_phase_list.h) is libh2o's logger, called when h2o
+ *		disposes of the request, after its last byte: the access log.
  */
 #ifndef WEBGRES_PHASE_H
 #define WEBGRES_PHASE_H
@@ -56,6 +66,9 @@
 #include "routes/routes.h"
 
 struct st_h2o_req_t;
+struct st_h2o_filter_t;
+struct st_h2o_logger_t;
+struct st_h2o_ostream_t;
 struct PathSegments;
 struct RateLimitState;
 struct AuthState;
@@ -134,6 +147,39 @@ phase_run(const PhaseList *list, PhaseRequest *pr, const Route *r)
 			return false;
 	return true;
 }
+
+/*
+ * A module of PHASE_FILTER on the worker's paths: libh2o's filter
+ * (h2o_filter_t), its on_setup_ostream called as each response starts,
+ * which adds headers or an output stream and hands on with
+ * h2o_setup_next_ostream().  Defined as "const FilterModule NAME_filter"
+ * in the module's file, registered by one line in
+ * http/response_phase_list.h.  While enabled() is false the filter is not
+ * in the path's list at all (rebuilt at start and after a reload).
+ */
+typedef struct FilterModule
+{
+	const char *name;
+	bool		(*enabled) (void);	/* NULL: always */
+	bool		every_path;		/* also on libh2o's own answers (the host's
+								 * fallback path) and the metrics listeners;
+								 * else on the path that serves routes only */
+	void		(*on_setup_ostream) (struct st_h2o_filter_t *self, struct st_h2o_req_t *req,
+									 struct st_h2o_ostream_t **slot);
+} FilterModule;
+
+/*
+ * A module of PHASE_LOG: libh2o's logger (h2o_logger_t), called for each
+ * request on the path that serves routes as h2o disposes of it.  Defined
+ * as "const LogModule NAME_logger", one line in http/response_phase_list.h;
+ * not on the list while enabled() is false.
+ */
+typedef struct LogModule
+{
+	const char *name;
+	bool		(*enabled) (void);	/* NULL: always */
+	void		(*log_access) (struct st_h2o_logger_t *self, struct st_h2o_req_t *req);
+} LogModule;
 
 /*
  * The exit every response leaves by (http/respond.h), for a floor below

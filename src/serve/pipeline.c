@@ -63,11 +63,11 @@
 #define STREAM_TIMEOUT_DEFAULT_MS 600000
 
 /*
- * The pipeline's settings (pipeline_define_settings); pipeline.h declares
- * the two the hand-off reads too.
+ * The pipeline's settings (pipeline_define_settings); the hand-off and the
+ * WebSocket calls read the first two through pipeline.h's accessors.
  */
-int			webgres_handler_timeout = HANDLER_TIMEOUT_DEFAULT_MS;
-bool		webgres_expose_errors = false;
+static int	webgres_handler_timeout = HANDLER_TIMEOUT_DEFAULT_MS;
+static bool webgres_expose_errors = false;
 static bool webgres_share_read_transactions = false;
 static int	webgres_stream_timeout = STREAM_TIMEOUT_DEFAULT_MS;
 
@@ -663,7 +663,8 @@ sink_begin(void *arg, h2o_req_t *req)
 	Request    *rq = (Request *) arg;
 
 	rq->stream_begun = true;
-	cors_respond(req, rq->route);
+	/* PHASE_FILTER: the stream's head is about to leave. */
+	phase_run(&pipeline_phases[PHASE_FILTER], &rq->pr, rq->route);
 	return rq->run->sink->begin(rq->run->sink->arg, req);
 }
 
@@ -1061,8 +1062,8 @@ catch_up_event_stream(Request *rq)
 		request_set_captures(&rq->rd, caps, ncaps);
 		rows = handler_run_rows(route, &rq->rd);
 	}
-	/* The stream's head goes out in phase 2: the CORS headers go first. */
-	cors_respond(rq->req, route);
+	/* PHASE_FILTER: the stream's head goes out in phase 2, with the route's headers. */
+	phase_run(&pipeline_phases[PHASE_FILTER], &rq->pr, route);
 	if (route == NULL)
 		response_simple(rq->req, 503, "Service Unavailable", rq->body, rq->bodylen);
 	else if (rows == NULL)
@@ -1147,16 +1148,17 @@ serve(Request *rq)
 	if (!answered && !answer_without_transaction(rq))
 		run_handlers(rq);
 
-	/* PHASE_FILTER: the route's CORS headers (a stream has them: sink_begin). */
-	if (rq->outcome == PIPELINE_ANSWERED)
-		cors_respond(rq->req, rq->route);
-
 	/*
-	 * The answer is complete (rq->outcome says what it is); the caller
-	 * takes it to the exit.  Compression and the access log are h2o's
-	 * filter and logger on the worker's path (PHASE_FILTER, PHASE_LOG), so
-	 * that streams and static files pass them as they are sent.
+	 * PHASE_FILTER: the modules that need the answering route (CORS' allow
+	 * headers; a stream had them in sink_begin).  The answer is then
+	 * complete (rq->outcome says what it is) and the caller takes it to the
+	 * exit; the filters that see the bytes as sent (compression, nosniff)
+	 * and the access log are libh2o's, on the worker's path
+	 * (http/response_phase_list.h), so that streams and static files pass
+	 * them too.
 	 */
+	if (rq->outcome == PIPELINE_ANSWERED)
+		phase_run(&pipeline_phases[PHASE_FILTER], &rq->pr, rq->route);
 }
 
 /* Sets up the pipeline's memory, routes and handlers; once per process. */
@@ -1279,6 +1281,28 @@ pipeline_before_wait(void)
 		pgstat_report_activity(STATE_IDLE, NULL);
 		activity_reported = false;
 	}
+}
+
+/* webgres.handler_timeout in milliseconds (pipeline.h). */
+int
+pipeline_handler_timeout_ms(void)
+{
+	return webgres_handler_timeout;
+}
+
+/* The deadline of a handler whose request became complete at from (pipeline.h). */
+TimestampTz
+pipeline_deadline_from(TimestampTz from)
+{
+	return webgres_handler_timeout > 0 ?
+		TimestampTzPlusMilliseconds(from, webgres_handler_timeout) : 0;
+}
+
+/* webgres.expose_errors (pipeline.h). */
+bool
+pipeline_expose_errors(void)
+{
+	return webgres_expose_errors;
 }
 
 /* Defines the pipeline's settings (webgres.handler_timeout and its companions); from _PG_init. */

@@ -143,10 +143,17 @@ extern void pipeline_before_wait(void);
 
 /*
  * webgres.handler_timeout and webgres.expose_errors, which the hand-off to
- * an executor applies too.
+ * an executor and the WebSocket calls apply too: read through these, the
+ * variables are the pipeline's own.
  */
-extern int	webgres_handler_timeout;
-extern bool webgres_expose_errors;
+/* webgres.handler_timeout in milliseconds; 0: none. */
+extern int	pipeline_handler_timeout_ms(void);
+
+/* The deadline of a handler whose request became complete at from; 0: none. */
+extern TimestampTz pipeline_deadline_from(TimestampTz from);
+
+/* webgres.expose_errors: whether a 5xx names its cause to the client. */
+extern bool pipeline_expose_errors(void);
 
 /* Defines the pipeline's settings (webgres.handler_timeout and its companions); from _PG_init. */
 extern void pipeline_define_settings(void);

@@ -18,4 +18,12 @@ extern PhaseList pipeline_phases[PHASE_COUNT];
  */
 extern void pipeline_phases_build(RouteTable *routes);
 
+/*
+ * Runs PHASE_FILTER's list on the worker's own answer to a request it
+ * handed off (a full queue, an executor that failed), for the route with
+ * this id in the table as last loaded: so that a page can read the error.
+ * Nothing if the list is empty, the table stale or the route gone.
+ */
+extern void phase_filter_route_id(struct st_h2o_req_t *req, int64 route_id);
+
 #endif

@@ -310,5 +310,12 @@ is(gunzipped($r->{body}), get('/export', Accept => 'text/csv')->{body}, '... dec
 	close $s;
 }
 
+# ---- off again: the filter leaves the path's list on reload ----
+ok(WebgresTest::reload_and_wait($node, "webgres.compress = off\n"), 'the worker took webgres.compress off');
+$r = get('/big', 'Accept-Encoding' => 'gzip');
+ok(!exists $r->{headers}{'content-encoding'}, 'after reload with webgres.compress off: no Content-Encoding');
+ok(!exists $r->{headers}{vary}, '... nor Vary');
+is($r->{body}, $plain, '... the plain body');
+
 $node->stop;
 done_testing();

@@ -168,6 +168,10 @@ ok(!exists $h->{'strict-transport-security'}, '... no Strict-Transport-Security'
 ok(!exists $h->{'x-content-type-options'}, '... no X-Content-Type-Options');
 ok(WebgresTest::reload_and_wait($node, "webgres.hsts = '$HSTS'\nwebgres.nosniff = on\n"),
 	'the worker took them back');
+# With both off, the filter left the paths' lists; back on, it is on them again.
+$h = curl_head("https://localhost:$tport/hello", '--http2');
+is_deeply($h->{'strict-transport-security'}, [$HSTS], '... Strict-Transport-Security again');
+is_deeply($h->{'x-content-type-options'}, ['nosniff'], '... and X-Content-Type-Options again');
 
 # ---- testssl.sh ----
 # Not installed is a failure, not a skip: make test installs it
