@@ -24,7 +24,11 @@
 # ROUTES ('/json /plaintext /db /fortunes'), PROFILE (0; 1 adds, after the
 # measurements, a `perf record -g` of the first worker of each build under
 # each route, and its top symbols), OUT (the result directory; default
-# bench/results/<UTC timestamp>-cpu).
+# bench/results/<UTC timestamp>-cpu), CALLGRIND (0; 1 adds, after the
+# rest, the user-space instructions per request of each build and route:
+# the build's cluster restarted under valgrind --tool=callgrind with one
+# worker and no executors, counting inside on_req only, for CG_DURATION
+# (10) seconds of wrk -t1 -c4, less the first request's one-time loads).
 #
 # Writes OUT/runs.tsv (one line per run), OUT/report.md (per route and build
 # the minimum, median and maximum microseconds of CPU per request, and the
@@ -43,12 +47,14 @@ die() { log "error: $*"; exit 1; }
 REPS=${REPS:-5} DURATION=${DURATION:-4} CONNS=${CONNS:-64} WORKERS=${WORKERS:-2}
 ROUTES=${ROUTES:-/json /plaintext /db /fortunes}
 PROFILE=${PROFILE:-0}
+CALLGRIND=${CALLGRIND:-0} CG_DURATION=${CG_DURATION:-10}
 OUT=${OUT:-$BENCH/results/$(date -u +%Y%m%dT%H%M%SZ)-cpu}
 mkdir -p "$OUT"; OUT=$(cd "$OUT" && pwd)
 for tool in wrk python3 curl; do
 	command -v "$tool" >/dev/null || die "$tool is not installed (scripts/deps.sh)"
 done
 [ "$PROFILE" = 1 ] && { command -v perf >/dev/null || die "PROFILE=1 needs perf (linux-perf)"; }
+[ "$CALLGRIND" = 1 ] && { command -v callgrind_annotate >/dev/null || die "CALLGRIND=1 needs valgrind"; }
 
 WORK=$(mktemp -d /tmp/webgres-cpu.XXXXXX)
 chmod a+rx "$WORK"
@@ -259,6 +265,54 @@ if [ "$PROFILE" = 1 ]; then
 				grep -v '^#' | grep '%' | head -n 40 > "$OUT/perf-$i-${r//\//}.txt" || true
 			printf '\n## perf, %s, %s (worker %s, self time)\n\n```\n%s\n```\n' \
 				"$r" "${NAME[$i]}" "$w" "$(cat "$OUT/perf-$i-${r//\//}.txt")" >> "$OUT/report.md"
+		done
+	done
+fi
+# instructions N ROUTE: "REQUESTS IR_PER_REQUEST" of build N on ROUTE under
+# callgrind (CALLGRIND=1); the cluster is restarted under valgrind and back
+instructions() {
+	local i=$1 r=$2 dir=$OUT/callgrind-$1-${2//\//} data port w n tot one f fn v
+	mkdir -p "$dir"; [ "$(id -u)" -eq 0 ] && chown postgres: "$dir"
+	data=${PGDIR[$i]}
+	WEBGRES_BINDIR=${BIN[$i]} "$CLUSTER" stop "$data" >/dev/null
+	"$CLUSTER" as-owner valgrind --tool=callgrind --collect-atstart=no --toggle-collect=on_req \
+		--callgrind-out-file="$dir/cg.%p" "${BIN[$i]}/postgres" -D "$data" \
+		-c webgres.workers=1 -c webgres.executors=0 > "$dir/valgrind.log" 2>&1 &
+	wait_200 "http://127.0.0.1:${PORT[$i]}$r" 300 || die "${NAME[$i]} under valgrind does not answer $r"
+	port=$(sed -n 's/^port = \([0-9]*\)$/\1/p' "$data/postgresql.conf" | tail -n 1)
+	w=$("$CLUSTER" psql "$data" -d postgres -A -t -c "SELECT pid FROM pg_stat_activity WHERE backend_type = 'webgres worker'")
+	wrk -t1 -c4 -d"${CG_DURATION}s" -H "Accept: $(accept_for "$r")" -s "$BENCH/wrk/report.lua" \
+		"http://127.0.0.1:${PORT[$i]}$r" > "$dir/wrk.out" 2>&1 || true
+	WEBGRES_BINDIR=${BIN[$i]} "$CLUSTER" stop "$data" >/dev/null
+	WEBGRES_BINDIR=${BIN[$i]} "$CLUSTER" start "$data"
+	# wrk's requests and the one that answered 200 above
+	n=$(( $(grep '^WRKJSON ' "$dir/wrk.out" | sed 's/^WRKJSON //' |
+		python3 -c 'import json, sys; print(json.load(sys.stdin)["requests"])') + 1 ))
+	f=$dir/cg.$w
+	tot=$(awk '/^totals:/ { print $2 }' "$f")
+	callgrind_annotate --inclusive=yes --threshold=100 "$f" > "$f.inclusive" 2>/dev/null
+	one=0
+	# the first request's one-time work: loading the routes, preparing the handler
+	for fn in routes_current prepare_route; do
+		v=$(grep ":$fn[[:space:]]*\[" "$f.inclusive" | head -n 1 | awk '{ gsub(",", "", $1); print $1 }')
+		one=$(( one + ${v:-0} ))
+	done
+	echo "$n $(( (tot - one) / n ))"
+}
+
+if [ "$CALLGRIND" = 1 ]; then
+	{
+		printf '\n## User-space instructions per request inside on_req (callgrind)\n\n'
+		printf '| route | build | requests | instructions | ÷ first build |\n|---|---|---|---|---|\n'
+	} >> "$OUT/report.md"
+	for r in $ROUTES; do
+		first=""
+		for ((i = 0; i < NBUILDS; i++)); do
+			read -r n ir <<< "$(instructions "$i" "$r")"
+			first=${first:-$ir}
+			log "callgrind $r ${NAME[$i]}: $n requests, $ir instructions each"
+			printf '| %s | %s | %s | %s | %s× |\n' "$r" "${NAME[$i]}" "$n" "$ir" \
+				"$(python3 -c "print(f'{$ir / $first:.3f}')")" >> "$OUT/report.md"
 		done
 	done
 fi
