@@ -22,13 +22,14 @@
 #
 # Settings (environment): REPS (5), DURATION (4 s), CONNS (64), WORKERS (2),
 # ROUTES ('/json /plaintext /db /fortunes'), PROFILE (0; 1 adds, after the
-# measurements, a `perf record -g` of the first worker of each build under
-# each route, and its top symbols), OUT (the result directory; default
-# bench/results/<UTC timestamp>-cpu), CALLGRIND (0; 1 adds, after the
-# rest, the user-space instructions per request of each build and route:
-# the build's cluster restarted under valgrind --tool=callgrind with one
-# worker and no executors, counting inside on_req only, for CG_DURATION
-# (10) seconds of wrk -t1 -c4, less the first request's one-time loads).
+# measurements, a `perf record --call-graph dwarf` of the first worker of
+# each build under each route, read by bench/profile_account.py), OUT
+# (the result directory; default bench/results/<UTC timestamp>-cpu),
+# CALLGRIND (0; 1 adds, after the rest, the user-space instructions per
+# request of each build and route: the build's cluster restarted under
+# valgrind --tool=callgrind with one worker and no executors, counting
+# inside on_req only, for CG_DURATION (10) seconds of wrk -t1 -c4, less
+# the first request's one-time loads).
 #
 # Writes OUT/runs.tsv (one line per run), OUT/report.md (per route and build
 # the minimum, median and maximum microseconds of CPU per request, and the
@@ -259,12 +260,11 @@ if [ "$PROFILE" = 1 ]; then
 			wrk_run "$i" "$r" $(( DURATION + 2 )) "$WORK/profile.out" &
 			wpid=$!
 			sleep 1
-			perf record -q -g -F 999 -p "$w" -o "$data" -- sleep "$DURATION" > /dev/null 2>&1 || true
+			# DWARF call graphs: libh2o has no frame pointers
+			perf record -q --call-graph dwarf,16384 -F 1999 -p "$w" -o "$data" -- sleep "$DURATION" > /dev/null 2>&1 || true
 			wait "$wpid" || true
-			perf report -i "$data" --no-children -g none --percent-limit 0.5 --sort dso,symbol --stdio 2>/dev/null |
-				grep -v '^#' | grep '%' | head -n 40 > "$OUT/perf-$i-${r//\//}.txt" || true
-			printf '\n## perf, %s, %s (worker %s, self time)\n\n```\n%s\n```\n' \
-				"$r" "${NAME[$i]}" "$w" "$(cat "$OUT/perf-$i-${r//\//}.txt")" >> "$OUT/report.md"
+			printf '\n## perf, %s, %s (worker %s)\n\n%s\n' "$r" "${NAME[$i]}" "$w" \
+				"$(python3 "$BENCH/profile_account.py" "$data" 2>&1)" >> "$OUT/report.md"
 		done
 	done
 fi
