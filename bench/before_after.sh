@@ -30,6 +30,8 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BENCH=$ROOT/bench
 BASE=${1:?usage: bench/before_after.sh BASE-COMMIT}
 
+# shellcheck source=bench/lib.sh
+. "$BENCH/lib.sh"
 log() { printf '[before-after %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
@@ -46,26 +48,15 @@ cleanup() {
 	rm -rf "$SRC"
 }
 trap cleanup EXIT
-git -C "$ROOT" worktree add --detach "$SRC/tree" "$base_sha" >/dev/null 2>&1
 # Postgres runs as an unprivileged user and reads the TFB SQL files from here.
-chmod -R a+rX "$SRC"
+chmod a+rx "$SRC"
+commit_tree "$ROOT" "$base_sha" "$SRC/tree"
 
-# The copy of the Postgres installation: each directory the programs look in,
-# at the same path below $SRC/pg, without this tree's webgres.
-bindir=$(pg_config --bindir); pkglibdir=$(pg_config --pkglibdir); sharedir=$(pg_config --sharedir)
-for d in "$bindir" "$pkglibdir" "$sharedir"; do
-	mkdir -p "$SRC/pg$(dirname "$d")"
-	[ -d "$SRC/pg$d" ] || cp -a "$d" "$SRC/pg$d"
-done
-rm -f "$SRC/pg$pkglibdir"/webgres.* "$SRC/pg$sharedir"/extension/webgres*
-[ "$("$SRC/pg$bindir/pg_config" --pkglibdir)" = "$SRC/pg$pkglibdir" ] ||
-	die "the copy of Postgres in $SRC/pg does not look for its libraries in its own directory"
-
+# The copy of the Postgres installation, without this tree's webgres
+# (bench/lib.sh: pg_install_copy, build_into_copy).
+bindir=$(pg_install_copy "$SRC/pg")
 log "building the older build ${base_sha:0:7} into a copy of Postgres in $SRC/pg"
-make -C "$SRC/tree" -s all > "$SRC/build-before.log" 2>&1 &&
-	make -C "$SRC/tree" -s install DESTDIR="$SRC/pg" >> "$SRC/build-before.log" 2>&1 ||
-	{ tail -n 20 "$SRC/build-before.log" >&2; exit 1; }
-[ -f "$SRC/pg$pkglibdir/webgres.so" ] || die "the older build did not install into $SRC/pg"
+build_into_copy "$SRC/tree" "$SRC/pg" "$SRC/build-before.log"
 
 log "building and installing this tree ($(git -C "$ROOT" describe --always --dirty))"
 make -C "$ROOT" -s all install > "$SRC/build-after.log" 2>&1 \
@@ -73,7 +64,7 @@ make -C "$ROOT" -s all install > "$SRC/build-after.log" 2>&1 \
 
 # BENCH_OUT names another result directory (bench/guard.sh sets it)
 OUT=${BENCH_OUT:-$BENCH/results/$(date -u +%Y%m%dT%H%M%SZ)-before-after}
-export BENCH_VIA="${BENCH_VIA:-bench/before_after.sh $BASE}" BENCH_OUT=$OUT BASE_BINDIR=$SRC/pg$bindir BASE_BUILD=${base_sha:0:7}
+export BENCH_VIA="${BENCH_VIA:-bench/before_after.sh $BASE}" BENCH_OUT=$OUT BASE_BINDIR=$bindir BASE_BUILD=${base_sha:0:7}
 export BASE_TFB_DB=$SRC/tree/scripts/tfb-db.sh
 log "measuring both builds"
 if [ "$AFTER_ALL" = 1 ]; then

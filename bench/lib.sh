@@ -32,3 +32,47 @@ throwaway_cluster() {
 	export PGDIR PGPORT PGHOST WG_PORT
 	trap '"$CLUSTER" stop "$PGDIR" immediate >/dev/null 2>&1 || true; rm -rf "$PGDIR"' EXIT
 }
+
+# pg_install_copy DIR: mirrors the Postgres installation (pg_config's, or
+# PG_CONFIG's) under DIR: its bindir, pkglibdir and sharedir at the same
+# paths below DIR, without webgres.  The Postgres programs find their
+# libraries and extension files relative to their own directory, so the
+# copy loads whatever webgres build_into_copy puts in it, and two builds of
+# the extension can run side by side.  Prints the copy's bindir.
+pg_install_copy() {
+	local dir=$1 pgc=${PG_CONFIG:-pg_config} bindir pkglibdir sharedir d
+	bindir=$("$pgc" --bindir); pkglibdir=$("$pgc" --pkglibdir); sharedir=$("$pgc" --sharedir)
+	for d in "$bindir" "$pkglibdir" "$sharedir"; do
+		mkdir -p "$dir$(dirname "$d")"
+		[ -d "$dir$d" ] || cp -a "$d" "$dir$d"
+	done
+	rm -f "$dir$pkglibdir"/webgres.* "$dir$sharedir"/extension/webgres*
+	if [ "$("$dir$bindir/pg_config" --pkglibdir)" != "$dir$pkglibdir" ]; then
+		log "error: the copy of Postgres in $dir does not look for its libraries in its own directory"
+		return 1
+	fi
+	echo "$dir$bindir"
+}
+
+# build_into_copy TREE DIR LOGFILE: builds the webgres source tree TREE and
+# installs it into the copy of Postgres that pg_install_copy made in DIR;
+# on failure, prints the log's last lines and returns 1.
+build_into_copy() {
+	local tree=$1 dir=$2 logfile=$3
+	if ! { make -C "$tree" -s all > "$logfile" 2>&1 &&
+		make -C "$tree" -s install DESTDIR="$dir" >> "$logfile" 2>&1; }; then
+		tail -n 20 "$logfile" >&2
+		return 1
+	fi
+	[ -f "$dir$("${PG_CONFIG:-pg_config}" --pkglibdir)/webgres.so" ] ||
+		{ log "error: the build of $tree did not install into $dir"; return 1; }
+}
+
+# commit_tree REPO COMMIT DIR: a detached worktree of REPO at COMMIT in DIR,
+# readable by the user Postgres runs as (it reads the TFB SQL files there);
+# remove it with git worktree remove --force DIR.
+commit_tree() {
+	git -C "$1" worktree add --detach "$3" "$2" >/dev/null 2>&1 ||
+		{ log "error: could not check $2 out into $3"; return 1; }
+	chmod -R a+rX "$3"
+}

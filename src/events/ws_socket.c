@@ -39,6 +39,7 @@
 #include <h2o.h>
 #include <h2o/websocket.h>
 
+#include "core/settings.h"
 #include "events/sse.h"
 #include "events/ws_socket.h"
 
@@ -558,6 +559,9 @@ ws_start(h2o_req_t *req, const char *key, const WsHandlers *handlers,
 	ws->gone_arg = arg;
 	dlist_push_tail(&all_sockets, &ws->node);
 
+	/* libh2o writes the 101 without the filters that add Server (security_headers.c). */
+	h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_SERVER, NULL,
+				   H2O_STRLIT(WEBGRES_SERVER_NAME));
 	ws->conn = h2o_upgrade_to_websocket(req, key, ws, on_ws_message);
 	wslay_event_config_set_max_recv_msg_length(ws->conn->ws_ctx, ws_max_message);
 	/* Goes out once the 101 has: libh2o then proceeds with the socket. */

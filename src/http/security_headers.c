@@ -1,6 +1,6 @@
 /*
  * security_headers.c
- *		X-Content-Type-Options: nosniff on every response, and
+ *		Server and X-Content-Type-Options: nosniff on every response, and
  *		Strict-Transport-Security on every response sent over TLS.
  *
  * A response filter, so that every answer gets them whatever made it: a
@@ -12,8 +12,14 @@
  * never ends (http/timeouts.c, cleartext only); neither has a body a
  * browser would render.
  *
- * nosniff costs one entry in the response's header vector, its name and
- * value built once: no allocation and no formatting per response.  HSTS
+ * Server and nosniff cost one entry each in the response's header vector,
+ * name and value built once: no allocation and no formatting per response.
+ * Server is added here rather than by libh2o (its server_name is left
+ * empty, http/worker.c), because libh2o 2.2.5 formats that line with
+ * sprintf() for every HTTP/1 response: a tenth of the user-space
+ * instructions of a /json request went to its two sprintf() calls
+ * (docs/performance.md).  The WebSocket upgrade's 101, which libh2o
+ * writes without passing the filters, gets it from events/ws_socket.c.  HSTS
  * is added only on TLS connections, never in cleartext (RFC 6797 7.2: a
  * host must not send it over plain HTTP), with the value copied into the
  * request's pool, as a reload may free the setting's string before the
@@ -27,6 +33,7 @@
 #define H2O_USE_LIBUV 0
 #include <h2o.h>
 
+#include "core/settings.h"
 #include "http/security_headers.h"
 #include "serve/phase.h"
 
@@ -34,6 +41,7 @@
 static bool webgres_nosniff = true;
 static char *webgres_hsts;
 
+static const h2o_iovec_t server_value = {(char *) WEBGRES_SERVER_NAME, sizeof(WEBGRES_SERVER_NAME) - 1};
 static h2o_iovec_t nosniff_name = {(char *) "x-content-type-options", sizeof("x-content-type-options") - 1};
 static const h2o_iovec_t nosniff_value = {(char *) "nosniff", sizeof("nosniff") - 1};
 
@@ -53,6 +61,11 @@ on_setup_ostream(h2o_filter_t *self, h2o_req_t *req, h2o_ostream_t **slot)
 {
 	h2o_headers_t *headers = &req->res.headers;
 
+	if (h2o_find_header(headers, H2O_TOKEN_SERVER, -1) == -1)
+	{
+		h2o_vector_reserve(&req->pool, headers, headers->size + 1);
+		headers->entries[headers->size++] = (h2o_header_t) {&H2O_TOKEN_SERVER->buf, NULL, server_value};
+	}
 	if (webgres_nosniff &&
 		h2o_find_header_by_str(headers, nosniff_name.base, nosniff_name.len, -1) == -1)
 	{
@@ -69,11 +82,14 @@ on_setup_ostream(h2o_filter_t *self, h2o_req_t *req, h2o_ostream_t **slot)
 	h2o_setup_next_ostream(req, slot);
 }
 
-/* Whether the filter is on the paths' lists: either header is. */
+/*
+ * Whether the filter is on the paths' lists: always, since it writes the
+ * Server header libh2o no longer does, whatever nosniff and HSTS are.
+ */
 static bool
 security_headers_enabled(void)
 {
-	return webgres_nosniff || webgres_hsts[0] != '\0';
+	return true;
 }
 
 /*

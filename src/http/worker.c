@@ -295,7 +295,8 @@ setup_h2o(void)
 	h2o_handler_t *handler;
 
 	h2o_config_init(&config);
-	config.server_name = h2o_iovec_init(H2O_STRLIT(WEBGRES_SERVER_NAME));
+	/* Server comes from the response filter, without sprintf() (security_headers.c). */
+	config.server_name = h2o_iovec_init(H2O_STRLIT(""));
 	apply_settings();
 
 	hostconf = h2o_config_register_host(&config, h2o_iovec_init(H2O_STRLIT("default")), 65535);

@@ -1,4 +1,5 @@
-# Security headers (docs/security.md): X-Content-Type-Options: nosniff on
+# Security headers (docs/security.md): Server on every response (a
+# handler's own kept, never two), X-Content-Type-Options: nosniff on
 # every response by default (webgres.nosniff), and webgres.hsts's
 # Strict-Transport-Security on every response over TLS and never in
 # cleartext: handlers, constant routes, executors, streams, errors,
@@ -47,7 +48,7 @@ $node->safe_psql('postgres', qq{
 		('GET', '/exec', \$\$SELECT 'from an executor' AS body\$\$, 'executor'),
 		('GET', '/export', \$\$SELECT i FROM generate_series(1, 3) i\$\$, 'stream'),
 		('GET', '/own', \$\$SELECT 'own' AS body, '{"strict-transport-security": "max-age=60",
-			"x-content-type-options": "nosniff"}'::jsonb AS headers\$\$, 'auto');
+			"x-content-type-options": "nosniff", "server": "own-server"}'::jsonb AS headers\$\$, 'auto');
 });
 WebgresTest::wait_for_status($port, '/exec', 200);
 ok(WebgresTest::wait_for_listen($tport), 'the TLS listener accepts connections');
@@ -103,6 +104,7 @@ for my $path (sort keys %cases)
 		is($h->{status}, $status, "$proto->[0] $desc ($path): $status");
 		is_deeply($h->{'x-content-type-options'}, ['nosniff'], '... X-Content-Type-Options: nosniff, once');
 		ok(!exists $h->{'strict-transport-security'}, '... no Strict-Transport-Security in cleartext');
+		is_deeply($h->{server}, ['webgres'], '... Server: webgres, once');
 	}
 }
 
@@ -116,6 +118,7 @@ for my $path (sort keys %cases)
 		is($h->{status}, $status, "$proto->[0] $desc ($path): $status");
 		is_deeply($h->{'x-content-type-options'}, ['nosniff'], '... X-Content-Type-Options: nosniff, once');
 		is_deeply($h->{'strict-transport-security'}, [$HSTS], '... Strict-Transport-Security, once');
+		is_deeply($h->{server}, ['webgres'], '... Server: webgres, once');
 	}
 }
 
@@ -126,11 +129,13 @@ my $r = WebgresTest::request($port, 'POST', '/hello', body => $big);
 is($r->{status}, 413, "libh2o's 413 in cleartext");
 is($r->{headers}{'x-content-type-options'}, 'nosniff', '... nosniff');
 ok(!exists $r->{headers}{'strict-transport-security'}, '... no HSTS');
+is($r->{headers}{server}, 'webgres', '... Server: webgres');
 TlsTest::write_file("$dir/big", $big);
 my $h = curl_head("https://localhost:$tport/hello", '--http1.1', '--data-binary', "\@$dir/big");
 is($h->{status}, 413, "libh2o's 413 over TLS");
 is_deeply($h->{'strict-transport-security'}, [$HSTS], '... with HSTS');
 is_deeply($h->{'x-content-type-options'}, ['nosniff'], '... and nosniff');
+is_deeply($h->{server}, ['webgres'], '... and Server: webgres, once');
 
 # A client that claims https in cleartext (absolute-form) gets no HSTS.
 $r = WebgresTest::raw($port, "GET https://localhost/hello HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
@@ -145,11 +150,15 @@ is_deeply($h->{'x-content-type-options'}, ['nosniff'], '... nosniff');
 $h = curl_head("http://127.0.0.1:$mport/other");
 is($h->{status}, 404, "the metrics listener's 404");
 is_deeply($h->{'x-content-type-options'}, ['nosniff'], '... nosniff');
+is_deeply($h->{server}, ['webgres'], '... Server: webgres, once');
 
 # A handler's own headers are kept, not doubled.
 $h = curl_head("https://localhost:$tport/own", '--http2');
 is_deeply($h->{'strict-transport-security'}, ['max-age=60'], "a handler's own Strict-Transport-Security is kept");
 is_deeply($h->{'x-content-type-options'}, ['nosniff'], "... and its own nosniff is not doubled");
+is_deeply($h->{server}, ['own-server'], "... nor its own Server");
+$h = curl_head("http://127.0.0.1:$port/own", '--http1.1');
+is_deeply($h->{server}, ['own-server'], "a handler's own Server over HTTP/1.1 is the only one");
 
 # ---- the settings ----
 my ($rc, $out, $err) = $node->psql('postgres', q{ALTER SYSTEM SET webgres.hsts = 'includeSubDomains'});
@@ -166,9 +175,10 @@ $h = curl_head("https://localhost:$tport/hello", '--http2');
 is($h->{status}, 200, 'after the reload: 200 over TLS');
 ok(!exists $h->{'strict-transport-security'}, '... no Strict-Transport-Security');
 ok(!exists $h->{'x-content-type-options'}, '... no X-Content-Type-Options');
+is_deeply($h->{server}, ['webgres'], '... but Server: webgres still, once');
 ok(WebgresTest::reload_and_wait($node, "webgres.hsts = '$HSTS'\nwebgres.nosniff = on\n"),
 	'the worker took them back');
-# With both off, the filter left the paths' lists; back on, it is on them again.
+# The filter stays on the paths' lists with both off (it writes Server); back on, both come again.
 $h = curl_head("https://localhost:$tport/hello", '--http2');
 is_deeply($h->{'strict-transport-security'}, [$HSTS], '... Strict-Transport-Security again');
 is_deeply($h->{'x-content-type-options'}, ['nosniff'], '... and X-Content-Type-Options again');

@@ -71,6 +71,7 @@ is($c->{status}, 101, 'the upgrade is answered 101 Switching Protocols');
 is($c->{headers}{'sec-websocket-accept'}, WsClient::accept_for($c->{key}),
 	'Sec-WebSocket-Accept is the SHA-1 of the key and the GUID (RFC 6455 4.2.2)');
 like($c->{headers}{upgrade} // '', qr/^websocket$/i, 'Upgrade: websocket');
+is($c->{headers}{server}, 'webgres', 'Server: webgres on the 101 too, which libh2o writes past the filters');
 ok(!exists $c->{headers}{'sec-websocket-extensions'}, 'no extension (permessage-deflate) is offered');
 my $f = $c->next_message;
 is($f->{payload}, 'hello authenticator', "the open handler's body is the first message, as the owner");
