@@ -235,6 +235,67 @@ put_rows(StringInfo out)
 }
 
 /*
+ * The most handler statements whose plans an executor keeps; past it the
+ * cache starts again empty (routes are few; a statement no route uses any
+ * more goes with the next clearing).
+ */
+#define WS_PLAN_CACHE_MAX 64
+
+/* A kept plan of one handler statement for one argument list. */
+typedef struct WsPlan
+{
+	char	   *sql;			/* in TopMemoryContext */
+	int			nargs;
+	Oid			arg1;			/* the second argument's type: the kind */
+	SPIPlanPtr	plan;			/* SPI_keepplan()ed */
+} WsPlan;
+
+static WsPlan ws_plans[WS_PLAN_CACHE_MAX];
+static int	ws_nplans = 0;
+
+/*
+ * The kept plan of sql for these arguments, prepared (as the current user)
+ * on first use.  Postgres' plan cache revalidates it as it would a
+ * prepared statement's: after DDL on what it reads, a changed search_path
+ * (the role's "$user" included) and, for tables with row-level security,
+ * another user.  Each message is parsed and planned once per executor
+ * rather than once per message.
+ */
+static SPIPlanPtr
+ws_plan_for(const char *sql, int nargs, Oid *types)
+{
+	SPIPlanPtr	plan;
+	WsPlan	   *p;
+
+	for (int i = 0; i < ws_nplans; i++)
+		if (ws_plans[i].nargs == nargs && ws_plans[i].arg1 == types[1] &&
+			strcmp(ws_plans[i].sql, sql) == 0)
+			return ws_plans[i].plan;
+
+	plan = SPI_prepare(sql, nargs, types);
+	if (plan == NULL)
+		elog(ERROR, "could not prepare the WebSocket handler: %s",
+			 SPI_result_code_string(SPI_result));
+	if (ws_nplans == WS_PLAN_CACHE_MAX)
+	{
+		for (int i = 0; i < ws_nplans; i++)
+		{
+			SPI_freeplan(ws_plans[i].plan);
+			pfree(ws_plans[i].sql);
+		}
+		ws_nplans = 0;
+	}
+	if (SPI_keepplan(plan) != 0)
+		elog(ERROR, "could not keep the WebSocket handler's plan");
+	p = &ws_plans[ws_nplans++];
+	p->sql = MemoryContextStrdup(TopMemoryContext, sql);
+	p->nargs = nargs;
+	p->arg1 = types[1];
+	p->plan = plan;
+	return plan;
+}
+
+/*
  * Runs a call in a transaction of its own and appends its answer's frames
  * to out: a message per row, then WS_FRAME_DONE; on an error (logged),
  * what it made is dropped and WS_FRAME_FAILED is the answer.
@@ -294,7 +355,7 @@ run_call(const WsCallSpec *c, StringInfo out)
 
 		GetUserIdAndSecContext(&save_userid, &save_sec_context);
 		SetUserIdAndSecContext(c->role, save_sec_context | WS_SEC_CONTEXT);
-		rc = SPI_execute_with_args(c->sql, nargs, types, values, nulls, false, 0);
+		rc = SPI_execute_plan(ws_plan_for(c->sql, nargs, types), values, nulls, false, 0);
 		if (rc < 0)
 			elog(ERROR, "could not run the WebSocket handler: %s", SPI_result_code_string(rc));
 		MemoryContextSwitchTo(oldcxt);

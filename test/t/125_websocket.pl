@@ -99,6 +99,50 @@ is($f->{payload}, "\x01\x02\x00\xff", 'binary messages reach the handler as $3 (
 $c->send_close(1000);
 $c->wait_close;
 
+# Each executor keeps a message handler's plan: a table dropped and made
+# again with another type between two messages is planned afresh, and two
+# routes with the same statement but other search_paths each read their
+# own schema's table (Postgres' plan cache revalidates kept plans).
+$node->safe_psql('postgres', q{
+	CREATE TABLE ws_kept (v int); INSERT INTO ws_kept VALUES (1);
+	GRANT SELECT ON ws_kept TO PUBLIC;
+	CREATE SCHEMA ws_a; CREATE SCHEMA ws_b;
+	CREATE TABLE ws_a.t (v text); INSERT INTO ws_a.t VALUES ('from a');
+	CREATE TABLE ws_b.t (v text); INSERT INTO ws_b.t VALUES ('from b');
+	GRANT USAGE ON SCHEMA ws_a, ws_b TO PUBLIC;
+	GRANT SELECT ON ws_a.t, ws_b.t TO PUBLIC;
+	SET ROLE authenticator;
+	INSERT INTO webgres.routes (method, path, handler, upgrade, on_message, owner, search_path)
+	VALUES ('GET', '/kept', 'SELECT NULL AS body', 'websocket',
+	        $h$SELECT CASE $2 WHEN 'path' THEN (SELECT v FROM t) ELSE (SELECT v::text FROM public.ws_kept) END$h$,
+	        'authenticator', 'ws_a, public'),
+	       ('GET', '/kept_b', 'SELECT NULL AS body', 'websocket',
+	        $h$SELECT CASE $2 WHEN 'path' THEN (SELECT v FROM t) ELSE (SELECT v::text FROM public.ws_kept) END$h$,
+	        'authenticator', 'ws_b, public')});
+WebgresTest::poll_until(sub { WsClient->open($port, '/kept_b')->{status} == 101 });
+$c = WsClient->open($port, '/kept');
+$c->send_text('x') for 1 .. 8;
+@got = map { ($c->next_message // {})->{payload} // '' } 1 .. 8;
+is_deeply(\@got, [('1') x 8], 'a kept handler plan answers message after message');
+$node->safe_psql('postgres', q{
+	DROP TABLE ws_kept; CREATE TABLE ws_kept (v text); INSERT INTO ws_kept VALUES ('two');
+	GRANT SELECT ON ws_kept TO PUBLIC});
+$c->send_text('x');
+is(($c->next_message // {})->{payload}, 'two', '... and is planned again after its table is replaced');
+my %from;
+for my $path ('/kept', '/kept_b', '/kept', '/kept_b')
+{
+	my $k = WsClient->open($port, $path);
+	$k->send_text('path') for 1 .. 3;
+	push @{ $from{$path} }, map { ($k->next_message // {})->{payload} // '' } 1 .. 3;
+	$k->send_close(1000);
+	$k->wait_close;
+}
+$c->send_close(1000);
+$c->wait_close;
+is_deeply(\%from, { '/kept' => [('from a') x 6], '/kept_b' => [('from b') x 6] },
+	'the same statement under two search_paths reads each its own table');
+
 # ---- refusals of the upgrade ----
 $c = WsClient->open($port, '/echo', no_key => 1);
 is($c->{status}, 400, 'no Sec-WebSocket-Key: 400');
