@@ -13,7 +13,8 @@
 # 'postgres' user cannot read it, so the tests run as that user from a
 # scratch copy.  WEBGRES_TAP=t/010_x.pl runs the named TAP files only;
 # WEBGRES_KEEP=1 keeps the scratch directory for inspection;
-# WEBGRES_FUZZ_SECONDS sets how long each fuzzer runs (10; 0 skips them).
+# WEBGRES_FUZZ_SECONDS sets how long each fuzzer runs (10; 0 skips them);
+# WEBGRES_TAP_JOBS how many TAP files run at once (3; 1 runs them in turn).
 # Each version is built in build/pgN of the checkout (kept, so a second
 # run only rebuilds what changed; scripts/postgres.sh build); SANITIZE=address
 # tests the installed build of one version (PG, default 15) instead.
