@@ -4,6 +4,12 @@
 # must wait on events, not on time, and this is where a race shows.  Stops
 # at the first failure and keeps that run's output.  Each run's result and
 # duration go to stdout and to $OUT (default stress-test.log).
+#
+#   scripts/stress-test.sh                    every version, ten runs
+#   PG=15 RUNS=3 scripts/stress-test.sh       15 only (make test-stress PG=15)
+#
+# The environment reaches make test: PG picks one version, and
+# WEBGRES_TAP_JOBS how many TAP files run at once (docs/testing.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,7 +26,8 @@ trap 'kill "$load_pid" 2>/dev/null || true; wait "$load_pid" 2>/dev/null || true
 
 say() { echo "$*" | tee -a "$OUT"; }
 say "stress-test $(date -u +%FT%TZ) at $(git rev-parse --short HEAD 2>/dev/null || echo '?'):" \
-	"$RUNS runs of make test beside stress-ng --cpu $LOAD_WORKERS on $(nproc) CPUs"
+	"$RUNS runs of make test${PG:+ PG=$PG} (TAP files ${WEBGRES_TAP_JOBS:-3} at a time)" \
+	"beside stress-ng --cpu $LOAD_WORKERS on $(nproc) CPUs"
 for i in $(seq 1 "$RUNS"); do
 	start=$(date +%s)
 	if make test > "run-$i.log" 2>&1; then

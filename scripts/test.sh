@@ -13,7 +13,8 @@
 # 'postgres' user cannot read it, so the tests run as that user from a
 # scratch copy.  WEBGRES_TAP=t/010_x.pl runs the named TAP files only;
 # WEBGRES_KEEP=1 keeps the scratch directory for inspection;
-# WEBGRES_FUZZ_SECONDS sets how long each fuzzer runs (10; 0 skips them).
+# WEBGRES_FUZZ_SECONDS sets how long each fuzzer runs (10; 0 skips them);
+# WEBGRES_TAP_JOBS how many TAP files run at once (3; 1 runs them in turn).
 # Each version is built in build/pgN of the checkout (kept, so a second
 # run only rebuilds what changed; scripts/postgres.sh build); SANITIZE=address
 # tests the installed build of one version (PG, default 15) instead.
@@ -73,6 +74,11 @@ else
 	run() { env PATH="$bindir:$PATH" "$@"; }
 fi
 
+# How many TAP files run at once (WEBGRES_TAP_JOBS): most of a file's
+# time is spent waiting on its servers, so more files than cores keep the
+# cores busy (docs/testing.md has the measurements).
+tap_jobs=${WEBGRES_TAP_JOBS:-3}
+
 # Ports are reserved in one directory for every run on this machine, so
 # that two runs at once (make test beside make test-stress) never pick the
 # same free port; PostgreSQL::Test::Cluster frees a port its owner left.
@@ -87,10 +93,10 @@ export WEBGRES_PYTHON
 # ---- one version: the private installation, pg_regress, TAP, and the
 # fuzzers if $2 is 'fuzz'.  Runs in a subshell of its own (see below), in
 # $scratch/pg$1, and leaves its counts in $scratch/pg$1/result as
-# "PASSED FAILED SKIPPED WHAT".
+# "PASSED FAILED SKIPPED SECONDS WHAT".
 test_version() {
 	local v=$1 fuzz=$2 vs=$scratch/pg$1 pgc bindir pgxs tests port
-	local passed=0 failed=0 skipped=0 what=""
+	local passed=0 failed=0 skipped=0 what="" t0=$SECONDS t times=""
 	pgc=$("$postgres" install "$v")
 	bindir=$("$pgc" --bindir)
 	pgxs=$(cd "$(dirname "$("$pgc" --pgxs)")/../.." && pwd)
@@ -167,6 +173,8 @@ test_version() {
 	CONF
 	[ "$(id -u)" -eq 0 ] && chown "$os_user": "$vs/regress.conf"
 	port=$(( 20000 + RANDOM % 20000 ))
+	times="set-up $((SECONDS - t0)) s"
+	t=$SECONDS
 	echo "== pg_regress (Postgres $v)"
 	if run "$pgxs/src/test/regress/pg_regress" \
 		--temp-instance="$vs/regress/instance" \
@@ -200,6 +208,8 @@ test_version() {
 	# so on a version other than 15 for a file whose reason ends with
 	# "(docs/versions.md)": that installation lacks a module the file
 	# needs, a gap of the version that docs/versions.md lists.
+	times="$times, pg_regress $((SECONDS - t)) s"
+	t=$SECONDS
 	echo "== TAP (Postgres $v)"
 	local ntap tap_status=0 tap_summary=$vs/tap-summary tap_passed tap_failed tap_skipped gaps=0
 	local tap_files f
@@ -211,11 +221,24 @@ test_version() {
 		what="$what, $(echo $tap_15_only | wc -w) TAP file(s) left to 15"
 	fi
 	ntap=$(echo "$tap_files" | wc -w)
+	# The files run $tap_jobs at a time, the slowest of the last run first
+	# (its times are kept in build/tap-times-pgN of the checkout), then
+	# those WebgresHarness lists as needing the machine to themselves, one
+	# by one.  Each node's data directory is a copy of one initdb made for
+	# the run (WebgresTest.pm).
+	local tap_times=$src/build/tap-times-pg$v
+	[ -f "$tap_times" ] && cp "$tap_times" "$vs/tap-times"
+	[ "$(id -u)" -eq 0 ] && [ -f "$vs/tap-times" ] && chown "$os_user": "$vs/tap-times"
 	(cd "$vs/src/test" && run env WEBGRES_SRC="$vs/src" TESTDIR="$vs/src/test" \
 		PG_REGRESS="$pgxs/src/test/regress/pg_regress" \
 		PERL5LIB="$tap_perl:$vs/src/test/t" PG_TEST_PORT_DIR="$port_dir" \
-		WEBGRES_TAP_SUMMARY="$tap_summary" ${WEBGRES_REQUIRE_ALL:+WEBGRES_REQUIRE_ALL="$WEBGRES_REQUIRE_ALL"} \
-		prove --harness=WebgresHarness ${PROVE_FLAGS:-} $tap_files) || tap_status=$?
+		WEBGRES_TAP_SUMMARY="$tap_summary" WEBGRES_TAP_TIMES="$vs/tap-times" \
+		WEBGRES_INITDB_TEMPLATE="$vs/initdb-template" \
+		${WEBGRES_REQUIRE_ALL:+WEBGRES_REQUIRE_ALL="$WEBGRES_REQUIRE_ALL"} \
+		prove --harness=WebgresHarness -j "$tap_jobs" ${PROVE_FLAGS:-} $tap_files) || tap_status=$?
+	if [ -f "$vs/tap-times" ]; then
+		mkdir -p "$src/build" && cp "$vs/tap-times" "$tap_times" || true
+	fi
 	tap_passed=$(tap_count "$tap_summary" passed)
 	tap_skipped=$(tap_count "$tap_summary" skipped)
 	# A file the harness never reported (prove itself broke) counts as failed.
@@ -243,6 +266,8 @@ test_version() {
 		what="$what, $tap_passed TAP file(s)"
 	fi
 	[ "$tap_skipped" -gt 0 ] && what="$what ($tap_skipped skipped, named above)"
+	times="$times, TAP $((SECONDS - t)) s ($tap_jobs at a time)"
+	t=$SECONDS
 
 	# ---- fuzzing: each harness briefly; fails without clang (make test installs it) ----
 	# The harnesses are always built with ASan and UBSan, so a sanitized run
@@ -260,7 +285,9 @@ test_version() {
 			what="$what, fuzzers FAILED"
 		fi
 	fi
-	echo "$passed $failed $skipped $what" > "$vs/result"
+	[ "$fuzz" = fuzz ] && times="$times, fuzz $((SECONDS - t)) s"
+	echo "Postgres $v took $((SECONDS - t0)) s: $times"
+	echo "$passed $failed $skipped $((SECONDS - t0)) $what" > "$vs/result"
 }
 
 # The number of TAP files of outcome $2 in the summary $1 (WebgresHarness).
@@ -327,9 +354,10 @@ fi
 # ---- the versions only built: the compatibility header compiles there too ----
 for v in $built_only; do
 	echo "== build for Postgres $v (not tested here: docs/versions.md)"
+	t=$SECONDS
 	if "$postgres" build "$v"; then
 		total_passed=$((total_passed + 1))
-		summary+=("Postgres $v: built with -Werror (not tested)")
+		summary+=("Postgres $v: built with -Werror (not tested) ($((SECONDS - t)) s)")
 	else
 		total_failed=$((total_failed + 1))
 		summary+=("Postgres $v: build FAILED")
@@ -349,9 +377,9 @@ for v in $versions; do
 	test_version "$v" "$f" &
 	status=0
 	wait $! || status=$?
-	result="0 1 0 did not finish (status $status)"
+	result="0 1 0 0 did not finish (status $status)"
 	[ -f "$scratch/pg$v/result" ] && result=$(cat "$scratch/pg$v/result")
-	read -r p fl sk what <<<"$result"
+	read -r p fl sk secs what <<<"$result"
 	[ "$status" -ne 0 ] && [ "$fl" -eq 0 ] && fl=1
 	if [ "${SANITIZE:-}" = address ] && ! sanitize_check "$v"; then
 		fl=$((fl + 1))
@@ -360,12 +388,12 @@ for v in $versions; do
 	total_passed=$((total_passed + p))
 	total_failed=$((total_failed + fl))
 	total_skipped=$((total_skipped + sk))
-	summary+=("Postgres $v: $what: $p passed, $fl failed, $sk skipped")
+	summary+=("Postgres $v: $what: $p passed, $fl failed, $sk skipped ($secs s)")
 done
 
 echo "webgres: the layering check, the TAP table check and the bench report's tests, then per version${SANITIZE:+ (SANITIZE=$SANITIZE)}:"
 for line in "${summary[@]}"; do
 	echo "  $line"
 done
-echo "$total_passed passed, $total_failed failed, $total_skipped skipped"
+echo "$total_passed passed, $total_failed failed, $total_skipped skipped, in $SECONDS s"
 [ "$total_failed" -eq 0 ]

@@ -32,6 +32,9 @@ $node->safe_psql('postgres', q{
 	CREATE TABLE rooms (name text PRIMARY KEY, closed bool DEFAULT false);
 	INSERT INTO rooms VALUES ('lobby', false), ('attic', true);
 	GRANT SELECT ON rooms TO PUBLIC;
+	CREATE TABLE gate (n int);
+	INSERT INTO gate VALUES (3);
+	GRANT SELECT ON gate TO PUBLIC;
 });
 
 # Adds a WebSocket route owned by authenticator.
@@ -61,7 +64,7 @@ ws_route('/room/:name', q{
 	       'welcome to ' || (request.params->>'name') AS body
 	FROM request LEFT JOIN rooms r ON r.name = request.params->>'name'},
 	q{SELECT pg_notify('room_lobby', $2) WHERE false});
-ws_route('/slow', q{SELECT NULL AS body}, q{SELECT 'slept ' || $2 FROM pg_sleep($2::float)});
+ws_route('/slow', q{SELECT NULL AS body}, q{SELECT 'waited ' || $2 || ' ' || n FROM gate});
 WebgresTest::add_route($node, 'GET', '/ping', q{SELECT 'pong' AS body});
 WebgresTest::wait_for_status($port, '/ping', 200);
 
@@ -221,20 +224,24 @@ $c->send_close(1000);
 $c->wait_close;
 
 # ---- a slow handler holds up neither HTTP nor another socket ----
+# The message handler waits for a lock on gate that a session here holds:
+# it runs until that session commits, however long the rest takes.
+my $gate = $node->background_psql('postgres');
+$gate->query_safe('BEGIN; LOCK TABLE gate IN ACCESS EXCLUSIVE MODE');
+my $waiting = q{SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = 'gate'::regclass};
 my $slow = WsClient->open($port, '/slow');
-$slow->send_text('3');
-ok(WebgresTest::poll_until(sub {
-	$node->safe_psql('postgres', q{SELECT count(*) FROM pg_stat_activity
-		WHERE query LIKE '%pg_sleep($2::float)%' AND pid <> pg_backend_pid()}) == 1 }),
-	'the slow message handler is running');
-my $t0 = time;
+$slow->send_text('for the gate');
+ok(WebgresTest::poll_until(sub { $node->safe_psql('postgres', $waiting) == 1 }),
+	'the slow message handler is running (waiting for the lock)');
 my $other = WsClient->open($port, '/echo');
 is(($other->next_message // {})->{payload}, 'hello authenticator', 'another socket opens meanwhile');
 $other->send_text('quick');
 is(($other->next_message // {})->{payload}, 'echo: quick', 'and is answered meanwhile');
 my $r = WebgresTest::http_get($port, '/ping');
 is($r->{body}, 'pong', 'HTTP is served meanwhile');
-cmp_ok(time - $t0, '<', 2, 'both well before the slow handler ends');
-is(($slow->next_message(10) // {})->{payload}, 'slept 3', 'the slow handler answers in the end');
+is($node->safe_psql('postgres', $waiting), '1', 'all while the slow handler still runs');
+$gate->query_safe('COMMIT');
+$gate->quit;
+is(($slow->next_message(30) // {})->{payload}, 'waited for the gate 3', 'the slow handler answers in the end');
 
 done_testing();

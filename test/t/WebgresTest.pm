@@ -10,6 +10,7 @@ package WebgresTest;
 use strict;
 use warnings;
 
+use Fcntl ();
 use IO::Socket::INET;
 use IO::Select;
 use Time::HiRes qw(time sleep);
@@ -18,6 +19,58 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 our $TIMEOUT = 30;
+
+# ---- initdb once per run ----
+# PostgreSQL::Test::Cluster of Postgres 17 on copies a data directory that
+# initdb made once ($INITDB_TEMPLATE) instead of running initdb for each
+# node; 15's, which the tests use on every version, does not.  With
+# $WEBGRES_INITDB_TEMPLATE set (scripts/test.sh: a path per version
+# tested), init() does the same here: the first node made anywhere in the
+# run creates the template with the very initdb command init() runs (under
+# a lock, so that files running at once make it once), and each node
+# without initdb options (extra) or an installation (install_path) of its
+# own starts from a copy of it.  The rest of init() (pg_regress
+# --config-auth, the settings it appends) is unchanged.
+if (my $template = $ENV{WEBGRES_INITDB_TEMPLATE})
+{
+	no warnings 'redefine';
+	my $init = \&PostgreSQL::Test::Cluster::init;
+	*PostgreSQL::Test::Cluster::init = sub {
+		my ($self, %params) = @_;
+		return $init->(@_)
+		  if $params{force_initdb} || defined $params{extra} || $self->{_install_path};
+		my $run = \&PostgreSQL::Test::Utils::system_or_bail;
+		no warnings 'redefine';
+		local *PostgreSQL::Test::Utils::system_or_bail = sub {
+			return $run->(@_) unless $_[0] eq 'initdb' && $_[1] eq '-D';
+			my (undef, undef, $pgdata, @args) = @_;
+			make_initdb_template($template, $run, @args);
+			PostgreSQL::Test::Utils::system_log('cp', '-RPp', $template, $pgdata) == 0
+			  or die "could not copy the initdb template $template to $pgdata";
+			return;
+		};
+		return $init->(@_);
+	};
+}
+
+# Runs initdb into $template unless it is there: $run is init()'s own
+# system_or_bail, @args the options init() gives initdb.
+sub make_initdb_template
+{
+	my ($template, $run, @args) = @_;
+	return if -d $template;
+	open my $lock, '>>', "$template.lock" or die "could not open $template.lock: $!";
+	flock($lock, Fcntl::LOCK_EX()) or die "could not lock $template.lock: $!";
+	# Another file may have made it while this one waited.
+	unless (-d $template)
+	{
+		my $tmp = "$template.tmp$$";
+		$run->('initdb', '-D', $tmp, @args);
+		rename($tmp, $template) or die "could not rename $tmp to $template: $!";
+	}
+	close $lock;
+	return;
+}
 
 # A started node with webgres preloaded and the extension created in
 # database "postgres"; returns the node with {webgres_port} set.
