@@ -104,6 +104,16 @@ build_path(AttachedPath *p)
 			pc->loggers.entries[pc->loggers.size++] = p->loggers[i];
 }
 
+/* Which of the n objects made for the modules entry is, or -1 (libh2o's own). */
+static int
+module_of(const void *entry, void *const *made, int n)
+{
+	for (int m = 0; m < n; m++)
+		if (made[m] == entry)
+			return m;
+	return -1;
+}
+
 /* Creates the modules' filters and loggers on pathconf (response_phases.h). */
 void
 response_phases_attach(h2o_pathconf_t *pathconf, ResponsePath kind)
@@ -149,19 +159,13 @@ response_phases_attach(h2o_pathconf_t *pathconf, ResponsePath kind)
 	for (int i = 0; i < p->nfilters; i++)
 	{
 		p->filters[i] = pathconf->filters.entries[i];
-		p->filter_module[i] = -1;
-		for (int m = 0; m < NFILTERS; m++)
-			if (filter[m] == p->filters[i])
-				p->filter_module[i] = m;
+		p->filter_module[i] = module_of(p->filters[i], (void *const *) filter, NFILTERS);
 	}
 	p->nloggers = (int) pathconf->loggers.size;
 	for (int i = 0; i < p->nloggers; i++)
 	{
 		p->loggers[i] = pathconf->loggers.entries[i];
-		p->logger_module[i] = -1;
-		for (int m = 0; m < NLOGGERS; m++)
-			if (logger[m] == p->loggers[i])
-				p->logger_module[i] = m;
+		p->logger_module[i] = module_of(p->loggers[i], (void *const *) logger, NLOGGERS);
 	}
 	build_path(p);
 }
