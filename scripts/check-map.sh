@@ -11,7 +11,9 @@
 #    FilterModule (FILTER_MODULE) or LogModule (LOG_MODULE), and is named
 #    in the row of PHASE_FILTER or PHASE_LOG, and
 #  - every module listed in src/module/settings_list.h defines its
-#    NAME_define_settings().
+#    NAME_define_settings(), and
+#  - no header but src/core/settings.h declares a setting's variable
+#    (webgres_*): a module's settings are read through its own functions.
 # Exits 1 and lists what disagrees; prints one line and exits 0 otherwise.
 # Run by scripts/test.sh (so by make test), beside check-layers.sh.
 set -euo pipefail
@@ -83,6 +85,14 @@ for m in $(sed -n 's/^SETTINGS_MODULE(\([a-z0-9_]*\))$/\1/p' module/settings_lis
 		status=1
 	fi
 done
+
+# A module's setting variables stay in its own file.
+if exported=$(grep -Hn '^extern[^(]*\bwebgres_[a-z0-9_]*;' */*.h | grep -v '^core/settings\.h:'); then
+	while IFS= read -r line; do
+		echo "check-map: src/$line declares a setting's variable outside core/settings.h: give its module an accessor" >&2
+	done <<<"$exported"
+	status=1
+fi
 
 if [ $status -eq 0 ]; then
 	echo "check-map: every module has a row; $(echo $enum | wc -w) phases in order, each registered module in its phases' rows"

@@ -1009,7 +1009,7 @@ static void
 deliver_slice(void)
 {
 	MemoryContext oldcxt = MemoryContextSwitchTo(notify_cxt);
-	size_t		slice = Min(EVENTS_SLICE_BYTES, (size_t) webgres_sse_buffer_limit);
+	size_t		slice = Min(EVENTS_SLICE_BYTES, sse_buffer_limit_bytes());
 	size_t		sent = 0;
 	StringInfoData buf;
 

@@ -47,9 +47,9 @@
 #define SSE_BUFFER_LIMIT_MIN 1024
 #define SSE_BUFFER_LIMIT_MAX (INT_MAX / 2)
 
-/* The event streams' settings (sse_define_settings); sse.h declares the buffer limit. */
+/* The event streams' settings (sse_define_settings); read elsewhere through sse_buffer_limit_bytes(). */
 static int	webgres_sse_heartbeat = SSE_HEARTBEAT_DEFAULT_MS;
-int			webgres_sse_buffer_limit = SSE_BUFFER_LIMIT_DEFAULT;
+static int	webgres_sse_buffer_limit = SSE_BUFFER_LIMIT_DEFAULT;
 
 /* The comment line sent as a heartbeat. */
 #define SSE_HEARTBEAT ":\n\n"
@@ -538,6 +538,13 @@ sse_end(SseStream *s)
 	s->ending = true;
 	if (!s->in_flight)
 		flush_soon(s);
+}
+
+/* webgres.sse_buffer_limit in bytes. */
+size_t
+sse_buffer_limit_bytes(void)
+{
+	return (size_t) webgres_sse_buffer_limit;
 }
 
 /* True while some stream holds more than webgres.sse_buffer_limit its client has not taken. */

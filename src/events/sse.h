@@ -104,7 +104,7 @@ extern void sse_format_event(StringInfo buf, const char *id, const char *event,
  * webgres.sse_buffer_limit: the most bytes an event stream, or a WebSocket,
  * may hold that its client has not taken.
  */
-extern int	webgres_sse_buffer_limit;
+extern size_t sse_buffer_limit_bytes(void);
 
 /* Defines webgres.sse_heartbeat and webgres.sse_buffer_limit; from _PG_init. */
 extern void sse_define_settings(void);

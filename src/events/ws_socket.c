@@ -194,7 +194,7 @@ static void
 check_backlog(WsSocket *ws)
 {
 	bool		over = ws->conn != NULL &&
-		wslay_event_get_queued_msg_length(ws->conn->ws_ctx) > (size_t) webgres_sse_buffer_limit;
+		wslay_event_get_queued_msg_length(ws->conn->ws_ctx) > sse_buffer_limit_bytes();
 
 	if (over && !ws->over)
 	{

@@ -30,7 +30,7 @@
 #define INLINE_BUDGET_MAX_MS 60000
 
 /* webgres.inline_budget (route_placement_define_settings); route_placement.h declares it. */
-int			webgres_inline_budget = INLINE_BUDGET_DEFAULT_MS;
+static int	webgres_inline_budget = INLINE_BUDGET_DEFAULT_MS;
 
 /* Routes that can have shared state at once; a power of two. */
 #define ROUTE_PLACEMENT_SLOTS 4096
@@ -197,6 +197,13 @@ route_placement_default_cap(void)
 {
 	/* Half the executors, so that one route's flood leaves room for others. */
 	return Max(1, webgres_executors / 2);
+}
+
+/* webgres.inline_budget in milliseconds. */
+int
+route_placement_inline_budget_ms(void)
+{
+	return webgres_inline_budget;
 }
 
 /* Calls fn for each route with shared state; false without shared memory. */

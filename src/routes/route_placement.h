@@ -46,8 +46,8 @@ extern bool route_placement_walk(void (*fn) (int64 route_id, bool slow, int runn
 /* The cap of a route whose max_concurrency is NULL. */
 extern int	route_placement_default_cap(void);
 
-/* webgres.inline_budget: how long an auto route's handler may run on the event loop. */
-extern int	webgres_inline_budget;
+/* webgres.inline_budget in ms: how long an auto route's handler may run on the event loop. */
+extern int	route_placement_inline_budget_ms(void);
 
 /* Defines webgres.inline_budget; from _PG_init. */
 extern void route_placement_define_settings(void);

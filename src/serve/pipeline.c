@@ -154,7 +154,7 @@ budget_check(void)
 	TimestampTz began = budget_run_started;
 
 	if (began == 0 || budget_fired ||
-		GetCurrentTimestamp() < TimestampTzPlusMilliseconds(began, webgres_inline_budget))
+		GetCurrentTimestamp() < TimestampTzPlusMilliseconds(began, route_placement_inline_budget_ms()))
 		return;
 	budget_fired = true;
 	QueryCancelPending = true;
@@ -170,7 +170,7 @@ budget_start(TimestampTz began)
 	budget_run_started = began;
 	if (!budget_watchdog_on)
 	{
-		int			period = Max(1, webgres_inline_budget / 2);
+		int			period = Max(1, route_placement_inline_budget_ms() / 2);
 
 		enable_timeout_every(budget_timeout, TimestampTzPlusMilliseconds(began, period), period);
 		budget_watchdog_on = true;
@@ -217,7 +217,7 @@ wants_executor(Route *r)
 		return true;
 	if (r->mode == ROUTE_MODE_INLINE)
 		return false;
-	if (r->mode == ROUTE_MODE_AUTO && webgres_inline_budget > 0 &&
+	if (r->mode == ROUTE_MODE_AUTO && route_placement_inline_budget_ms() > 0 &&
 		!route_placement_is_slow(limits_of(r)))
 		return false;
 	/* An event stream is held open by the worker that listens for it. */
@@ -423,7 +423,7 @@ give_up_on_loop(Request *rq, Route *r)
 	set_hand_off(rq, r, true);
 	ereport(LOG,
 			(errmsg("webgres route %s ran longer than webgres.inline_budget (%d ms) on the event loop",
-					r->label, webgres_inline_budget),
+					r->label, route_placement_inline_budget_ms()),
 			 errdetail("It was rolled back; it runs on executors until its runs there are fast again.")));
 	return true;
 }
