@@ -80,6 +80,7 @@ PGSS=
 # The postgresql.conf lines of a build's cluster: TechEmpower's settings as
 # bench/run.sh sets them, no shared transactions.
 settings() {
+	cat "$ROOT/scripts/tfb-postgres.conf"
 	cat <<EOF
 shared_preload_libraries = 'webgres$PGSS'
 webgres.listen = '127.0.0.1:$1'
@@ -87,18 +88,6 @@ webgres.workers = $WORKERS
 max_worker_processes = $(( WORKERS + 8 ))
 webgres.database = 'hello_world'
 webgres.share_read_transactions = off
-max_connections = 100
-shared_buffers = 256MB
-work_mem = 64MB
-synchronous_commit = off
-wal_level = minimal
-max_wal_senders = 0
-effective_cache_size = 1GB
-random_page_cost = 2
-pg_stat_statements.track = all
-pg_stat_statements.max = 10000
-track_activity_query_size = 2048
-log_min_messages = warning
 EOF
 }
 

@@ -223,6 +223,7 @@ log "cluster in $PGDIR (port $PGPORT), webgres on 127.0.0.1:$WG_PORT, $WORKERS w
 # cluster_settings PRELOAD WG_PORT WORKERS: the postgresql.conf lines of a
 # bench cluster (this build's, and the older build's with BASE_BINDIR)
 cluster_settings() {
+	cat "$ROOT/scripts/tfb-postgres.conf"
 	cat <<EOF
 shared_preload_libraries = '$1'
 webgres.listen = '127.0.0.1:$2'
@@ -232,21 +233,9 @@ webgres.database = 'hello_world'
 # TechEmpower's rules forbid sharing a transaction among requests: off, as
 # the default is, set here so that the TFB tiers never depend on the default
 webgres.share_read_transactions = off
-# TechEmpower's database settings (REQUIREMENTS §3), scaled to a small machine;
-# room for pgbench's clients at the top level plus node-pg's idle pools
+# TechEmpower's database settings come from scripts/tfb-postgres.conf; room
+# for pgbench's clients at the top level plus node-pg's idle pools
 max_connections = $(( MAX_CLIENTS + WORKERS * NODE_POOL + AXUM_THREADS + 64 ))
-shared_buffers = 256MB
-work_mem = 64MB
-synchronous_commit = off
-wal_level = minimal
-max_wal_senders = 0
-effective_cache_size = 1GB
-random_page_cost = 2
-pg_stat_statements.track = all
-pg_stat_statements.max = 10000
-track_activity_query_size = 2048
-max_pred_locks_per_transaction = 256
-log_min_messages = warning
 EOF
 }
 cluster_settings "$PRELOAD" "$WG_PORT" "$([ "$WEBGRES" = 1 ] && echo "$WORKERS" || echo 0)" |

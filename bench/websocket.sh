@@ -79,7 +79,10 @@ fi
 throwaway_cluster websocket
 NODE_PORT=$(free_port)
 log "cluster in $PGDIR: $WORKERS workers, $WS_EXECUTORS executors, webgres on $WG_PORT, node-ws on $NODE_PORT"
-"$CLUSTER" init "$PGDIR" "$PGPORT" <<CONF
+# TechEmpower's Postgres settings (scripts/tfb-postgres.conf), as the HTTP tiers have them.
+{
+	cat "$ROOT/scripts/tfb-postgres.conf"
+	cat <<CONF
 shared_preload_libraries = 'webgres'
 webgres.listen = '127.0.0.1:$WG_PORT'
 webgres.database = 'postgres'
@@ -87,9 +90,8 @@ webgres.workers = $WORKERS
 webgres.executors = $WS_EXECUTORS
 max_worker_processes = $(( WORKERS + WS_EXECUTORS + 8 ))
 max_connections = $(( WORKERS * WS_NODE_POOL + 50 ))
-synchronous_commit = off
-log_min_messages = warning
 CONF
+} | "$CLUSTER" init "$PGDIR" "$PGPORT"
 # Started by hand rather than with cluster.sh start: runuser gives the
 # cluster's OS user the default soft limit of descriptors, too few.
 "$CLUSTER" as-owner bash -c "ulimit -n $NOFILE; pg_ctl -D '$PGDIR' -l '$PGDIR/postgres.log' -w -t 60 start" >/dev/null

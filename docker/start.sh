@@ -69,27 +69,17 @@ trap stop TERM INT
 if [ ! -f "$data/PG_VERSION" ]; then
 	log "creating cluster in $data"
 	mkdir -p "$(dirname "$data")"
-	# TFB's own Postgres settings (toolset/databases/postgres/postgresql.conf),
-	# trimmed to what a single-container server needs.
-	"$cluster" init "$data" "$pgport" <<-CONF
-	shared_preload_libraries = 'webgres,pg_stat_statements'
-	webgres.database = 'hello_world'
-	pg_stat_statements.track = all
-	pg_stat_statements.max = 10000
-	track_activity_query_size = 2048
-	max_connections = 100
-	shared_buffers = 256MB
-	work_mem = 64MB
-	synchronous_commit = off
-	wal_level = minimal
-	max_wal_senders = 0
-	effective_cache_size = 1GB
-	random_page_cost = 2
-	ssl = off
-	max_pred_locks_per_transaction = 256
-	log_min_messages = warning
-	include_if_exists = 'webgres.runtime.conf'
-	CONF
+	# TFB's own Postgres settings (scripts/tfb-postgres.conf, the copy make
+	# run and the benches use too).
+	{
+		cat "$here/scripts/tfb-postgres.conf"
+		cat <<-CONF
+		shared_preload_libraries = 'webgres,pg_stat_statements'
+		webgres.database = 'hello_world'
+		ssl = off
+		include_if_exists = 'webgres.runtime.conf'
+		CONF
+	} | "$cluster" init "$data" "$pgport"
 	# Clients from outside the container (TFB's verifier reading the counts)
 	# log in with a password; the socket stays trust for the scripts.
 	echo "host all all all scram-sha-256" | "$cluster" as-owner tee -a "$data/pg_hba.conf" >/dev/null

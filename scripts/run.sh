@@ -41,14 +41,13 @@ pgss=
 # workers start once hello_world exists (see below), so the first write says
 # 0 of them.
 write_conf() {
-"$cluster" as-owner tee "$data/webgres-run.conf" >/dev/null <<CONF
-# written by scripts/run.sh
+{
+	echo "# written by scripts/run.sh: TechEmpower's settings (scripts/tfb-postgres.conf), then this run's"
+	cat "$src/scripts/tfb-postgres.conf"
+	cat <<CONF
 port = $pgport
 listen_addresses = '127.0.0.1'
 shared_preload_libraries = 'webgres$pgss'
-pg_stat_statements.track = all
-pg_stat_statements.max = 10000
-track_activity_query_size = 2048
 webgres.listen = '127.0.0.1:$port'
 webgres.database = 'hello_world'
 # TFB requirement 7: each query with the semantics of its own round trip
@@ -57,9 +56,8 @@ webgres.workers = $1
 webgres.executors = $2
 max_worker_processes = $((workers + 8))
 max_connections = 200
-shared_buffers = 256MB
-synchronous_commit = off
 CONF
+} | "$cluster" as-owner tee "$data/webgres-run.conf" >/dev/null
 }
 write_conf 0 0
 # cluster.sh init wrote the port line before the include; keep them agreeing.

@@ -15,6 +15,7 @@ use Time::HiRes qw(sleep time);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use WebgresTest;
 
 my $top = $ENV{WEBGRES_SRC} // abs_path(dirname(__FILE__) . "/../..");
 my $tmp = PostgreSQL::Test::Utils::tempdir();
@@ -82,6 +83,15 @@ my $real = realpath($data);
 my $show = `psql -X -A -t -h '$data/socket' -p $pg_port -U postgres -d hello_world -c 'SHOW webgres.share_read_transactions'`;
 chomp $show;
 is($show, 'off', 'make run keeps webgres.share_read_transactions off');
+# TechEmpower's Postgres settings, from the file every script reads.
+my @tfb = WebgresTest::tfb_settings($top);
+cmp_ok(scalar(@tfb), '>=', 10, 'scripts/tfb-postgres.conf lists TechEmpower\'s settings');
+for my $s (@tfb)
+{
+	my $v = `psql -X -A -t -h '$data/socket' -p $pg_port -U postgres -d hello_world -c 'SHOW $s->[0]'`;
+	chomp $v;
+	is($v, $s->[1], "make run sets $s->[0] as scripts/tfb-postgres.conf does");
+}
 
 # The same PGPORT, hence the same data directory: refused, not taken over.
 my ($rc, $out2, $err2) = run_script(%first);

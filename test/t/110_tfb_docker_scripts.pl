@@ -58,6 +58,13 @@ sub start_and_check
 	like($body, qr/^\{\s*"message"\s*:\s*"Hello, World!"\s*\}$/, "$what: /json body");
 	my ($fcode, $fbody) = curl('/fortunes');
 	like($fbody, qr{<td>Additional fortune added at request time.</td>}, "$what: /fortunes served");
+	# TechEmpower's Postgres settings, from the file every script reads.
+	for my $s (WebgresTest::tfb_settings($top))
+	{
+		my $v = `psql -X -A -t -h '$data/socket' -p $pg_port -U postgres -d hello_world -c 'SHOW $s->[0]'`;
+		chomp $v;
+		is($v, $s->[1], "$what: $s->[0] as scripts/tfb-postgres.conf sets it");
+	}
 
 	$h->signal('TERM');
 	my $finished = eval { $h->finish; 1 };

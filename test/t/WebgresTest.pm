@@ -398,6 +398,24 @@ sub add_route
 		%{ $opts{psql} || {} });
 }
 
+# TechEmpower's Postgres settings as scripts/tfb-postgres.conf (under the
+# source tree $top) gives them, as [name, value] pairs written as SHOW
+# prints them; max_connections is left out (each script sets its own), and
+# so are pg_stat_statements' when this installation lacks the module.
+sub tfb_settings
+{
+	my ($top) = @_;
+	my @s;
+	for (split /\n/, PostgreSQL::Test::Utils::slurp_file("$top/scripts/tfb-postgres.conf"))
+	{
+		next unless /^([a-z_.]+)\s*=\s*(\S+)\s*$/;
+		next if $1 eq 'max_connections';
+		next if $1 =~ /^pg_stat_statements\./ && !have_module('pg_stat_statements');
+		push @s, [ $1, $2 ];
+	}
+	return @s;
+}
+
 # Whether the Postgres under test (the pg_config first in PATH) has the
 # loadable module $name: the installations from wheels lack some contrib
 # modules (docs/versions.md), and a test that needs one skips what it must.
