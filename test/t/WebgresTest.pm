@@ -408,10 +408,10 @@ sub tfb_settings
 	my @s;
 	for (split /\n/, PostgreSQL::Test::Utils::slurp_file("$top/scripts/tfb-postgres.conf"))
 	{
-		next unless /^([a-z_.]+)\s*=\s*(\S+)\s*$/;
-		next if $1 eq 'max_connections';
-		next if $1 =~ /^pg_stat_statements\./ && !have_module('pg_stat_statements');
-		push @s, [ $1, $2 ];
+		my ($name, $value) = /^([a-z_.]+)\s*=\s*(\S+)\s*$/ or next;
+		next if $name eq 'max_connections';
+		next if $name =~ /^pg_stat_statements\./ && !have_module('pg_stat_statements');
+		push @s, [ $name, $value ];
 	}
 	return @s;
 }
