@@ -205,9 +205,9 @@ sub running_on_executors
 	is(scalar(grep { $_ eq "auto $worker" } @bodies), 0, 'a slow route stays on executors a while');
 	# Eight runs under half the budget bring it back; on a loaded machine
 	# one of them may take longer, and more runs are needed.
-	my $slow = "SELECT slow FROM webgres.route_execution() WHERE route_id = $auto_id";
+	my $is_slow = "SELECT slow FROM webgres.route_execution() WHERE route_id = $auto_id";
 	ok(WebgresTest::poll_until(sub {
-		return 1 if $node->safe_psql('postgres', $slow) eq 'f';
+		return 1 if $node->safe_psql('postgres', $is_slow) eq 'f';
 		WebgresTest::http_get($port, '/auto') for 1 .. 8;
 		return 0;
 	}), 'fast runs on executors return it to the loop');
