@@ -7,7 +7,8 @@ use Test::More;
 use Time::HiRes qw(time sleep);
 use WebgresTest;
 
-my $node = WebgresTest->new_node('constant', workers => 1);
+# A run past the 10 ms budget on a loaded machine would send /c to executors, away from memory.
+my $node = WebgresTest->new_node('constant', workers => 1, conf => "webgres.inline_budget = '60s'\n");
 my $port = $node->{webgres_port};
 
 $node->safe_psql('postgres', q{

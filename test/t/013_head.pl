@@ -12,7 +12,9 @@ use Time::HiRes qw(time);
 use WebgresTest;
 
 # h2c is off by default (docs/http2.md); the HTTP/2 cases below need it.
-my $node = WebgresTest->new_node('head', workers => 1, conf => "webgres.http2 = on\n");
+# webgres.inline_budget: /c stays on the loop, answered from memory, on a loaded machine too.
+my $node = WebgresTest->new_node('head', workers => 1,
+	conf => "webgres.http2 = on\nwebgres.inline_budget = '60s'\n");
 my $port = $node->{webgres_port};
 
 WebgresTest::add_route($node, 'GET', '/h', q{

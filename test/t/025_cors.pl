@@ -15,7 +15,9 @@ use WebgresTest;
 my $node = WebgresTest->new_node('cors', workers => 1,
 	conf => "webgres.executors = 1\nwebgres.sse_heartbeat = 300\nwebgres.http2 = on\n"
 	  . "webgres.max_queue = 0\n"
-	  . "webgres.cors_allowed_origins = 'http://global.test'\n");
+	  . "webgres.cors_allowed_origins = 'http://global.test'\n"
+	  # Auto routes stay on the loop under load: on the one executor, with no queue, they could be refused.
+	  . "webgres.inline_budget = '60s'\n");
 my $port = $node->{webgres_port};
 my $app = 'http://app.test:8000';
 

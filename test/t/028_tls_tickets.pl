@@ -26,7 +26,9 @@ webgres.tls_cert_file = '$dir/first.chain.pem'
 webgres.tls_key_file = '$dir/first.key'
 EOC
 my $port = $node->{webgres_port};
-WebgresTest::add_route($node, 'GET', '/pid', q{SELECT 'pid ' || pg_backend_pid() AS body});
+# Inline: the pid must be a worker's (in mode auto a run past the budget under load moves it to executors).
+$node->safe_psql('postgres', q{INSERT INTO webgres.routes (method, path, handler, mode)
+	VALUES ('GET', '/pid', $$SELECT 'pid ' || pg_backend_pid() AS body$$, 'inline')});
 WebgresTest::wait_for_status($port, '/pid', 200);
 ok(WebgresTest::wait_for_listen($tport), 'the TLS listener accepts connections');
 

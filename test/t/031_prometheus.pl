@@ -13,21 +13,34 @@ use WebgresTest;
 
 my $python = $ENV{WEBGRES_PYTHON} or die 'WEBGRES_PYTHON is not set (scripts/test.sh sets it)';
 
+# webgres.handler_timeout stays at its default until /late, the last
+# request, so that no other request can time out on a loaded machine;
+# at DEBUG1 each worker logs that it took a reload.
 my $node = WebgresTest->new_node('prometheus', workers => 2,
 	conf => "webgres.metrics_path = '/metrics'\nwebgres.executors = 1\n"
-	  . "webgres.max_queue = 0\nwebgres.handler_timeout = '1s'\n");
+	  . "webgres.max_queue = 0\nlog_min_messages = debug1\n");
 my $port = $node->{webgres_port};
 
+# Adds a route that runs on the loop, always (mode inline): in mode auto a
+# run past webgres.inline_budget on a loaded machine would move it to the
+# executor, where /e's error is not counted among the worker's.
+sub loop_route
+{
+	my ($method, $path, $handler) = @_;
+	return $node->safe_psql('postgres', "INSERT INTO webgres.routes (method, path, handler, mode) "
+		  . "VALUES ('$method', '$path', \$h\$$handler\$h\$, 'inline') RETURNING id");
+}
+
 my %id;
-$id{a} = WebgresTest::add_route($node, 'GET', '/a', q{SELECT 'aaa' AS body});
-$id{b} = WebgresTest::add_route($node, 'GET', '/b/:id', q{SELECT 201 AS status, request.params->>'id' AS body FROM request});
+$id{a} = loop_route('GET', '/a', q{SELECT 'aaa' AS body});
+$id{b} = loop_route('GET', '/b/:id', q{SELECT 201 AS status, request.params->>'id' AS body FROM request});
 $id{c} = $node->safe_psql('postgres', q{INSERT INTO webgres.routes (method, path, handler, mode)
 	VALUES ('POST', '/c', $$SELECT 'posted' AS body FROM request$$, 'executor') RETURNING id});
 # /d finds no row (its handler answers 404), /e fails, /late outlives
-# webgres.handler_timeout, /q runs one at a time with no queue.
-$id{d} = WebgresTest::add_route($node, 'GET', '/d/:id',
-	q{SELECT 'd' AS body FROM request WHERE (params->>'id')::int < 3});
-$id{e} = WebgresTest::add_route($node, 'GET', '/e', q{SELECT (1 / 0)::text AS body FROM request});
+# webgres.handler_timeout (lowered to 1 s for it), /q runs one at a time
+# with no queue.
+$id{d} = loop_route('GET', '/d/:id', q{SELECT 'd' AS body FROM request WHERE (params->>'id')::int < 3});
+$id{e} = loop_route('GET', '/e', q{SELECT (1 / 0)::text AS body FROM request});
 $id{late} = $node->safe_psql('postgres', q{INSERT INTO webgres.routes (method, path, handler, mode)
 	VALUES ('GET', '/late', $$SELECT pg_sleep(30)::text AS body FROM request$$, 'executor') RETURNING id});
 $id{q} = $node->safe_psql('postgres', q{INSERT INTO webgres.routes (method, path, handler, mode, max_concurrency)
@@ -44,7 +57,6 @@ for my $p ('/b/1', '/b/1', '/b/22', '/b/333')
 is(WebgresTest::request($port, 'POST', '/c', body => 'x')->{status}, 200, 'POST /c (executor)');
 is(WebgresTest::http_get($port, "/d/$_")->{status}, $_ < 3 ? 200 : 404, "GET /d/$_") for 1 .. 5;
 is(WebgresTest::http_get($port, '/e')->{status}, 400, 'GET /e: the handler fails');
-is(WebgresTest::http_get($port, '/late', timeout => 60)->{status}, 504, 'GET /late: timed out');
 # /q: the first waits for a lock the test holds; the second finds no room.
 my $gate = $node->background_psql('postgres');
 $gate->query_safe('BEGIN; SELECT pg_advisory_xact_lock(77)');
@@ -59,6 +71,20 @@ $gate->quit;
 my ($q1r) = WebgresTest::read_responses($q1, 1, 30);
 is($q1r->[0]{status}, 200, 'the first /q is answered once the lock is free');
 close $q1;
+
+# /late needs webgres.handler_timeout = 1s on both workers (one still at
+# 30 s would let it sleep its 30 s): each logs when it has taken the reload.
+{
+	my @workers = WebgresTest::worker_pids($node);
+	my $offset = -s $node->logfile;
+	$node->append_conf('postgresql.conf', "webgres.handler_timeout = '1s'\n");
+	$node->reload;
+	ok(WebgresTest::poll_until(sub {
+		my $log = slurp_file($node->logfile, $offset);
+		return !grep { $log !~ /webgres access log configured in process $_\b/ } @workers;
+	}), 'both workers took webgres.handler_timeout = 1s');
+}
+is(WebgresTest::http_get($port, '/late', timeout => 60)->{status}, 504, 'GET /late: timed out');
 
 # Parses an exposition with prometheus_client; returns {"name{labels}" => value}.
 sub parse
@@ -86,14 +112,18 @@ PY`;
 	return \%m;
 }
 
-# Scrapes until the route counts are in (responses are counted as they go out).
+# Scrapes until every route count is in: a route's request is counted
+# just after its response is handed to the socket, so the client may have
+# it a moment before the count.
 my ($res, $m);
 my $deadline = time + 30;
 while (time < $deadline)
 {
 	$res = WebgresTest::http_get($port, '/metrics');
 	$m = parse($res->{body}) if $res->{status} == 200;
-	last if $m && ($m->{"webgres_route_request_duration_seconds_count{method=POST,route=/c,route_id=$id{c}}"} // 0) == 1
+	last if $m && ($m->{"webgres_route_request_duration_seconds_count{method=GET,route=/a,route_id=$id{a}}"} // 0) == 3
+	  && ($m->{"webgres_route_request_duration_seconds_count{method=GET,route=/b/:id,route_id=$id{b}}"} // 0) == 4
+	  && ($m->{"webgres_route_request_duration_seconds_count{method=POST,route=/c,route_id=$id{c}}"} // 0) == 1
 	  && ($m->{"webgres_route_request_duration_seconds_count{method=GET,route=/d/:id,route_id=$id{d}}"} // 0) == 5
 	  && ($m->{"webgres_route_request_duration_seconds_count{method=GET,route=/q,route_id=$id{q}}"} // 0) == 2
 	  && ($m->{"webgres_route_request_duration_seconds_count{method=GET,route=/late,route_id=$id{late}}"} // 0) == 1

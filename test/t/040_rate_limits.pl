@@ -78,7 +78,9 @@ my %id;
 # One request per 1000 s, two more at once: three, then 429.
 $id{addr} = route('/addr', q{SELECT 'served' AS body}, rate => 0.001, burst => 2);
 $id{plain} = route('/plain', q{SELECT 'plain' AS body});
-$id{spread} = route('/spread', q{SELECT pg_backend_pid()::text AS body}, rate => 0.001, burst => 9);
+# Inline: its pid must be a worker's (in mode auto a run past the budget under load moves it to the executor).
+$id{spread} = route('/spread', q{SELECT pg_backend_pid()::text AS body}, rate => 0.001, burst => 9,
+	mode => 'inline');
 $id{burst} = route('/burst', q{SELECT 'b' AS body}, rate => 1, burst => 4);
 $id{claim} = route('/claim', q{SELECT 'c' AS body FROM request}, rate => 0.001, burst => 1,
 	key => 'claim:sub', auth => 'required');

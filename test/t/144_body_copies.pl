@@ -35,6 +35,8 @@ WebgresTest::add_route($node, 'POST', '/upload', q{
 	SELECT 201 AS status, count(*)::text AS body FROM stored});
 $node->safe_psql('postgres',
 	q{UPDATE webgres.routes SET mode = 'executor' WHERE path IN ('/md5', '/load', '/upload')});
+# /md5_loop is the loop's case: in mode auto a run past the budget under load would move it.
+$node->safe_psql('postgres', q{UPDATE webgres.routes SET mode = 'inline' WHERE path = '/md5_loop'});
 my $executor = $node->safe_psql('postgres',
 	q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'webgres executor'});
 my ($worker) = WebgresTest::worker_pids($node);
