@@ -116,7 +116,7 @@ for my $path ('/who', '/who_inline', '/who_exec')
 	$c->send_close(1000);
 	$c->wait_close;
 }
-is($seen{'/who_exec'}[0], 'alice u1 ws_s, public true restricted',
+is($seen{'/who_exec'}[0], 'alice u1 ws_s, public t restricted',
 	"on an executor: the token's role and claims, the route's search_path, the connection's id, restricted");
 is($seen{'/who'}[0], $seen{'/who_exec'}[0], 'mode auto on the loop: the same');
 is($seen{'/who_inline'}[0], $seen{'/who_exec'}[0], 'mode inline: the same');
