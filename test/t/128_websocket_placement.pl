@@ -19,7 +19,7 @@ my $secret = 'the-test-secret-of-at-least-32-bytes!';
 my $node = WebgresTest->new_node('websocket_placement', workers => 1, conf => <<"EOC");
 webgres.jwt_secret = '$secret'
 webgres.executors = 2
-webgres.inline_budget = '200ms'
+webgres.inline_budget = '500ms'
 EOC
 my $port = $node->{webgres_port};
 
