@@ -174,11 +174,25 @@ sleep 0.05 while time < $deadline
   && (() = slurp_file($node->logfile) =~ /webgres access log configured in process/g) <= $reloads;
 expect('/ok', 200) for 1 .. 3;
 is(row('ok'), 'GET /ok 1 1 0 0 0 0 0 5', 'webgres.track_route_stats = off counts nothing more');
+$reloads = () = slurp_file($node->logfile) =~ /webgres access log configured in process/g;
 $node->safe_psql('postgres', 'ALTER SYSTEM RESET webgres.track_route_stats; SELECT pg_reload_conf()');
+$deadline = time + 30;
+sleep 0.05 while time < $deadline
+  && (() = slurp_file($node->logfile) =~ /webgres access log configured in process/g) <= $reloads;
 
 $node->safe_psql('postgres', "DELETE FROM webgres.routes WHERE id = $id{gone}");
 is($node->safe_psql('postgres', "SELECT method IS NULL AND requests = 1 FROM webgres.route_stats WHERE route_id = $id{gone}"),
 	't', 'a deleted route keeps its counts, without a name');
+
+# A full reset frees the entries with their counts in place (a process may
+# still be adding to one); the route that claims an entry again starts it
+# from zero, not from what the freed entry held.
+$node->safe_psql('postgres', 'SELECT webgres.route_stats_reset()');
+is(row('ok'), '', 'a full reset forgets /ok');
+expect('/ok', 200);
+$deadline = time + 30;
+sleep 0.1 while time < $deadline && row('ok') ne 'GET /ok 1 1 0 0 0 0 0 5';
+is(row('ok'), 'GET /ok 1 1 0 0 0 0 0 5', '... and its next request counts from zero in the entry it claims again');
 
 $node->stop;
 done_testing();
