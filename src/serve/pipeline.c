@@ -883,6 +883,14 @@ run_route(Request *rq, Route *r)
 	}
 	if (result == HANDLER_EVENT_ROWS)
 	{
+		/* Only a worker's loop holds a stream: an executor must not LISTEN. */
+		if (!events_served_here())
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("webgres route %s answers with an event stream, which an executor cannot serve",
+							r->label),
+					 errdetail("Event streams and WebSockets are held open by the HTTP worker that listens for their notifications."),
+					 errhint("A request that another route of the same path sends to executors (mode executor or stream, or a slow auto route) runs wholly there: give the event stream a path of its own.")));
 		rq->listening = events_first_phase(&rq->rd, rows, &rq->listen, rq->body, rq->bodylen);
 		rq->event_route_id = r->id;
 	}
