@@ -39,6 +39,7 @@ typedef struct HandlerState
 	int			shareable_generation;	/* ... as of this generation of source */
 	bool		constant;		/* plan folds to one constant row */
 	bool		event_stream;	/* result has a channels column (events.c) */
+	bool		described;		/* event_stream is known, plan or not (describe_route) */
 	CachedResponse *cached;		/* that row's response, once built */
 	SimpleEvalCache simple;		/* whether the plan is one row of expressions */
 	SplicedHandler spliced;
@@ -714,16 +715,62 @@ handler_stream(Route *route, RequestData *rd, const StreamSink *sink, bool head_
 	error_context_stack = call.errcallback.previous;
 }
 
-/* True if route's handler, as prepared here, answers with an event stream. */
+/*
+ * Notes whether route's handler answers with an event stream, without a
+ * plan: parse analysis only (a statement is planned when it is first
+ * used), as its owner under its search_path, and the statement dropped.
+ * A route sent to executors must not be planned on the loop: planning may
+ * be what makes it slow.
+ */
+static void
+describe_route(Route *route, HandlerState *st)
+{
+	RouteCall	call;
+	SplicedHandler sh;
+	SPIPlanPtr	plan;
+
+	call.errcallback.callback = route_error_context;
+	call.errcallback.arg = route;
+	call.errcallback.previous = error_context_stack;
+	error_context_stack = &call.errcallback;
+	GetUserIdAndSecContext(&call.save_userid, &call.save_sec_context);
+	call.path_level = enter_search_path(route->search_path);
+	SetUserIdAndSecContext(route->owner, call.save_sec_context | HANDLER_SEC_CONTEXT);
+
+	plan = handler_prepare(route->handler, &sh);
+	st->event_stream = declares_event_stream(
+		((CachedPlanSource *) linitial(SPI_plan_get_plan_sources(plan)))->resultDesc);
+	SPI_freeplan(plan);
+	st->described = true;
+
+	leave_route(&call);
+	error_context_stack = call.errcallback.previous;
+}
+
+/* True if this process knows whether route's handler answers with an event stream. */
 bool
-handler_answers_event_stream(const Route *route)
+handler_knows_event_stream(const Route *route)
 {
 	const HandlerState *st = route->handler_state;
+
+	return route->websocket || (st != NULL && (st->plan != NULL || st->described));
+}
+
+/* True if route's handler answers with an event stream; finds out if it must. */
+bool
+handler_answers_event_stream(Route *route)
+{
+	HandlerState *st = route->handler_state;
 
 	/* A WebSocket is held open by the worker, like an event stream. */
 	if (route->websocket)
 		return true;
-	return st != NULL && st->plan != NULL && st->event_stream;
+	if (st == NULL || (st->plan == NULL && !st->described))
+	{
+		st = state_of(route);
+		describe_route(route, st);
+	}
+	return st->event_stream;
 }
 
 /* Prepares a handler as its owner would run it, to check it when a route is saved. */

@@ -209,9 +209,16 @@ limits_of(Route *r)
 	return r->limits;
 }
 
-/* True if, on the event loop, route r's requests go to an executor. */
+/*
+ * True if, on the event loop, route r's requests go to an executor.  An
+ * event stream never does: the worker that listens for it holds it open.
+ * Whether r answers one is known once this worker has prepared or
+ * described its handler (once per route table); until then a request
+ * outside a transaction (in_xact false) stays for its transaction, where
+ * the handler is described (parsed, not planned) and the answer kept.
+ */
 static bool
-wants_executor(Route *r)
+wants_executor(Route *r, bool in_xact)
 {
 	if (r->mode == ROUTE_MODE_STREAM)
 		return true;
@@ -220,7 +227,8 @@ wants_executor(Route *r)
 	if (r->mode == ROUTE_MODE_AUTO && route_placement_inline_budget_ms() > 0 &&
 		!route_placement_is_slow(limits_of(r)))
 		return false;
-	/* An event stream is held open by the worker that listens for it. */
+	if (!in_xact && !handler_knows_event_stream(r))
+		return false;
 	return !handler_answers_event_stream(r);
 }
 
@@ -242,13 +250,14 @@ typedef enum Placement
  * matches may answer from memory (first), and only a route without auth
  * (it answers per identity) whose table was checked lately; *cached is
  * then its response.  With may_share false the answer is never
- * PLACE_SHARED, and the handler is not asked.
+ * PLACE_SHARED, and the handler is not asked.  in_xact: inside the
+ * request's transaction, with SPI connected (wants_executor).
  */
 static Placement
-placement_of(Request *rq, Route *r, bool first, bool may_share,
+placement_of(Request *rq, Route *r, bool first, bool may_share, bool in_xact,
 			 const CachedResponse **cached)
 {
-	if (rq->on_loop && wants_executor(r))
+	if (rq->on_loop && wants_executor(r, in_xact))
 		return PLACE_EXECUTOR;
 	if (first && r->auth == ROUTE_AUTH_NONE &&
 		(*cached = handler_cached_response(r)) != NULL &&
@@ -425,30 +434,6 @@ give_up_on_loop(Request *rq, Route *r)
 			(errmsg("webgres route %s ran longer than webgres.inline_budget (%d ms) on the event loop",
 					r->label, route_placement_inline_budget_ms()),
 			 errdetail("It was rolled back; it runs on executors until its runs there are fast again.")));
-	return true;
-}
-
-/*
- * The error-recovery path of a handler cancelled after webgres.inline_budget
- * that turned out, once prepared, to answer an event stream: such a stream
- * stays on the loop whatever it takes, but its first run was put under the
- * budget before its plan could tell.  Rolls back and asks for the request
- * to be run again in a transaction of its own, on the loop, where the
- * budget no longer applies.  False for any other error.
- */
-static bool
-run_again_on_loop(Request *rq)
-{
-	ErrorData  *edata;
-
-	MemoryContextSwitchTo(request_cxt);
-	edata = CopyErrorData();
-	if (edata->sqlerrcode != ERRCODE_QUERY_CANCELED)
-		return false;
-	roll_back_after_error();
-	budget_fired = false;
-	rq->run->failed = false;
-	rq->restart = true;
 	return true;
 }
 
@@ -644,9 +629,7 @@ run_in_transaction(Request *rq, TransactionStep step)
 		rq->restart = false;
 		rq->listening = false;
 		rq->outcome = rq->stream_begun ? PIPELINE_STREAM_CUT : PIPELINE_ANSWERED;
-		if (running == NULL || !budget_fired ||
-			!(handler_answers_event_stream(running) ? run_again_on_loop(rq) :
-			  give_up_on_loop(rq, running)))
+		if (running == NULL || !budget_fired || !give_up_on_loop(rq, running))
 			answer_error(rq);
 	}
 	PG_END_TRY();
@@ -787,7 +770,7 @@ answer_without_transaction(Request *rq)
 		/* Access: a request over a rate limit goes no further. */
 		if (first && !phase_run(&pipeline_phases[PHASE_ACCESS], &rq->pr, r))
 			return refused_by(rq, r);
-		switch (placement_of(rq, r, first, may_share && sharing, &cached))
+		switch (placement_of(rq, r, first, may_share && sharing, false, &cached))
 		{
 			case PLACE_EXECUTOR:
 				/* A request runs wholly in one place: any route may send it off. */
@@ -867,7 +850,11 @@ run_route(Request *rq, Route *r)
 		run_stream(rq, r);
 		return true;
 	}
-	/* An event stream's handler stays on the loop whatever it takes. */
+	/*
+	 * An event stream's handler stays on the loop whatever it takes: never
+	 * under the budget, which would send it to an executor.  The handler's
+	 * first run here is described first, outside the budget, to tell.
+	 */
 	if (rq->on_loop && r->mode == ROUTE_MODE_AUTO && !handler_answers_event_stream(r))
 	{
 		rq->running = r;
@@ -965,7 +952,7 @@ run_matching_routes(Request *rq, const RouteTable *routes)
 			answered = refused_by(rq, r);
 			break;
 		}
-		placement = placement_of(rq, r, false, shared_xact_open, &cached);
+		placement = placement_of(rq, r, false, shared_xact_open, true, &cached);
 		if (placement == PLACE_EXECUTOR)
 		{
 			if (!handlers_ran && !admit_to_executor(rq, r))
