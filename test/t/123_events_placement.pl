@@ -3,7 +3,9 @@
 # worker's loop, which listens, from the first request of a route the
 # worker has never run (mode auto and mode executor alike); and an executor
 # handed an event stream all the same (a later route of its path runs
-# there) answers it with an error instead of dying.
+# there) answers it with an error instead of dying.  With the default
+# budget, a stream's first run that takes longer than the budget before
+# its handler is known is served on the loop too.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -65,6 +67,38 @@ is(WebgresTest::http_get($port, '/plain')->{body}, 'ran', 'the executor serves t
 $node->safe_psql('postgres', q{NOTIFY ch_auto, '2 after'});
 SseReader::read_until([$stream{auto}], sub { $stream{auto}{n} >= 2 }, 30);
 is($stream{auto}{n}, 2, 'the first stream still gets notifications');
+
+# With the default budget (10 ms), a stream's first run on a worker that
+# takes longer than the budget before its handler is known to answer a
+# stream (a lock on a table the handler reads holds its parsing) is not
+# cut and sent to an executor: the worker finds out first, and serves it.
+ok(WebgresTest::reload_and_wait($node, "webgres.inline_budget = 10\n"), 'the budget is back to 10 ms');
+$node->safe_psql('postgres', q{
+	CREATE TABLE gate (x int);
+	INSERT INTO webgres.routes (method, path, handler, mode) VALUES
+	  ('GET', '/marker2', $$SELECT 'here' AS body$$, 'inline'),
+	  ('GET', '/gated/:ch', $$SELECT ARRAY[request.params->>'ch'] AS channels FROM request, (SELECT count(*) FROM gate) AS g$$, 'auto')});
+WebgresTest::wait_for_status($port, '/marker2', 200);
+{
+	my $locker = $node->background_psql('postgres');
+	$locker->query_safe('BEGIN; LOCK TABLE gate IN ACCESS EXCLUSIVE MODE');
+	my $gated = SseReader::open_h1($port, '/gated/ch_gated', no_wait => 1);
+	# Ten budgets and more: a run under the budget would have been cut.
+	ok(WebgresTest::poll_until(sub {
+		$node->safe_psql('postgres', q{SELECT count(*) FROM pg_stat_activity
+			WHERE wait_event_type = 'Lock' AND backend_type LIKE 'webgres%'
+			  AND clock_timestamp() - query_start > interval '100 ms'}) ne '0' }),
+		'the stream\'s first run waits for the lock, past the budget');
+	$locker->query_safe('COMMIT');
+	$locker->quit;
+	SseReader::read_until([$gated], sub { defined $gated->{head} }, 30);
+	like($gated->{head} // '', qr{^HTTP/1\.1 200 .*text/event-stream}s, '... and then opens (200)');
+	$node->safe_psql('postgres', q{NOTIFY ch_gated, '1 gated'});
+	SseReader::read_until([$gated], sub { $gated->{n} >= 1 }, 30);
+	is($gated->{n}, 1, '... and gets a NOTIFY');
+	close $gated->{sock};
+}
+
 is($node->safe_psql('postgres', 'SELECT 1'), '1', 'the cluster is up');
 unlike(slurp_file($node->logfile), qr/terminated by signal/, 'no process crashed');
 
