@@ -78,7 +78,9 @@ extern void handler_forget_stale_responses(void);
  * process has prepared or described the handler, a field's read; until
  * then it parses the handler, as its owner, without planning it: only
  * inside a transaction with SPI connected (handler_knows_event_stream()
- * tells whether it would have to).
+ * tells whether it would have to).  Parsing waits at most a few
+ * milliseconds for a lock on a table the handler reads; false if that was
+ * not enough to tell (it tries again next time).
  */
 extern bool handler_answers_event_stream(Route *route);
 

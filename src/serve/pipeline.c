@@ -94,6 +94,7 @@ typedef struct Request
 	RateLimitState limits;		/* what its rate limits counted */
 	PhaseRequest pr;			/* what the phases' modules see of it */
 	bool		share;			/* may run in the shared read-only transaction */
+	bool		deferred;		/* placement waits for the transaction (wants_executor) */
 	bool		restart;		/* it may not after all: run again in its own */
 	Route	   *running;		/* whose handler runs under the inline budget */
 	bool		listening;		/* an event stream's phase 1 LISTENed ... */
@@ -214,11 +215,12 @@ limits_of(Route *r)
  * event stream never does: the worker that listens for it holds it open.
  * Whether r answers one is known once this worker has prepared or
  * described its handler (once per route table); until then a request
- * outside a transaction (in_xact false) stays for its transaction, where
- * the handler is described (parsed, not planned) and the answer kept.
+ * outside a transaction (in_xact false) is placed in its transaction
+ * (rq->deferred, place_deferred), where the handler is described (parsed,
+ * not planned) and the answer kept.
  */
 static bool
-wants_executor(Route *r, bool in_xact)
+wants_executor(Request *rq, Route *r, bool in_xact)
 {
 	if (r->mode == ROUTE_MODE_STREAM)
 		return true;
@@ -228,7 +230,10 @@ wants_executor(Route *r, bool in_xact)
 		!route_placement_is_slow(limits_of(r)))
 		return false;
 	if (!in_xact && !handler_knows_event_stream(r))
+	{
+		rq->deferred = true;
 		return false;
+	}
 	return !handler_answers_event_stream(r);
 }
 
@@ -257,7 +262,7 @@ static Placement
 placement_of(Request *rq, Route *r, bool first, bool may_share, bool in_xact,
 			 const CachedResponse **cached)
 {
-	if (rq->on_loop && wants_executor(r, in_xact))
+	if (rq->on_loop && wants_executor(rq, r, in_xact))
 		return PLACE_EXECUTOR;
 	if (first && r->auth == ROUTE_AUTH_NONE &&
 		(*cached = handler_cached_response(r)) != NULL &&
@@ -684,6 +689,7 @@ begin_request(Request *rq, h2o_req_t *req, PipelineRun *run, char **body, size_t
 	rq->split = path_split(req->path.base, pathlen, &rq->segs);
 	rq->m.table = NULL;
 	rq->share = false;
+	rq->deferred = false;
 	rq->restart = false;
 	rq->running = NULL;
 	rq->route = NULL;
@@ -912,6 +918,36 @@ note_role(Request *rq)
 }
 
 /*
+ * The rule answer_without_transaction applies (a request runs wholly in
+ * one place), for a request it left to the transaction: a route whose
+ * handler this worker had not described then.  Every matching route can
+ * be told here; if one wants an executor, the request goes there before
+ * any handler runs.  True if it went, or admission answered it.
+ */
+static bool
+place_deferred(Request *rq, const RouteTable *routes, PathCapture *caps)
+{
+	bool		first = true;
+	Route	   *r;
+	int			ncaps;
+
+	match_begin(&rq->m, routes, &rq->segs);
+	while ((r = routes_match_next(&rq->m, &ncaps, caps)) != NULL)
+	{
+		if (!method_matches(r, rq->req, rq->is_head))
+			continue;
+		if (wants_executor(rq, r, true))
+		{
+			if (!first || admit_to_executor(rq, r))
+				set_hand_off(rq, r, false);
+			return true;
+		}
+		first = false;
+	}
+	return false;
+}
+
+/*
  * Runs the routes the request matches in the current table, in matching
  * order, until one answers; or notes that the request goes to an executor,
  * or must run again outside the shared transaction.
@@ -931,6 +967,8 @@ run_matching_routes(Request *rq, const RouteTable *routes)
 	Route	   *r;
 	int			ncaps;
 
+	if (rq->deferred)
+		answered = place_deferred(rq, routes, caps);
 	match_begin(&rq->m, routes, &rq->segs);
 	while (!answered && (r = routes_match_next(&rq->m, &ncaps, caps)) != NULL)
 	{
