@@ -359,6 +359,8 @@ ws_first_phase(RequestData *rd, SPITupleTable *rows, EventsListen *listen)
 	pending.websocket = true;
 	pending.ws_key = open->key;
 	pending.ws_handlers.conn_id = open->conn_id;
+	pending.ws_handlers.route_id = open->route_id;
+	pending.ws_handlers.mode = open->mode;
 	pending.ws_handlers.role = OidIsValid(rd->run_as) ? rd->run_as : open->owner;
 	pending.ws_handlers.search_path = open->search_path;
 	pending.ws_handlers.on_message = open->on_message;

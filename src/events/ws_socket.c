@@ -539,6 +539,8 @@ ws_start(h2o_req_t *req, const char *key, const WsHandlers *handlers,
 
 	ws->cxt = cxt;
 	h->conn_id = handlers->conn_id;
+	h->route_id = handlers->route_id;
+	h->mode = handlers->mode;
 	h->role = handlers->role;
 	h->search_path = copy_string(cxt, handlers->search_path);
 	h->on_message = copy_string(cxt, handlers->on_message);

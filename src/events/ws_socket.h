@@ -6,15 +6,17 @@
  * (h2o_upgrade_to_websocket), whose wslay context reads and writes the
  * frames; this module keeps each socket: the messages the client sends,
  * queued and handed one at a time, in order, to a runner a higher floor
- * registers (exec/ws_dispatch.c runs them on an executor), the messages
- * sent back, the notifications events.c pushes, and the protocol's limits
- * (message size, UTF-8, pings, idle and token expiry, a client that does
- * not read).  docs/websocket.md has the whole story.
+ * registers (exec/ws_dispatch.c runs them on the loop or an executor), the
+ * messages sent back, the notifications events.c pushes, and the
+ * protocol's limits (message size, UTF-8, pings, idle and token expiry, a
+ * client that does not read).  docs/websocket.md has the whole story.
  */
 #ifndef WEBGRES_WS_SOCKET_H
 #define WEBGRES_WS_SOCKET_H
 
 #include "lib/ilist.h"
+
+#include "routes/routes.h"
 
 struct st_h2o_req_t;
 struct st_h2o_context_t;
@@ -36,13 +38,15 @@ typedef struct WsSocket WsSocket;
 
 /*
  * What a socket's handlers run with, fixed when it opens: its route's
- * statements and search_path, the role the open handler ran as, and the
- * request's settings (request.jwt.claims and the others authentication
+ * statements, search_path and mode, the role the open handler ran as, and
+ * the request's settings (request.jwt.claims and the others authentication
  * gave it).
  */
 typedef struct WsHandlers
 {
 	int64		conn_id;		/* the connection's id, $1 of both statements */
+	int64		route_id;		/* the route's, for mode auto's placement */
+	RouteMode	mode;			/* where its calls run (exec/ws_dispatch.c) */
 	Oid			role;			/* the role the handlers run as */
 	const char *search_path;	/* the route's, or NULL */
 	const char *on_message;		/* NULL: messages are read and dropped */
@@ -64,6 +68,8 @@ typedef struct WsOpen
 	const char *on_close;
 	const char *search_path;	/* the route's */
 	Oid			owner;			/* the route's owner: the role without a token's */
+	int64		route_id;		/* the route's id and mode */
+	RouteMode	mode;
 } WsOpen;
 
 /* What a call runs: a message, or the close. */

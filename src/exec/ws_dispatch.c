@@ -1,16 +1,26 @@
 /*
  * ws_dispatch.c
- *		Running a WebSocket's message and close handlers off the worker's
- *		loop, on an executor.
+ *		Running a WebSocket's message and close handlers: on the worker's
+ *		loop while they are fast, else on an executor.
  *
- * The worker's side: each call events/ws_socket.c hands over gets its own
- * nonblocking connection to the executors' socket, registered with h2o's
- * loop, as a handed-off request does (handoff.c); the kernel's accept queue
- * is the queue of calls waiting for an executor.  A socket has at most one
- * call out at a time, so its messages are handled in order, and a slow
- * handler holds up neither the loop nor the worker's other sockets.
+ * Where a call runs follows its route's mode, as an HTTP request's does
+ * (serve/pipeline.c): mode inline runs it on the worker's loop, mode
+ * executor on an executor, and mode auto on the loop under
+ * webgres.inline_budget while the route is not marked slow.  A run on the
+ * loop that goes past the budget is cancelled and rolled back, the route is
+ * marked slow for every worker (routes/route_placement.c), and the same
+ * call runs again on an executor; each executor run reports its duration
+ * back, and enough fast ones return the route to the loop.
  *
- * The executor's side: the call runs in a transaction of its own, as the
+ * The worker's side of an executor's call: each call events/ws_socket.c
+ * hands over gets its own nonblocking connection to the executors' socket,
+ * registered with h2o's loop, as a handed-off request does (handoff.c); the
+ * kernel's accept queue is the queue of calls waiting for an executor.  A
+ * socket has at most one call out at a time, wherever it runs, so its
+ * messages are handled in order, and a slow handler holds up neither the
+ * loop (beyond the budget, once) nor the worker's other sockets.
+ *
+ * The run, wherever it is: the call runs in a transaction of its own, as the
  * role and with the settings (request.jwt.claims and the rest) its socket's
  * open handler had, under the route's search_path, in a security-restricted
  * operation like every handler, bounded by webgres.handler_timeout.  Each
@@ -36,6 +46,7 @@
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/timeout.h"
+#include "utils/timestamp.h"
 
 #define H2O_USE_LIBUV 0
 #include <h2o.h>
@@ -46,6 +57,7 @@
 #include "exec/handoff_frame.h"
 #include "events/ws_socket.h"
 #include "parse/ws_call_decode.h"
+#include "routes/route_placement.h"
 #include "serve/pipeline.h"
 
 /* A string's length that stands for NULL, and most settings a call carries. */
@@ -58,7 +70,16 @@
 /* The security context handlers run in (as handler.c's). */
 #define WS_SEC_CONTEXT (SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION)
 
-/* A decoded call, pointing into its payload (strings copied NUL-terminated). */
+/*
+ * Beyond this, the buffer a worker's runs on the loop write their answers
+ * to is given back after the run rather than kept for the next.
+ */
+#define WS_LOOP_OUT_KEEP (64 * 1024)
+
+/*
+ * A call to run: decoded from its payload on an executor (strings copied
+ * NUL-terminated), or pointing into the socket's WsCall on the worker.
+ */
 typedef struct WsCallSpec
 {
 	char		kind;
@@ -66,14 +87,30 @@ typedef struct WsCallSpec
 	int32		close_code;
 	Oid			role;
 	int32		timeout_ms;
-	char	   *search_path;
-	char	   *sql;
+	const char *search_path;
+	const char *sql;
 	int			nsettings;
-	char	   *names[WS_MAX_CALL_SETTINGS];
-	char	   *values[WS_MAX_CALL_SETTINGS];
-	char	   *data;
+	const char *names[WS_MAX_CALL_SETTINGS];
+	const char *values[WS_MAX_CALL_SETTINGS];
+	const char *data;			/* NUL-terminated too; binary may hold NULs */
 	uint32		datalen;
 } WsCallSpec;
+
+/* Where run_call() runs a call. */
+typedef enum WsRunPlace
+{
+	WS_RUN_EXECUTOR,			/* on an executor, for a worker */
+	WS_RUN_LOOP,				/* on the worker's loop, whatever it takes */
+	WS_RUN_LOOP_BUDGET			/* on the loop under webgres.inline_budget */
+} WsRunPlace;
+
+/* How a run ended. */
+typedef enum WsRunEnd
+{
+	WS_RUN_DONE,				/* committed */
+	WS_RUN_FAILED,				/* failed, rolled back (logged) */
+	WS_RUN_OVER_BUDGET			/* cancelled past the budget, rolled back */
+} WsRunEnd;
 
 static h2o_evloop_t *loop;
 
@@ -151,6 +188,16 @@ put_call(StringInfo buf, const WsCall *call)
 
 /* ---- decoding ---- */
 
+/* Reads a big-endian 32-bit integer. */
+static uint32
+get_u32(const char *p)
+{
+	uint32		n;
+
+	memcpy(&n, p, 4);
+	return ntohl(n);
+}
+
 /* A string of a decoded call, NUL-terminated in the current memory context. */
 static char *
 copy_str(WsCallString s)
@@ -166,6 +213,7 @@ static bool
 get_call(const char *payload, uint32 len, WsCallSpec *c)
 {
 	WsCallFields f;
+	char	   *data;
 
 	if (!ws_call_decode(payload, len, &f))
 		return false;
@@ -183,11 +231,39 @@ get_call(const char *payload, uint32 len, WsCallSpec *c)
 		c->values[i] = copy_str(f.values[i]);
 	}
 	/* The message keeps its length: binary may hold NULs. */
-	c->data = palloc(f.data.len + 1);
-	memcpy(c->data, f.data.base, f.data.len);
-	c->data[f.data.len] = '\0';
+	data = palloc(f.data.len + 1);
+	memcpy(data, f.data.base, f.data.len);
+	data[f.data.len] = '\0';
+	c->data = data;
 	c->datalen = f.data.len;
 	return true;
+}
+
+/*
+ * The spec of a call run on the worker: what put_call() would send an
+ * executor, without the copies.
+ */
+static void
+spec_from_call(const WsCall *call, WsCallSpec *c)
+{
+	const WsHandlers *h = call->handlers;
+
+	c->kind = (char) call->kind;
+	c->conn_id = h->conn_id;
+	c->close_code = call->close_code;
+	c->role = h->role;
+	c->timeout_ms = pipeline_handler_timeout_ms();
+	c->search_path = h->search_path;
+	c->sql = call->kind == WS_CALL_CLOSE ? h->on_close : h->on_message;
+	c->nsettings = Min(h->nsettings, WS_MAX_CALL_SETTINGS);
+	for (int i = 0; i < c->nsettings; i++)
+	{
+		c->names[i] = h->setting_names[i];
+		c->values[i] = h->setting_values[i];
+	}
+	/* ws_socket.c keeps a NUL after every message. */
+	c->data = call->data;
+	c->datalen = (uint32) call->len;
 }
 
 /* ---- running a call ---- */
@@ -296,17 +372,26 @@ ws_plan_for(const char *sql, int nargs, Oid *types)
 }
 
 /*
- * Runs a call in a transaction of its own and appends its answer's frames
- * to out: a message per row, then WS_FRAME_DONE; on an error (logged),
- * what it made is dropped and WS_FRAME_FAILED is the answer.
+ * Runs a call at place in a transaction of its own and appends its
+ * answer's frames to out: a message per row, then WS_FRAME_DONE with the
+ * run's milliseconds; on an error (logged), what it made is dropped and
+ * WS_FRAME_FAILED is the answer.  A run under the budget that the budget
+ * cancelled is rolled back and appends nothing: WS_RUN_OVER_BUDGET.
  */
-static void
-run_call(const WsCallSpec *c, StringInfo out)
+static WsRunEnd
+run_call(const WsCallSpec *c, StringInfo out, WsRunPlace place)
 {
 	MemoryContext oldcxt = CurrentMemoryContext;
 	int			start = out->len;
+	volatile bool budgeted = false;
+	volatile WsRunEnd end = WS_RUN_DONE;
+	TimestampTz began;
 
 	SetCurrentStatementStartTimestamp();
+	began = GetCurrentStatementStartTimestamp();
+	/* On the loop: out of the pass's shared transaction, maybe under the budget. */
+	if (place != WS_RUN_EXECUTOR)
+		budgeted = pipeline_inline_begin(began, place == WS_RUN_LOOP_BUDGET);
 	StartTransactionCommand();
 	PG_TRY();
 	{
@@ -317,6 +402,7 @@ run_call(const WsCallSpec *c, StringInfo out)
 		char		nulls[3] = {' ', ' ', ' '};
 		int			nargs = 3;
 		int			rc;
+		uint32		ms;
 
 		pgstat_report_activity(STATE_RUNNING, c->sql);
 		if (SPI_connect() != SPI_OK_CONNECT)
@@ -356,9 +442,12 @@ run_call(const WsCallSpec *c, StringInfo out)
 		GetUserIdAndSecContext(&save_userid, &save_sec_context);
 		SetUserIdAndSecContext(c->role, save_sec_context | WS_SEC_CONTEXT);
 		rc = SPI_execute_plan(ws_plan_for(c->sql, nargs, types), values, nulls, false, 0);
+		/* It finished as the budget ran out: nothing to cancel. */
+		if (budgeted && pipeline_inline_end())
+			QueryCancelPending = false;
 		if (rc < 0)
 			elog(ERROR, "could not run the WebSocket handler: %s", SPI_result_code_string(rc));
-		MemoryContextSwitchTo(oldcxt);
+		/* In SPI's memory, which SPI_finish() frees: out holds the copies. */
 		if (c->kind != WS_CALL_CLOSE)
 			put_rows(out);
 		SetUserIdAndSecContext(save_userid, save_sec_context);
@@ -367,25 +456,44 @@ run_call(const WsCallSpec *c, StringInfo out)
 		SPI_finish();
 		PopActiveSnapshot();
 		CommitTransactionCommand();
-		put_frame(out, WS_FRAME_DONE, NULL, 0);
+		MemoryContextSwitchTo(oldcxt);
+		/* How long it took, for mode auto's placement (route_placement.c). */
+		ms = (uint32) Max(0, TimestampDifferenceMilliseconds(began, GetCurrentTimestamp()));
+		ms = htonl(ms);
+		put_frame(out, WS_FRAME_DONE, (const char *) &ms, sizeof(ms));
 	}
 	PG_CATCH();
 	{
+		ErrorData  *edata;
+
 		MemoryContextSwitchTo(oldcxt);
+		edata = CopyErrorData();
 		disable_timeout(STATEMENT_TIMEOUT, false);
 		QueryCancelPending = false;
-		EmitErrorReport();
+		/* Cancelled by the budget: not the handler's failure (pipeline.c's give_up_on_loop). */
+		if (budgeted && pipeline_inline_end() && edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
+			end = WS_RUN_OVER_BUDGET;
+		else
+		{
+			EmitErrorReport();
+			end = WS_RUN_FAILED;
+		}
+		FreeErrorData(edata);
 		FlushErrorState();
 		AbortCurrentTransaction();
-		ereport(LOG,
-				(errmsg("webgres WebSocket %lld: its %s handler failed", (long long) c->conn_id,
-						c->kind == WS_CALL_CLOSE ? "on_close" : "on_message")));
 		out->len = start;
 		out->data[start] = '\0';
-		put_frame(out, WS_FRAME_FAILED, NULL, 0);
+		if (end == WS_RUN_FAILED)
+		{
+			ereport(LOG,
+					(errmsg("webgres WebSocket %lld: its %s handler failed", (long long) c->conn_id,
+							c->kind == WS_CALL_CLOSE ? "on_close" : "on_message")));
+			put_frame(out, WS_FRAME_FAILED, NULL, 0);
+		}
 	}
 	PG_END_TRY();
 	pgstat_report_activity(STATE_IDLE, NULL);
+	return end;
 }
 
 /* Executor: runs the call in a WS_FRAME_CALL payload. */
@@ -397,7 +505,7 @@ ws_dispatch_serve(const char *payload, uint32 len, StringInfo out)
 	memset(&c, 0, sizeof(c));
 	if (!get_call(payload, len, &c))
 		return false;
-	run_call(&c, out);
+	(void) run_call(&c, out, WS_RUN_EXECUTOR);
 	return true;
 }
 
@@ -419,6 +527,17 @@ link_end(WsLink *l, bool failed)
 	h2o_socket_close(l->sock);
 	pfree(l->out.data);
 	pfree(l);
+}
+
+/*
+ * An executor ran a call of mode auto's route in the milliseconds its
+ * WS_FRAME_DONE carries: enough fast runs return the route to the loop.
+ */
+static void
+observe_run(const WsHandlers *h, const char *payload, uint32 len)
+{
+	if (h->mode == ROUTE_MODE_AUTO && len == sizeof(uint32))
+		route_placement_observe_run(route_placement_get(h->route_id), (long) get_u32(payload));
 }
 
 /* The executor's answer arrives: its messages go to the socket. */
@@ -453,6 +572,7 @@ on_link_read(h2o_socket_t *sock, const char *err)
 				ws_call_reply(l->call, type == WS_FRAME_BINARY, payload, len);
 				break;
 			case WS_FRAME_DONE:
+				observe_run(l->call->handlers, payload, len);
 				link_end(l, false);
 				return;
 			default:
@@ -471,50 +591,94 @@ on_link_written(h2o_socket_t *sock, const char *err)
 		link_end(sock->data, true);
 }
 
-/* Runs the call on the worker itself: no executors. */
-static void
-run_here(WsCall *call)
+/*
+ * Sends the messages of a run's answer (its frames in out) to the call's
+ * socket; true if the run failed.
+ */
+static bool
+deliver(WsCall *call, const StringInfo out)
 {
-	StringInfoData buf;
-	StringInfoData out;
 	uint32		len;
 	char		type;
 	size_t		at = 0;
 	bool		failed = true;
 
-	initStringInfo(&buf);
-	initStringInfo(&out);
-	put_call(&buf, call);
-	if (ws_dispatch_serve(buf.data + FRAME_HEADER_SIZE, buf.len - FRAME_HEADER_SIZE, &out))
+	while (at + FRAME_HEADER_SIZE <= (size_t) out->len)
 	{
-		while (at + FRAME_HEADER_SIZE <= (size_t) out.len)
-		{
-			frame_get_header(out.data + at, &len, &type);
-			if (type == WS_FRAME_TEXT || type == WS_FRAME_BINARY)
-				ws_call_reply(call, type == WS_FRAME_BINARY, out.data + at + FRAME_HEADER_SIZE, len);
-			else
-				failed = (type != WS_FRAME_DONE);
-			at += FRAME_HEADER_SIZE + len;
-		}
+		frame_get_header(out->data + at, &len, &type);
+		if (type == WS_FRAME_TEXT || type == WS_FRAME_BINARY)
+			ws_call_reply(call, type == WS_FRAME_BINARY, out->data + at + FRAME_HEADER_SIZE, len);
+		else
+			failed = (type != WS_FRAME_DONE);
+		at += FRAME_HEADER_SIZE + len;
 	}
-	pfree(buf.data);
-	pfree(out.data);
-	ws_call_done(call, failed);
+	return failed;
 }
 
-/* The runner: hands the call to an executor (or runs it here). */
+/*
+ * Runs the call on the worker's loop (under the budget if asked) and ends
+ * it; false, with nothing done, if the budget cancelled it: its route is
+ * then marked slow and the caller hands the call to an executor.
+ */
+static bool
+run_on_loop(WsCall *call, bool budget)
+{
+	static StringInfoData out;
+	WsCallSpec	c;
+	WsRunEnd	end;
+
+	if (out.data == NULL)
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(TopMemoryContext);
+
+		initStringInfo(&out);
+		MemoryContextSwitchTo(oldcxt);
+	}
+	spec_from_call(call, &c);
+	resetStringInfo(&out);
+	end = run_call(&c, &out, budget ? WS_RUN_LOOP_BUDGET : WS_RUN_LOOP);
+	if (end == WS_RUN_OVER_BUDGET)
+	{
+		route_placement_mark_slow(route_placement_get(call->handlers->route_id));
+		ereport(LOG,
+				(errmsg("webgres WebSocket %lld: the %s handler of route %lld ran longer than webgres.inline_budget (%d ms) on the event loop",
+						(long long) c.conn_id, c.kind == WS_CALL_CLOSE ? "on_close" : "on_message",
+						(long long) call->handlers->route_id, route_placement_inline_budget_ms()),
+				 errdetail("It was rolled back and runs again on an executor; the route's calls run on executors until their runs there are fast again.")));
+		return false;
+	}
+	ws_call_done(call, deliver(call, &out));
+	/* A large answer's buffer is not kept for the next run. */
+	if (out.maxlen > WS_LOOP_OUT_KEEP)
+	{
+		pfree(out.data);
+		out.data = NULL;
+	}
+	return true;
+}
+
+/*
+ * Whether the call runs on the worker's loop: always in mode inline, and
+ * in mode auto while its route is not marked slow (as wants_executor() in
+ * serve/pipeline.c decides for a request).
+ */
+static bool
+runs_on_loop(const WsHandlers *h)
+{
+	if (h->mode == ROUTE_MODE_INLINE)
+		return true;
+	return h->mode == ROUTE_MODE_AUTO && route_placement_inline_budget_ms() > 0 &&
+		!route_placement_is_slow(route_placement_get(h->route_id));
+}
+
+/* Hands the call to an executor over a connection of its own. */
 static void
-dispatch(WsCall *call)
+hand_off(WsCall *call)
 {
 	WsLink	   *l;
 	int			fd;
 	h2o_iovec_t iov;
 
-	if (!handoff_enabled())
-	{
-		run_here(call);
-		return;
-	}
 	if ((fd = exec_socket_connect()) < 0)
 	{
 		ereport(LOG,
@@ -532,6 +696,26 @@ dispatch(WsCall *call)
 	iov = h2o_iovec_init(l->out.data, l->out.len);
 	h2o_socket_write(l->sock, &iov, 1, on_link_written);
 	h2o_socket_read_start(l->sock, on_link_read);
+}
+
+/*
+ * The runner: runs the call on the loop (with no executors, or as its
+ * route's mode says) or hands it to an executor; a run on the loop that the
+ * budget cancelled runs again there.  The socket has no other call out
+ * meanwhile, so its messages stay in order across the move.
+ */
+static void
+dispatch(WsCall *call)
+{
+	if (!handoff_enabled())
+	{
+		(void) run_on_loop(call, false);
+		return;
+	}
+	if (runs_on_loop(call->handlers) &&
+		run_on_loop(call, call->handlers->mode == ROUTE_MODE_AUTO))
+		return;
+	hand_off(call);
 }
 
 /* Registers the runner; once per worker. */

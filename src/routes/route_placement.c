@@ -263,11 +263,11 @@ route_placement_define_settings(void)
 	DefineCustomIntVariable("webgres.inline_budget",
 							"Longest time a handler of a route in mode auto runs on the event loop.",
 							"A run that takes longer is cancelled and rolled back, the route "
-							"is marked slow for every worker, and the request is handed to an "
-							"executor, where it runs again. 0 hands every request of an auto "
-							"route to an executor, but for event streams and WebSockets, which "
-							"stay on the worker's event loop. Has no effect when "
-							"webgres.executors is 0.",
+							"is marked slow for every worker, and the request (or WebSocket "
+							"message) is handed to an executor, where it runs again. 0 hands "
+							"every request of an auto route to an executor, but for event "
+							"streams and WebSocket upgrades, which stay on the worker's event "
+							"loop. Has no effect when webgres.executors is 0.",
 							&webgres_inline_budget,
 							INLINE_BUDGET_DEFAULT_MS,
 							0, INLINE_BUDGET_MAX_MS,

@@ -1316,6 +1316,37 @@ pipeline_before_wait(void)
 	}
 }
 
+/*
+ * Before a run beside the pipeline's on the loop (a WebSocket's call, run
+ * by exec/ws_dispatch.c in a transaction of its own): commits the shared
+ * read-only transaction, and with budget puts the run, begun at began,
+ * under webgres.inline_budget as run_route() puts a handler of a route in
+ * mode auto; true if it did.
+ */
+bool
+pipeline_inline_begin(TimestampTz began, bool budget)
+{
+	end_shared_transaction();
+	if (!budget || route_placement_inline_budget_ms() <= 0)
+		return false;
+	budget_start(began);
+	return true;
+}
+
+/*
+ * After that run, or in its error-recovery path: takes it from under the
+ * budget; true if the budget ran out (the run is being cancelled, and the
+ * caller clears the cancel if the run finished anyway).
+ */
+bool
+pipeline_inline_end(void)
+{
+	bool		fired = budget_end();
+
+	budget_fired = false;
+	return fired;
+}
+
 /* webgres.handler_timeout in milliseconds (pipeline.h). */
 int
 pipeline_handler_timeout_ms(void)

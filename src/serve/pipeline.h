@@ -142,6 +142,19 @@ extern void pipeline_reload(void);
 extern void pipeline_before_wait(void);
 
 /*
+ * A run beside the pipeline's on the event loop (a WebSocket's message
+ * handler, exec/ws_dispatch.c), in a transaction of its own that the caller
+ * starts after pipeline_inline_begin(): that commits the read-only
+ * transaction shared by the pass's requests and, with budget, puts the run
+ * (begun at began) under webgres.inline_budget, whose watchdog cancels it
+ * (ERRCODE_QUERY_CANCELED) once it runs past; true if it did (not with a
+ * budget of 0).  pipeline_inline_end(), after the run or in its
+ * error-recovery path, says whether the budget ran out.
+ */
+extern bool pipeline_inline_begin(TimestampTz began, bool budget);
+extern bool pipeline_inline_end(void);
+
+/*
  * webgres.handler_timeout and webgres.expose_errors, which the hand-off to
  * an executor and the WebSocket calls apply too: read through these, the
  * variables are the pipeline's own.

@@ -124,6 +124,8 @@ ws_admit(RequestData *rd, const Route *r, char **body, size_t *bodylen)
 	open->on_close = r->on_close;
 	open->search_path = r->search_path;
 	open->owner = r->owner;
+	open->route_id = r->id;
+	open->mode = r->mode;
 	rd->upgrade = open;
 
 	/* The open handler sees the id too; cleared with the request's other settings. */

@@ -1,6 +1,6 @@
 # WebSocket routes, spoken to by a client on a raw socket (WsClient.pm):
-# the handshake's accept key, messages echoed through SQL handlers run on
-# executors as the route's owner or the token's role with its claims, the
+# the handshake's accept key, messages echoed through SQL handlers (on the
+# worker or executors) as the route's owner or the token's role with its claims, the
 # open handler's refusals and first message, the close handler, the
 # upgrade's refusals (no key 400, bad version 426, foreign Origin 403, no
 # token 401), NOTIFY delivered as messages, and a slow message handler
