@@ -372,6 +372,13 @@ ws_first_phase(RequestData *rd, SPITupleTable *rows, EventsListen *listen)
 	return true;
 }
 
+/* True once events_init() ran: this process is a worker whose loop holds streams. */
+bool
+events_served_here(void)
+{
+	return channels != NULL;
+}
+
 /* Phase 1 of an event stream: answers, or LISTENs and awaits phase 2. */
 bool
 events_first_phase(RequestData *rd, SPITupleTable *rows, EventsListen *listen,

@@ -27,6 +27,13 @@ struct st_h2o_context_t;
 /* Sets up the worker's subscriptions and streams; once per worker. */
 extern void events_init(struct st_h2o_context_t *ctx);
 
+/*
+ * True if this process holds event streams: a worker, after events_init().
+ * An executor does not; phase 1 must not run there (its LISTEN would never
+ * be read, and there is no loop to stream from).
+ */
+extern bool events_served_here(void);
+
 /* The channels phase 1 LISTENed on, kept by the caller until phase 2. */
 typedef struct EventsListen
 {

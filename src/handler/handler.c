@@ -5,6 +5,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_language.h"
 #include "catalog/pg_proc.h"
@@ -39,6 +40,7 @@ typedef struct HandlerState
 	int			shareable_generation;	/* ... as of this generation of source */
 	bool		constant;		/* plan folds to one constant row */
 	bool		event_stream;	/* result has a channels column (events.c) */
+	bool		described;		/* event_stream is known, plan or not (describe_route) */
 	CachedResponse *cached;		/* that row's response, once built */
 	SimpleEvalCache simple;		/* whether the plan is one row of expressions */
 	SplicedHandler spliced;
@@ -714,16 +716,112 @@ handler_stream(Route *route, RequestData *rd, const StreamSink *sink, bool head_
 	error_context_stack = call.errcallback.previous;
 }
 
-/* True if route's handler, as prepared here, answers with an event stream. */
+/*
+ * Longest wait, in milliseconds, for a lock on a table a handler reads
+ * while it is described (describe_route): the worker's loop waits with it.
+ */
+#define DESCRIBE_LOCK_WAIT_MS "10"
+
+/*
+ * Notes whether route's handler answers with an event stream, without a
+ * plan: parse analysis only (a statement is planned when it is first
+ * used), as its owner under its search_path, and the statement dropped.
+ * A route sent to executors must not be planned on the loop: planning may
+ * be what makes it slow.  Parsing locks the tables the handler reads, and
+ * the loop must not wait behind an ALTER TABLE: in a subtransaction, with
+ * lock_timeout at DESCRIBE_LOCK_WAIT_MS, a lock not granted by then leaves
+ * the handler undescribed (false); any other error is raised.
+ */
+static bool
+describe_route(Route *route, HandlerState *st)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	ResourceOwner oldowner = CurrentResourceOwner;
+	ErrorContextCallback *oldcontext = error_context_stack;
+	volatile bool described = false;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(oldcxt);
+	PG_TRY();
+	{
+		RouteCall	call;
+		SplicedHandler sh;
+		SPIPlanPtr	plan;
+
+		/* Restored with the subtransaction's settings when it ends. */
+		(void) set_config_option("lock_timeout", DESCRIBE_LOCK_WAIT_MS, PGC_USERSET,
+								 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+		call.errcallback.callback = route_error_context;
+		call.errcallback.arg = route;
+		call.errcallback.previous = error_context_stack;
+		error_context_stack = &call.errcallback;
+		GetUserIdAndSecContext(&call.save_userid, &call.save_sec_context);
+		call.path_level = enter_search_path(route->search_path);
+		SetUserIdAndSecContext(route->owner, call.save_sec_context | HANDLER_SEC_CONTEXT);
+
+		plan = handler_prepare(route->handler, &sh);
+		st->event_stream = declares_event_stream(
+			((CachedPlanSource *) linitial(SPI_plan_get_plan_sources(plan)))->resultDesc);
+		SPI_freeplan(plan);
+		st->described = described = true;
+
+		leave_route(&call);
+		error_context_stack = call.errcallback.previous;
+		ReleaseCurrentSubTransaction();
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		/* The subtransaction's end gives back the user and the settings. */
+		MemoryContextSwitchTo(oldcxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcxt);
+		CurrentResourceOwner = oldowner;
+		error_context_stack = oldcontext;
+		if (edata->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE)
+			ReThrowError(edata);
+		ereport(DEBUG1,
+				(errmsg_internal("webgres route %s was not described: %s",
+								 route->label, edata->message)));
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(oldcxt);
+	CurrentResourceOwner = oldowner;
+	return described;
+}
+
+/* True if this process knows whether route's handler answers with an event stream. */
 bool
-handler_answers_event_stream(const Route *route)
+handler_knows_event_stream(const Route *route)
 {
 	const HandlerState *st = route->handler_state;
+
+	return route->websocket || (st != NULL && (st->plan != NULL || st->described));
+}
+
+/*
+ * True if route's handler answers with an event stream; finds out if it
+ * must.  False if it does not, or could not be told (describe_route).
+ */
+bool
+handler_answers_event_stream(Route *route)
+{
+	HandlerState *st = route->handler_state;
 
 	/* A WebSocket is held open by the worker, like an event stream. */
 	if (route->websocket)
 		return true;
-	return st != NULL && st->plan != NULL && st->event_stream;
+	if (st == NULL || (st->plan == NULL && !st->described))
+	{
+		st = state_of(route);
+		if (!describe_route(route, st))
+			return false;
+	}
+	return st->event_stream;
 }
 
 /* Prepares a handler as its owner would run it, to check it when a route is saved. */

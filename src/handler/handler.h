@@ -72,11 +72,24 @@ extern const CachedResponse *handler_cached_response(const Route *route);
 extern void handler_forget_stale_responses(void);
 
 /*
- * True if route's handler answers with an event stream: its result has a
- * channels column.  Known once this process has prepared the handler;
- * false before.
+ * True if route's handler answers with an event stream (its result has a
+ * channels column), or route is a WebSocket's: the worker that listens
+ * holds either open, so neither may leave its event loop.  Once this
+ * process has prepared or described the handler, a field's read; until
+ * then it parses the handler, as its owner, without planning it: only
+ * inside a transaction with SPI connected (handler_knows_event_stream()
+ * tells whether it would have to).  Parsing waits at most a few
+ * milliseconds for a lock on a table the handler reads; false if that was
+ * not enough to tell (it tries again next time).
  */
-extern bool handler_answers_event_stream(const Route *route);
+extern bool handler_answers_event_stream(Route *route);
+
+/*
+ * True if handler_answers_event_stream() can answer for route without
+ * SQL: a WebSocket route, or a handler this process prepared or described
+ * since the route table was last replaced.  Needs no transaction.
+ */
+extern bool handler_knows_event_stream(const Route *route);
 
 /*
  * Runs route's handler (mode stream) as a cursor and streams its rows to

@@ -265,8 +265,9 @@ route_placement_define_settings(void)
 							"A run that takes longer is cancelled and rolled back, the route "
 							"is marked slow for every worker, and the request (or WebSocket "
 							"message) is handed to an executor, where it runs again. 0 hands "
-							"every request of an auto route to an executor. Has no effect when "
-							"webgres.executors is 0.",
+							"every request of an auto route to an executor, but for event "
+							"streams and WebSocket upgrades, which stay on the worker's event "
+							"loop. Has no effect when webgres.executors is 0.",
 							&webgres_inline_budget,
 							INLINE_BUDGET_DEFAULT_MS,
 							0, INLINE_BUDGET_MAX_MS,

@@ -94,6 +94,7 @@ typedef struct Request
 	RateLimitState limits;		/* what its rate limits counted */
 	PhaseRequest pr;			/* what the phases' modules see of it */
 	bool		share;			/* may run in the shared read-only transaction */
+	bool		deferred;		/* placement waits for the transaction (wants_executor) */
 	bool		restart;		/* it may not after all: run again in its own */
 	Route	   *running;		/* whose handler runs under the inline budget */
 	bool		listening;		/* an event stream's phase 1 LISTENed ... */
@@ -209,9 +210,17 @@ limits_of(Route *r)
 	return r->limits;
 }
 
-/* True if, on the event loop, route r's requests go to an executor. */
+/*
+ * True if, on the event loop, route r's requests go to an executor.  An
+ * event stream never does: the worker that listens for it holds it open.
+ * Whether r answers one is known once this worker has prepared or
+ * described its handler (once per route table); until then a request
+ * outside a transaction (in_xact false) is placed in its transaction
+ * (rq->deferred, place_deferred), where the handler is described (parsed,
+ * not planned) and the answer kept.
+ */
 static bool
-wants_executor(Route *r)
+wants_executor(Request *rq, Route *r, bool in_xact)
 {
 	if (r->mode == ROUTE_MODE_STREAM)
 		return true;
@@ -220,7 +229,11 @@ wants_executor(Route *r)
 	if (r->mode == ROUTE_MODE_AUTO && route_placement_inline_budget_ms() > 0 &&
 		!route_placement_is_slow(limits_of(r)))
 		return false;
-	/* An event stream is held open by the worker that listens for it. */
+	if (!in_xact && !handler_knows_event_stream(r))
+	{
+		rq->deferred = true;
+		return false;
+	}
 	return !handler_answers_event_stream(r);
 }
 
@@ -242,13 +255,14 @@ typedef enum Placement
  * matches may answer from memory (first), and only a route without auth
  * (it answers per identity) whose table was checked lately; *cached is
  * then its response.  With may_share false the answer is never
- * PLACE_SHARED, and the handler is not asked.
+ * PLACE_SHARED, and the handler is not asked.  in_xact: inside the
+ * request's transaction, with SPI connected (wants_executor).
  */
 static Placement
-placement_of(Request *rq, Route *r, bool first, bool may_share,
+placement_of(Request *rq, Route *r, bool first, bool may_share, bool in_xact,
 			 const CachedResponse **cached)
 {
-	if (rq->on_loop && wants_executor(r))
+	if (rq->on_loop && wants_executor(rq, r, in_xact))
 		return PLACE_EXECUTOR;
 	if (first && r->auth == ROUTE_AUTH_NONE &&
 		(*cached = handler_cached_response(r)) != NULL &&
@@ -425,30 +439,6 @@ give_up_on_loop(Request *rq, Route *r)
 			(errmsg("webgres route %s ran longer than webgres.inline_budget (%d ms) on the event loop",
 					r->label, route_placement_inline_budget_ms()),
 			 errdetail("It was rolled back; it runs on executors until its runs there are fast again.")));
-	return true;
-}
-
-/*
- * The error-recovery path of a handler cancelled after webgres.inline_budget
- * that turned out, once prepared, to answer an event stream: such a stream
- * stays on the loop whatever it takes, but its first run was put under the
- * budget before its plan could tell.  Rolls back and asks for the request
- * to be run again in a transaction of its own, on the loop, where the
- * budget no longer applies.  False for any other error.
- */
-static bool
-run_again_on_loop(Request *rq)
-{
-	ErrorData  *edata;
-
-	MemoryContextSwitchTo(request_cxt);
-	edata = CopyErrorData();
-	if (edata->sqlerrcode != ERRCODE_QUERY_CANCELED)
-		return false;
-	roll_back_after_error();
-	budget_fired = false;
-	rq->run->failed = false;
-	rq->restart = true;
 	return true;
 }
 
@@ -644,9 +634,7 @@ run_in_transaction(Request *rq, TransactionStep step)
 		rq->restart = false;
 		rq->listening = false;
 		rq->outcome = rq->stream_begun ? PIPELINE_STREAM_CUT : PIPELINE_ANSWERED;
-		if (running == NULL || !budget_fired ||
-			!(handler_answers_event_stream(running) ? run_again_on_loop(rq) :
-			  give_up_on_loop(rq, running)))
+		if (running == NULL || !budget_fired || !give_up_on_loop(rq, running))
 			answer_error(rq);
 	}
 	PG_END_TRY();
@@ -701,6 +689,7 @@ begin_request(Request *rq, h2o_req_t *req, PipelineRun *run, char **body, size_t
 	rq->split = path_split(req->path.base, pathlen, &rq->segs);
 	rq->m.table = NULL;
 	rq->share = false;
+	rq->deferred = false;
 	rq->restart = false;
 	rq->running = NULL;
 	rq->route = NULL;
@@ -787,7 +776,7 @@ answer_without_transaction(Request *rq)
 		/* Access: a request over a rate limit goes no further. */
 		if (first && !phase_run(&pipeline_phases[PHASE_ACCESS], &rq->pr, r))
 			return refused_by(rq, r);
-		switch (placement_of(rq, r, first, may_share && sharing, &cached))
+		switch (placement_of(rq, r, first, may_share && sharing, false, &cached))
 		{
 			case PLACE_EXECUTOR:
 				/* A request runs wholly in one place: any route may send it off. */
@@ -867,7 +856,11 @@ run_route(Request *rq, Route *r)
 		run_stream(rq, r);
 		return true;
 	}
-	/* An event stream's handler stays on the loop whatever it takes. */
+	/*
+	 * An event stream's handler stays on the loop whatever it takes: never
+	 * under the budget, which would send it to an executor.  The handler's
+	 * first run here is described first, outside the budget, to tell.
+	 */
 	if (rq->on_loop && r->mode == ROUTE_MODE_AUTO && !handler_answers_event_stream(r))
 	{
 		rq->running = r;
@@ -883,6 +876,14 @@ run_route(Request *rq, Route *r)
 	}
 	if (result == HANDLER_EVENT_ROWS)
 	{
+		/* Only a worker's loop holds a stream: an executor must not LISTEN. */
+		if (!events_served_here())
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("webgres route %s answers with an event stream, which an executor cannot serve",
+							r->label),
+					 errdetail("Event streams and WebSockets are held open by the HTTP worker that listens for their notifications."),
+					 errhint("A request that another route of the same path sends to executors (mode executor or stream, or a slow auto route) runs wholly there: give the event stream a path of its own.")));
 		rq->listening = events_first_phase(&rq->rd, rows, &rq->listen, rq->body, rq->bodylen);
 		rq->event_route_id = r->id;
 	}
@@ -917,6 +918,36 @@ note_role(Request *rq)
 }
 
 /*
+ * The rule answer_without_transaction applies (a request runs wholly in
+ * one place), for a request it left to the transaction: a route whose
+ * handler this worker had not described then.  Every matching route can
+ * be told here; if one wants an executor, the request goes there before
+ * any handler runs.  True if it went, or admission answered it.
+ */
+static bool
+place_deferred(Request *rq, const RouteTable *routes, PathCapture *caps)
+{
+	bool		first = true;
+	Route	   *r;
+	int			ncaps;
+
+	match_begin(&rq->m, routes, &rq->segs);
+	while ((r = routes_match_next(&rq->m, &ncaps, caps)) != NULL)
+	{
+		if (!method_matches(r, rq->req, rq->is_head))
+			continue;
+		if (wants_executor(rq, r, true))
+		{
+			if (!first || admit_to_executor(rq, r))
+				set_hand_off(rq, r, false);
+			return true;
+		}
+		first = false;
+	}
+	return false;
+}
+
+/*
  * Runs the routes the request matches in the current table, in matching
  * order, until one answers; or notes that the request goes to an executor,
  * or must run again outside the shared transaction.
@@ -936,6 +967,8 @@ run_matching_routes(Request *rq, const RouteTable *routes)
 	Route	   *r;
 	int			ncaps;
 
+	if (rq->deferred)
+		answered = place_deferred(rq, routes, caps);
 	match_begin(&rq->m, routes, &rq->segs);
 	while (!answered && (r = routes_match_next(&rq->m, &ncaps, caps)) != NULL)
 	{
@@ -957,7 +990,7 @@ run_matching_routes(Request *rq, const RouteTable *routes)
 			answered = refused_by(rq, r);
 			break;
 		}
-		placement = placement_of(rq, r, false, shared_xact_open, &cached);
+		placement = placement_of(rq, r, false, shared_xact_open, true, &cached);
 		if (placement == PLACE_EXECUTOR)
 		{
 			if (!handlers_ran && !admit_to_executor(rq, r))
