@@ -219,7 +219,7 @@ like($bh->{headers}{'ratelimit-policy'} // '', qr/^"route";q=2;w=\d+$/,
 # invalidated (ALTER TABLE) since the worker looked runs its routes again
 # in a transaction of its own; both limited routes it passes count it once.
 # One keep-alive connection keeps the requests on the worker that planned.
-ok(WebgresTest::reload_and_wait($node, "webgres.share_read_transactions = on\n"),
+ok(WebgresTest::reload_all_workers($node, "webgres.share_read_transactions = on\n"),
 	'reloaded with shared read transactions');
 $node->safe_psql('postgres', q{CREATE TABLE rl_plan (x text); INSERT INTO rl_plan VALUES ('planned')});
 route('/rerun', q{SELECT 'first' AS body WHERE false}, rate => 0.001, burst => 2);
@@ -244,17 +244,17 @@ route('/rerun', q{SELECT x AS body FROM rl_plan}, rate => 0.001, burst => 2);
 		'each limit counted the request that ran again once: the third is served, the fourth 429');
 	close $s;
 }
-ok(WebgresTest::reload_and_wait($node, "webgres.share_read_transactions = off\n"),
+ok(WebgresTest::reload_all_workers($node, "webgres.share_read_transactions = off\n"),
 	'shared read transactions off again');
 
 # ---- the server's limit, set by a superuser ----
-ok(WebgresTest::reload_and_wait($node, "webgres.rate_limit = 0.001\nwebgres.rate_limit_burst = 1\n"),
+ok(WebgresTest::reload_all_workers($node, "webgres.rate_limit = 0.001\nwebgres.rate_limit_burst = 1\n"),
 	'reloaded with webgres.rate_limit');
 is(statuses('127.0.0.101', '/plain', 3), '200 200 429', 'webgres.rate_limit: every route, per address');
 my $gr = get_from('127.0.0.101', '/plain');
 like($gr->{headers}{'ratelimit-policy'} // '', qr/^"server";q=2;w=\d+$/, 'its policy is the server\'s');
 is(statuses('127.0.0.102', '/plain', 1), '200', 'another address has its own');
-ok(WebgresTest::reload_and_wait($node, "webgres.rate_limit = 0\n"), 'the server limit off again');
+ok(WebgresTest::reload_all_workers($node, "webgres.rate_limit = 0\n"), 'the server limit off again');
 is(statuses('127.0.0.101', '/plain', 2), '200 200', 'and the address is served again');
 
 # ---- buckets live in shared memory: a restart forgets them ----

@@ -386,6 +386,24 @@ sub reload_and_wait
 	}, $timeout) ? 1 : 0;
 }
 
+# Appends $conf to postgresql.conf, reloads, and waits until EVERY HTTP
+# worker has applied it (reload_and_wait sees only the worker its probe
+# reached; the others may still serve with the old settings): each worker
+# logs "webgres access log configured in process PID" at DEBUG1, which this
+# turns on, as it applies a reload.  True if all did within the timeout.
+sub reload_all_workers
+{
+	my ($node, $conf, $timeout) = @_;
+	my @pids = worker_pids($node);
+	my $offset = -s $node->logfile;
+	$node->append_conf('postgresql.conf', ($conf // '') . "\nlog_min_messages = debug1\n");
+	$node->reload;
+	return poll_until(sub {
+		my $log = PostgreSQL::Test::Utils::slurp_file($node->logfile, $offset);
+		return !grep { $log !~ /webgres access log configured in process $_\b/ } @pids;
+	}, $timeout) ? 1 : 0;
+}
+
 sub add_route
 {
 	my ($node, $method, $path, $handler, %opts) = @_;
