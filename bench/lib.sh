@@ -20,6 +20,21 @@ free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
+# tree_ticks PID: CPU ticks of a process tree: the root's own and its reaped
+# children's time, plus the children alive now (a Postgres backend that
+# exits lands in the postmaster's cutime/cstime).
+tree_ticks() {
+	local root=$1 total c
+	[ -d "/proc/$root" ] || { echo 0; return; }
+	total=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 + $14 + $15 }' "/proc/$root/stat")
+	for c in $(pgrep -P "$root"); do
+		total=$(( total + $(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$c/stat" 2>/dev/null || echo 0) ))
+	done
+	echo "$total"
+}
+# CLK_TCK: ticks per second, for tree_ticks
+CLK_TCK=$(getconf CLK_TCK)
+
 # throwaway_cluster NAME: a cluster directory of its own in /tmp, owned by the
 # user Postgres runs as, and free ports; sets and exports PGDIR, PGPORT,
 # PGHOST and WG_PORT, and stops and removes the cluster when the script

@@ -38,6 +38,8 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BENCH=$ROOT/bench
+# shellcheck source=bench/lib.sh
+. "$BENCH/lib.sh"
 CLUSTER=$ROOT/scripts/cluster.sh
 
 case "${QUICK:-}" in ''|0|no|false) QUICK=0 ;; *) QUICK=1 ;; esac
@@ -94,15 +96,11 @@ CASES=$RAW/cases.jsonl
 OPS=$RAW/ops.jsonl
 : > "$CASES"; : > "$OPS"
 
-log() { printf '[bench %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 # note KEY JSON: one operational figure for the report
 note() { printf '{"key":"%s","value":%s}\n' "$1" "$2" >> "$OPS"; }
 jstr() { python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$1"; }
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 # WRK_AUTH: an Authorization header value that http_status and wrk_cmd send
 # (the auth tier's tokens); unset: none.
 http_status() {
@@ -346,19 +344,6 @@ rss_json() {
 	for p in $(worker_pids); do out+="$sep\"$p\":$(rss_kib "$p")"; sep=","; done
 	echo "$out}"
 }
-# CPU ticks of a process tree: the root's own and reaped children's time, plus
-# the children alive now (a Postgres backend that exits lands in the
-# postmaster's cutime/cstime).
-tree_ticks() {
-	local root=$1 total c
-	[ -d "/proc/$root" ] || { echo 0; return; }
-	total=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 + $14 + $15 }' "/proc/$root/stat")
-	for c in $(pgrep -P "$root"); do
-		total=$(( total + $(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$c/stat" 2>/dev/null || echo 0) ))
-	done
-	echo "$total"
-}
-CLK_TCK=$(getconf CLK_TCK)
 # machine_ticks: CPU ticks every core of the machine spent busy so far (user,
 # nice, system, irq, softirq, steal from /proc/stat): the servers, Postgres,
 # the load generator and whatever else runs on the machine.

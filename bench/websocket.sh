@@ -137,18 +137,6 @@ done
 
 load() { PGUSER=postgres PGDATABASE=postgres node "$BENCH/wsload.js" "$@"; }
 
-# tree_ticks PID: CPU ticks (utime + stime) of PID, the children it reaped
-# and its live children (as bench/run.sh counts a server's CPU time)
-tree_ticks() {
-	local root=$1 total c
-	[ -d "/proc/$root" ] || { echo 0; return; }
-	total=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 + $14 + $15 }' "/proc/$root/stat")
-	for c in $(pgrep -P "$root"); do
-		total=$(( total + $(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$c/stat" 2>/dev/null || echo 0) ))
-	done
-	echo "$total"
-}
-CLK_TCK=$(getconf CLK_TCK)
 POSTMASTER=$(head -n 1 "$PGDIR/postmaster.pid")
 # server_ticks SERVER: what a server is charged with: webgres all of
 # Postgres; node-ws its processes plus all of Postgres (its backends)
