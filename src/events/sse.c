@@ -494,6 +494,11 @@ sse_start(h2o_req_t *req, const char *first, size_t firstlen,
 				   H2O_STRLIT("text/event-stream"));
 	h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CACHE_CONTROL, NULL,
 				   H2O_STRLIT("no-cache"));
+	/*
+	 * A stream is sent here, not by the exit's whole-body send: libh2o
+	 * takes it write by write through the generator.  The worker counts it
+	 * at the exit once (respond_stream_head and respond_stream_end).
+	 */
 	h2o_start_response(req, &s->generator);
 
 	/*

@@ -31,7 +31,11 @@
  * socket of an executor not read for that reason is looked at by the
  * client watch too: one that hung up (finished, failed or died) is read
  * out, which its socket's buffer bounds, so that a stream cut short is cut
- * at once, not when its client reads again.
+ * at once, not when its client reads again.  A stream's h2o_send() calls
+ * stay here rather than in the exit's respond_send(), which sends a whole
+ * body at once: libh2o takes a stream piece by piece through the
+ * generator.  The exit still counts it once, its head (stream_head) and
+ * its end or cut (stream_end).
  */
 #include "postgres.h"
 

@@ -18,7 +18,9 @@
  * webgres.metrics_listen opens listeners of their own, with an h2o host
  * whose one handler answers the metrics path and 404 to the rest; their
  * connections are few and short, so they are not counted against the
- * worker's connection capacity.  Without them, the metrics path is
+ * worker's connection capacity.  Their answers (the metrics, 404, 405)
+ * leave by the exit (http/respond.h) as the main listeners' do, and are
+ * counted among the worker's responses like any other.  Without them, the metrics path is
  * answered on the main listeners, which face the clients, only to those
  * whose address lies in webgres.metrics_allow (loopback by default); any
  * other client is answered 404, as if there were no metrics there.
@@ -39,7 +41,9 @@
 #include "http/health.h"
 #include "http/listen.h"
 #include "http/metrics.h"
+#include "http/respond.h"
 #include "http/response_phases.h"
+#include "message/response.h"
 #include "parse/networks.h"
 #include "routes/route_placement.h"
 #include "routes/route_names.h"
@@ -273,39 +277,38 @@ metrics_render(void)
 	return out.data;
 }
 
-/* Answers req with the exposition, 405 for other methods than GET and HEAD. */
+/*
+ * Sets req's answer to the exposition, or 405 for other methods than GET
+ * and HEAD; the exit (http/respond.h) sends it, HEAD without the body.
+ * The exposition is rendered before the exit counts this answer, so a
+ * scrape shows every earlier answer, scrapes included, but not its own.
+ */
 static void
-answer(h2o_req_t *req)
+answer(h2o_req_t *req, char **body, size_t *bodylen)
 {
-	static h2o_generator_t generator = {NULL, NULL};
 	bool		is_head = h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD"));
-	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "webgres metrics",
-											  ALLOCSET_DEFAULT_SIZES);
-	MemoryContext old = MemoryContextSwitchTo(cxt);
-	h2o_iovec_t body;
+	MemoryContext cxt;
+	MemoryContext old;
+	char	   *text;
 
 	if (!is_head && !h2o_memis(req->method.base, req->method.len, H2O_STRLIT("GET")))
 	{
-		req->res.status = 405;
-		req->res.reason = "Method Not Allowed";
+		response_simple(req, 405, "Method Not Allowed", body, bodylen);
 		h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_ALLOW, NULL, H2O_STRLIT("GET, HEAD"));
-		body = h2o_iovec_init(H2O_STRLIT("Method Not Allowed\n"));
+		return;
 	}
-	else
-	{
-		char	   *text = metrics_render();
-
-		body = h2o_strdup(&req->pool, text, strlen(text));
-		req->res.status = 200;
-		req->res.reason = "OK";
-		h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL,
-					   H2O_STRLIT(METRICS_CONTENT_TYPE));
-	}
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "webgres metrics", ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(cxt);
+	text = metrics_render();
+	*bodylen = strlen(text);
+	*body = h2o_mem_alloc_pool(&req->pool, *bodylen);
+	memcpy(*body, text, *bodylen);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
-	req->res.content_length = body.len;
-	h2o_start_response(req, &generator);
-	h2o_send(req, is_head ? NULL : &body, is_head ? 0 : 1, H2O_SEND_STATE_FINAL);
+	req->res.status = 200;
+	req->res.reason = "OK";
+	h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL,
+				   H2O_STRLIT(METRICS_CONTENT_TYPE));
 }
 
 /* Whether req's path, without its query, is webgres.metrics_path. */
@@ -331,37 +334,19 @@ client_allowed(h2o_req_t *req)
 }
 
 /*
- * Answers req if it asks for webgres.metrics_path; returns whether it did.
- * A client outside webgres.metrics_allow gets 404 (no route is tried, so
- * none answers the path for it either).
+ * Sets req's answer if it asks for webgres.metrics_path; returns whether
+ * it did.  A client outside webgres.metrics_allow gets 404 (no route is
+ * tried, so none answers the path for it either).
  */
 static bool
-metrics_try_answer(h2o_req_t *req)
+metrics_try_answer(h2o_req_t *req, char **body, size_t *bodylen)
 {
-	static h2o_generator_t generator = {NULL, NULL};
-	static const char not_found[] = "Not Found\n";
-
 	if (webgres_metrics_listen[0] != '\0' || !asks_for_metrics(req))
 		return false;
 	if (client_allowed(req))
-	{
-		answer(req);
-		return true;
-	}
-	req->res.status = 404;
-	req->res.reason = "Not Found";
-	req->res.content_length = sizeof(not_found) - 1;
-	h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL,
-				   H2O_STRLIT("text/plain; charset=utf-8"));
-	h2o_start_response(req, &generator);
-	if (h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD")))
-		h2o_send(req, NULL, 0, H2O_SEND_STATE_FINAL);
+		answer(req, body, bodylen);
 	else
-	{
-		h2o_iovec_t body = h2o_iovec_init(not_found, sizeof(not_found) - 1);
-
-		h2o_send(req, &body, 1, H2O_SEND_STATE_FINAL);
-	}
+		response_simple(req, 404, "Not Found", body, bodylen);
 	return true;
 }
 
@@ -396,14 +381,21 @@ metrics_assign_allow(const char *newval, void *extra)
 	metrics_allow = extra;
 }
 
-/* The handler of the metrics listeners: the metrics path, or 404. */
+/*
+ * The handler of the metrics listeners: the metrics path, or 404, sent
+ * and counted by the exit as the worker's own answers are.
+ */
 static int
 on_metrics_req(h2o_handler_t *self, h2o_req_t *req)
 {
+	char	   *body = NULL;
+	size_t		bodylen = 0;
+
 	if (asks_for_metrics(req))
-		answer(req);
+		answer(req, &body, &bodylen);
 	else
-		h2o_send_error_404(req, "Not Found", "Not Found\n", 0);
+		response_simple(req, 404, "Not Found", &body, &bodylen);
+	respond_send(req, body, bodylen, 0, 0);
 	return 0;
 }
 
@@ -456,14 +448,11 @@ metrics_start(h2o_context_t *ctx)
 	}
 }
 
-/* PHASE_ENDPOINT: answers (and sends) the metrics path; false then. */
+/* PHASE_ENDPOINT: answers the metrics path (the exit sends it); false then. */
 static bool
 metrics_phase(PhaseRequest *pr, const Route *unused)
 {
-	if (!metrics_try_answer(pr->req))
-		return true;
-	pr->sent = true;
-	return false;
+	return !metrics_try_answer(pr->req, pr->body, pr->bodylen);
 }
 
 /* Whether the main listeners answer webgres.metrics_path. */

@@ -4,10 +4,11 @@
  *
  * Whatever produced it (a module of the worker's phases, the pipeline on
  * the loop, an executor through the hand-off, a static mount's file
- * handler, an event stream), a response is framed, counted and sent here,
- * and nowhere else: HEAD and no-content framing, its status counted
- * (core/stats.h), the HTTP/2 guard told of the answer, and the answer
- * counted under its route (routes/route_stats.h).  CORS's allow headers
+ * handler, an event stream, the metrics-only listeners' handler), a
+ * response is framed, counted and sent here, and nowhere else: HEAD and
+ * no-content framing, its status counted (core/stats.h), the HTTP/2 guard
+ * told of the answer, and the answer counted under its route
+ * (routes/route_stats.h).  CORS's allow headers
  * are the pipeline's PHASE_FILTER, where the answering route is known;
  * compression, nosniff and HSTS, and the access log are libh2o's filters
  * and logger on the worker's paths (http/response_phase_list.h), which see

@@ -258,7 +258,7 @@ on_req(h2o_handler_t *self, h2o_req_t *req)
 
 	if (worker_phases_run(&pr))
 		route_request(req, body, bodylen);
-	else if (!pr.sent)
+	else
 		respond_send(req, body, bodylen, 0, 0);
 	return 0;
 }

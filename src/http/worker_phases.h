@@ -17,7 +17,8 @@ extern void worker_phases_build(void);
 
 /*
  * Runs PHASE_CONNECTION to PHASE_REDIRECT: true to route the request;
- * false once a module answered it (pr->sent: and sent the answer).
+ * false once a module answered it (req->res and *pr->body hold the
+ * answer, for the exit to send).
  */
 static inline bool
 worker_phases_run(PhaseRequest *pr)

@@ -19,9 +19,9 @@
  *
  * A module's hook gets the PhaseRequest and, from the route match on, the
  * route being tried.  It returns true to go on, or false once it answered:
- * req->res and *body hold the answer (or pr->sent says the module sent it
- * itself), and the request goes to the exit.  What each phase may read and
- * write:
+ * req->res and *body hold the answer, and the request goes to the exit,
+ * which sends it (a module never sends its answer itself).  What each
+ * phase may read and write:
  *
  *	PHASE_CONNECTION  (http) the request head and its connection (req->conn,
  *		req->version); may set req->scheme and the origin-form path; answers
@@ -102,7 +102,6 @@ typedef struct PhaseRequest
 	struct st_h2o_req_t *req;	/* the request; its res is the answer */
 	char	  **body;			/* the answer's body, in req->pool */
 	size_t	   *bodylen;
-	bool		sent;			/* a module sent its answer itself */
 	const RouteTable *routes;	/* PHASE_PREFLIGHT: the table to look in */
 	const struct PathSegments *segs;	/* the path, split (pipeline phases) */
 	struct RateLimitState *limits;	/* what the rate limits counted */

@@ -701,7 +701,6 @@ begin_request(Request *rq, h2o_req_t *req, PipelineRun *run, char **body, size_t
 	rq->pr.req = req;
 	rq->pr.body = body;
 	rq->pr.bodylen = bodylen;
-	rq->pr.sent = false;
 	rq->pr.routes = NULL;
 	rq->pr.segs = &rq->segs;
 	rq->pr.limits = &rq->limits;

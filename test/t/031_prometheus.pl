@@ -112,6 +112,29 @@ PY`;
 	return \%m;
 }
 
+# The one worker's counters as webgres.workers has them:
+# {requests, 2xx, 4xx}.
+sub worker_row
+{
+	my ($n) = @_;
+	my @f = split /\|/, $n->safe_psql('postgres',
+		'SELECT requests, responses_2xx, responses_4xx FROM webgres.workers');
+	return { requests => $f[0], '2xx' => $f[1], '4xx' => $f[2] };
+}
+
+# The same counters as a parsed scrape has them, summed over the workers.
+sub scraped_row
+{
+	my ($mm) = @_;
+	my %t = (requests => 0, '2xx' => 0, '4xx' => 0);
+	for my $k (keys %$mm)
+	{
+		$t{requests} += $mm->{$k} if $k =~ /^webgres_worker_requests_total\{/;
+		$t{$1} += $mm->{$k} if $k =~ /^webgres_worker_responses_total\{code=([24]xx),/;
+	}
+	return \%t;
+}
+
 # Scrapes until every route count is in: a route's request is counted
 # just after its response is handed to the socket, so the client may have
 # it a moment before the count.
@@ -264,6 +287,43 @@ ok(WebgresTest::reload_and_wait($node2, "webgres.metrics_allow = '10.0.0.0/8'\n"
 	'the worker took webgres.metrics_allow without loopback');
 is(WebgresTest::http_get($mport, '/metrics')->{status}, 200,
 	'metrics on the metrics address whatever webgres.metrics_allow says');
+
+# Every answer on the metrics address leaves by the exit (http/respond.h):
+# framed with a Content-Length, HEAD without body bytes, and counted among
+# the worker's responses, as the routes' answers are.  A scrape is
+# rendered before its own answer is counted: it shows the answers before
+# it, earlier scrapes included, not itself.
+{
+	my $w0 = worker_row($node2);
+	$r = WebgresTest::http_get($mport, '/nothing');
+	is($r->{status}, 404, 'metrics address: another path is 404');
+	is($r->{headers}{'content-length'}, 10, '... framed by its Content-Length');
+	ok(!defined $r->{headers}{'transfer-encoding'}, '... not chunked');
+	is($r->{body}, "Not Found\n", '... its body');
+	$r = WebgresTest::request($mport, 'HEAD', '/nothing');
+	is($r->{status}, 404, 'metrics address: HEAD of another path is 404');
+	is($r->{headers}{'content-length'}, 10, '... with the GET\'s Content-Length');
+	is($r->{after}, '', '... and not a byte of body on the wire');
+	$r = WebgresTest::request($mport, 'POST', '/metrics', body => 'x');
+	is($r->{status}, 405, 'metrics address: POST /metrics is 405');
+	is($r->{headers}{allow}, 'GET, HEAD', '... saying which methods');
+	$r = WebgresTest::request($mport, 'HEAD', '/metrics');
+	is($r->{status}, 200, 'metrics address: HEAD /metrics is 200');
+	like($r->{headers}{'content-type'}, qr{^text/plain; version=0\.0\.4}, '... of the exposition');
+	cmp_ok($r->{headers}{'content-length'} // 0, '>', 0, '... with its Content-Length');
+	is($r->{after}, '', '... and not a byte of body on the wire');
+	$r = WebgresTest::http_get($mport, '/metrics');
+	is($r->{status}, 200, 'metrics address: a scrape after them');
+	is(length($r->{body}), $r->{headers}{'content-length'}, '... framed by its Content-Length');
+	my $seen = scraped_row(parse($r->{body}));
+	is($seen->{requests}, $w0->{requests} + 4, '... counts the four answers before it, not itself');
+	is($seen->{'2xx'}, $w0->{'2xx'} + 1, '... the HEAD among the 2xx');
+	is($seen->{'4xx'}, $w0->{'4xx'} + 3, '... the two 404s and the 405 among the 4xx');
+	my $w1 = worker_row($node2);
+	is($w1->{requests}, $w0->{requests} + 5, 'webgres.workers counts all five, the scrape too');
+	is($w1->{'2xx'}, $w0->{'2xx'} + 2, '... two 2xx');
+	is($w1->{'4xx'}, $w0->{'4xx'} + 3, '... three 4xx');
+}
 $node2->stop;
 
 # webgres.metrics_allow on the main listeners: loopback by default, so the
@@ -284,16 +344,37 @@ is($r->{status}, 200, 'from 127.0.0.1 by default: the metrics');
 like($r->{body}, qr/^# HELP webgres_/m, '... the exposition');
 ok(WebgresTest::reload_and_wait($node3, "webgres.metrics_allow = '10.0.0.0/8, fd00::/8'\n"),
 	'the worker took webgres.metrics_allow = 10.0.0.0/8, fd00::/8');
+my $w0 = worker_row($node3);
 $r = WebgresTest::http_get($port3, '/metrics');
 is($r->{status}, 404, 'a client outside webgres.metrics_allow: 404');
 is($r->{body}, "Not Found\n", '... no metrics, and not the route of the same path');
-is(WebgresTest::request($port3, 'HEAD', '/metrics')->{status}, 404, '... HEAD too');
+$r = WebgresTest::request($port3, 'HEAD', '/metrics');
+is($r->{status}, 404, '... HEAD too');
+is($r->{after}, '', '... without a byte of body');
+my $w1 = worker_row($node3);
+is($w1->{requests}, $w0->{requests} + 2, 'the refusals are counted by webgres.workers');
+is($w1->{'4xx'}, $w0->{'4xx'} + 2, '... as 4xx');
 is(WebgresTest::http_get($port3, '/a')->{status}, 200, '... while the routes answer it');
 ok(WebgresTest::reload_and_wait($node3, "webgres.metrics_allow = '10.0.0.0/8, 127.0.0.1/32'\n"),
 	'the worker took webgres.metrics_allow = 10.0.0.0/8, 127.0.0.1/32');
 $r = WebgresTest::http_get($port3, '/metrics');
 is($r->{status}, 200, 'a client in a network the list names: the metrics');
 like($r->{body}, qr/^# HELP webgres_/m, '... the exposition');
+# On the main listeners too each answer of the metrics path is counted by
+# the exit: the next scrape shows the one before it, the 405 and the HEAD.
+{
+	my $first = scraped_row(parse($r->{body}));
+	is(WebgresTest::request($port3, 'POST', '/metrics', body => 'x')->{status}, 405, 'POST /metrics: 405');
+	$r = WebgresTest::request($port3, 'HEAD', '/metrics');
+	is($r->{status}, 200, 'HEAD /metrics: 200');
+	cmp_ok($r->{headers}{'content-length'} // 0, '>', 0, '... with its Content-Length');
+	is($r->{after}, '', '... and not a byte of body on the wire');
+	$r = WebgresTest::http_get($port3, '/metrics');
+	my $next = scraped_row(parse($r->{body}));
+	is($next->{requests}, $first->{requests} + 3, 'the next scrape counts the scrape, the 405 and the HEAD');
+	is($next->{'2xx'}, $first->{'2xx'} + 2, '... the scrape and the HEAD as 2xx');
+	is($next->{'4xx'}, $first->{'4xx'} + 1, '... the 405 as 4xx');
+}
 ok(WebgresTest::reload_and_wait($node3, "webgres.metrics_allow = ''\n"),
 	'the worker took an empty webgres.metrics_allow');
 is(WebgresTest::http_get($port3, '/metrics')->{status}, 404, 'an empty list allows nobody');
