@@ -37,6 +37,7 @@
 #include <h2o.h>
 #include <h2o/http1.h>
 
+#include "core/pg_compat.h"
 #include "http/capacity.h"
 #include "http/h2_guard.h"
 #include "http/listen.h"
@@ -63,6 +64,7 @@
 
 /* The TLS settings (tls_define_settings); read elsewhere through tls_listen_setting(). */
 static char *webgres_tls_listen;
+static const ListenList *tls_listen_list = NULL;	/* as check_listen() resolved it */
 static char *webgres_tls_cert_file;
 static char *webgres_tls_key_file;
 static char *webgres_tls_sni_cert_file;
@@ -406,21 +408,17 @@ tls_accept(h2o_socket_t *sock)
 
 /* Ends the worker if a TLS address could share a port with a cleartext one. */
 static void
-check_ports_apart(ListenAddress *tls, int ntls)
+check_ports_apart(const ListenList *tls)
 {
-	ListenAddress *plain;
-	int			nplain;
-	char	   *error;
+	const ListenList *plain = listen_addresses();
 
-	if (!listen_parse(listen_setting(), &plain, &nplain, &error))
-		return;					/* the cleartext listeners have reported it */
-	for (int i = 0; i < ntls; i++)
-		for (int j = 0; j < nplain; j++)
-			if (listen_overlaps(&tls[i], &plain[j]))
+	for (int i = 0; i < tls->n; i++)
+		for (int j = 0; j < plain->n; j++)
+			if (listen_overlaps(&tls->addrs[i], &plain->addrs[j]))
 				ereport(FATAL,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						 errmsg("webgres.tls_listen entry \"%s\" shares its port with webgres.listen entry \"%s\"",
-								tls[i].text, plain[j].text),
+								tls->addrs[i].text, plain->addrs[j].text),
 						 errhint("TLS needs a port of its own, such as 8443.")));
 }
 
@@ -428,19 +426,11 @@ check_ports_apart(ListenAddress *tls, int ntls)
 void
 tls_start(h2o_accept_ctx_t *plain, TlsListenerCallback on_accept)
 {
-	ListenAddress *addrs;
-	int			naddrs;
-	char	   *error;
-	const char *p = webgres_tls_listen ? webgres_tls_listen : "";
+	const ListenList *list = tls_listen_list;
 
-	p += strspn(p, " \t");
-	if (*p == '\0')
+	if (list == NULL || list->n == 0)
 		return;
-	if (!listen_parse(webgres_tls_listen, &addrs, &naddrs, &error))
-		ereport(FATAL,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for webgres.tls_listen: %s", error)));
-	check_ports_apart(addrs, naddrs);
+	check_ports_apart(list);
 
 	sni_index = SSL_CTX_get_ex_new_index(0, NULL, NULL, NULL, free_second);
 	current_ctx = build_context(FATAL);
@@ -449,14 +439,14 @@ tls_start(h2o_accept_ctx_t *plain, TlsListenerCallback on_accept)
 	tls_cxt = AllocSetContextCreate(TopMemoryContext, "webgres tls", ALLOCSET_SMALL_SIZES);
 	h2o_timeout_init(plain->ctx->loop, &handshake_timeout, timeouts_header_ms());
 
-	for (int i = 0; i < naddrs; i++)
+	for (int i = 0; i < list->n; i++)
 	{
-		int			fd = listen_open(&addrs[i], "webgres.tls_listen");
+		int			fd = listen_open(&list->addrs[i], "webgres.tls_listen");
 		h2o_socket_t *sock = h2o_evloop_socket_create(plain->ctx->loop, fd, H2O_SOCKET_FLAG_DONT_READ);
 
 		capacity_add_listener(sock, on_accept, tls_accept);
 	}
-	redirect_port = listen_port(&addrs[0]);
+	redirect_port = listen_port(&list->addrs[0]);
 }
 
 /* After a reload: loads the certificate again, keeping the old one on failure. */
@@ -573,23 +563,46 @@ const PhaseModule tls_redirect_module = {
 
 /*
  * webgres.tls_listen: empty or blank (no TLS), or a list as webgres.listen
- * takes.
+ * takes.  *extra is its addresses (none for no TLS), resolved once here.
  */
 static bool
 check_listen(char **newval, void **extra, GucSource source)
 {
-	ListenAddress *addrs;
-	int			naddrs;
-	char	   *error;
+	ListenList *list;
+	char	   *error = NULL;
 	const char *p = *newval ? *newval : "";
 
 	while (*p == ' ' || *p == '\t')
 		p++;
-	if (*p == '\0' || listen_parse(*newval, &addrs, &naddrs, &error))
+	if (*p == '\0')
+	{
+		list = guc_malloc(LOG, offsetof(ListenList, addrs));
+		if (list != NULL)
+			list->n = 0;
+	}
+	else
+		list = listen_list_make(*newval, &error);
+	if (list != NULL)
+	{
+		*extra = list;
 		return true;
+	}
+	if (error == NULL)
+	{
+		GUC_check_errcode(ERRCODE_OUT_OF_MEMORY);
+		GUC_check_errmsg("out of memory");
+		return false;
+	}
 	GUC_check_errdetail("%s", error);
 	GUC_check_errhint("Use a comma-separated list of host:port entries, for example '127.0.0.1:8080' or '0.0.0.0:8080,[::]:8080'.");
 	return false;
+}
+
+/* Publishes webgres.tls_listen's addresses as its check hook resolved them. */
+static void
+assign_listen(const char *newval, void *extra)
+{
+	tls_listen_list = extra;
 }
 
 /* webgres.tls_ciphers: a list OpenSSL accepts for TLS 1.2. */
@@ -633,7 +646,7 @@ tls_define_settings(void)
 							   "",
 							   PGC_POSTMASTER,
 							   0,
-							   check_listen, NULL, NULL);
+							   check_listen, assign_listen, NULL);
 
 	DefineCustomStringVariable("webgres.tls_cert_file",
 							   "PEM file with the server certificate, then any intermediate certificates.",
