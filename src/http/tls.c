@@ -108,11 +108,14 @@ static MemoryContext tls_cxt;
 static int	redirect_port;		/* the first webgres.tls_listen port; 0: no TLS */
 static int	sni_index = -1;		/* a context's ex_data slot for the second certificate's */
 
+/* Room for OpenSSL's text of an error (ERR_error_string_n() truncates to it). */
+#define OPENSSL_ERROR_MAX 256
+
 /* OpenSSL's first queued error as text, and the queue emptied. */
 static const char *
 openssl_error(void)
 {
-	static char buf[256];
+	static char buf[OPENSSL_ERROR_MAX];
 	unsigned long code = ERR_get_error();
 
 	ERR_clear_error();
