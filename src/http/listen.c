@@ -214,7 +214,7 @@ report_bad_list(const char *error)
 	GUC_check_errhint("Use a comma-separated list of host:port entries, for example '127.0.0.1:8080' or '0.0.0.0:8080,[::]:8080'.");
 }
 
-/* GUC check hook for webgres.listen's like: the list must parse. */
+/* GUC check hook of a list like webgres.listen (listen.h): the list must parse. */
 bool
 listen_check_setting(char **newval, void **extra, GucSource source)
 {

@@ -56,7 +56,7 @@ extern const char *listen_setting(void);
 /* webgres.listen's addresses, resolved once by its check hook. */
 extern const ListenList *listen_addresses(void);
 
-/* GUC check hook of webgres.listen and its like: the list must parse. */
+/* GUC check hook of a list like webgres.listen (webgres.metrics_listen): the list must parse. */
 extern bool listen_check_setting(char **newval, void **extra, GucSource source);
 
 /* Defines webgres.listen; from _PG_init. */
