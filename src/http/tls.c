@@ -62,17 +62,28 @@
 #define INTERMEDIATE_CIPHERSUITES \
 	"TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256"
 
-/* The TLS settings (tls_define_settings); read elsewhere through tls_listen_setting(). */
-static char *webgres_tls_listen;
-static const ListenList *tls_listen_list = NULL;	/* as check_listen() resolved it */
-static char *webgres_tls_cert_file;
-static char *webgres_tls_key_file;
-static char *webgres_tls_sni_cert_file;
-static char *webgres_tls_sni_key_file;
-static int	webgres_tls_min_version;
-static char *webgres_tls_ciphers;
-static char *webgres_tls_ciphersuites;
-static bool webgres_tls_redirect;
+/*
+ * The TLS settings (tls_define_settings), read together when a worker
+ * builds its context: the GUCs point into it.  The listen list is read
+ * elsewhere as written through tls_listen_setting().  The files are read
+ * and the cipher lists applied when the context is built (at start and
+ * after a reload): OpenSSL owns what it makes of them.
+ */
+typedef struct TlsSettings
+{
+	char	   *listen;			/* webgres.tls_listen as written */
+	const ListenList *listen_list;	/* as check_listen() resolved it */
+	char	   *cert_file;
+	char	   *key_file;
+	char	   *sni_cert_file;
+	char	   *sni_key_file;
+	int			min_version;	/* TLS_V1_2 or TLS_V1_3 */
+	char	   *ciphers;		/* checked by check_ciphers() */
+	char	   *ciphersuites;	/* checked by check_ciphersuites() */
+	bool		redirect;
+} TlsSettings;
+
+static TlsSettings settings;
 
 #define TLS_GROUPS "X25519:prime256v1:secp384r1"
 
@@ -204,7 +215,7 @@ load_certificate(SSL_CTX *ctx, const CertFiles *f, int elevel)
 static bool
 set_protocols(SSL_CTX *ctx, int elevel)
 {
-	int			min_version = (webgres_tls_min_version == TLS_V1_3) ?
+	int			min_version = (settings.min_version == TLS_V1_3) ?
 		TLS1_3_VERSION : TLS1_2_VERSION;
 
 	/* No renegotiation (a client could make the server redo the costly part at will), no compression (CRIME). */
@@ -222,14 +233,14 @@ set_protocols(SSL_CTX *ctx, int elevel)
 				 errmsg("could not set up TLS: %s", openssl_error())));
 		return false;
 	}
-	if (SSL_CTX_set_cipher_list(ctx, webgres_tls_ciphers) != 1)
+	if (SSL_CTX_set_cipher_list(ctx, settings.ciphers) != 1)
 	{
 		ereport(elevel,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid value for webgres.tls_ciphers: %s", openssl_error())));
 		return false;
 	}
-	if (SSL_CTX_set_ciphersuites(ctx, webgres_tls_ciphersuites) != 1)
+	if (SSL_CTX_set_ciphersuites(ctx, settings.ciphersuites) != 1)
 	{
 		ereport(elevel,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -302,10 +313,10 @@ on_servername(SSL *ssl, int *alert, void *arg)
 static SSL_CTX *
 build_context(int elevel)
 {
-	CertFiles	primary = {"webgres.tls_cert_file", webgres_tls_cert_file,
-	"webgres.tls_key_file", webgres_tls_key_file, "webgres.tls_listen"};
-	CertFiles	sni = {"webgres.tls_sni_cert_file", webgres_tls_sni_cert_file,
-	"webgres.tls_sni_key_file", webgres_tls_sni_key_file, NULL};
+	CertFiles	primary = {"webgres.tls_cert_file", settings.cert_file,
+	"webgres.tls_key_file", settings.key_file, "webgres.tls_listen"};
+	CertFiles	sni = {"webgres.tls_sni_cert_file", settings.sni_cert_file,
+	"webgres.tls_sni_key_file", settings.sni_key_file, NULL};
 	SSL_CTX    *ctx = new_context(&primary, elevel);
 	SSL_CTX    *second;
 
@@ -429,7 +440,7 @@ check_ports_apart(const ListenList *tls)
 void
 tls_start(h2o_accept_ctx_t *plain, TlsListenerCallback on_accept)
 {
-	const ListenList *list = tls_listen_list;
+	const ListenList *list = settings.listen_list;
 
 	if (list == NULL || list->n == 0)
 		return;
@@ -476,7 +487,7 @@ tls_reload(void)
 	if (before == NULL || after == NULL || X509_cmp(before, after) != 0)
 		ereport(LOG,
 				(errmsg("webgres worker serves the certificate in webgres.tls_cert_file \"%s\" to new connections",
-						webgres_tls_cert_file)));
+						settings.cert_file)));
 	/* Open connections hold references of their own. */
 	SSL_CTX_free(current_ctx);
 	current_ctx = ctx;
@@ -526,7 +537,7 @@ tls_redirect_check(h2o_req_t *req, char **body, size_t *bodylen)
 	char	   *location;
 	size_t		len;
 
-	if (!webgres_tls_redirect || redirect_port == 0 || req->scheme == &H2O_URL_SCHEME_HTTPS)
+	if (!settings.redirect || redirect_port == 0 || req->scheme == &H2O_URL_SCHEME_HTTPS)
 		return true;
 	if (!authority_host(req->authority, &host))
 	{
@@ -555,7 +566,7 @@ redirect_phase(PhaseRequest *pr, const Route *unused)
 static bool
 redirect_enabled(const RouteTable *unused)
 {
-	return webgres_tls_redirect;
+	return settings.redirect;
 }
 
 /* The module: webgres.tls_redirect. */
@@ -605,7 +616,7 @@ check_listen(char **newval, void **extra, GucSource source)
 static void
 assign_listen(const char *newval, void *extra)
 {
-	tls_listen_list = extra;
+	settings.listen_list = extra;
 }
 
 /* webgres.tls_ciphers: a list OpenSSL accepts for TLS 1.2. */
@@ -633,7 +644,7 @@ static const struct config_enum_entry tls_version_options[] = {
 const char *
 tls_listen_setting(void)
 {
-	return webgres_tls_listen != NULL ? webgres_tls_listen : "";
+	return settings.listen != NULL ? settings.listen : "";
 }
 
 /* Defines the TLS settings (docs/tls.md); from define_settings(). */
@@ -645,7 +656,7 @@ tls_define_settings(void)
 							   "A comma-separated list of host:port entries, as for "
 							   "webgres.listen, on ports of their own. Each connection "
 							   "negotiates HTTP/2 or HTTP/1.1 by ALPN. Empty serves no TLS.",
-							   &webgres_tls_listen,
+							   &settings.listen,
 							   "",
 							   PGC_POSTMASTER,
 							   0,
@@ -656,7 +667,7 @@ tls_define_settings(void)
 							   "Relative paths are relative to the data directory. Read again "
 							   "on reload; connections already open keep the certificate "
 							   "they started with.",
-							   &webgres_tls_cert_file,
+							   &settings.cert_file,
 							   "",
 							   PGC_SIGHUP,
 							   0,
@@ -666,7 +677,7 @@ tls_define_settings(void)
 							   "PEM file with the private key of webgres.tls_cert_file.",
 							   "Relative paths are relative to the data directory. The key "
 							   "must not be encrypted. Read again on reload.",
-							   &webgres_tls_key_file,
+							   &settings.key_file,
 							   "",
 							   PGC_SIGHUP,
 							   0,
@@ -677,7 +688,7 @@ tls_define_settings(void)
 							   "A client whose TLS server name (SNI) this certificate's "
 							   "subjectAltName covers gets it; every other client gets "
 							   "webgres.tls_cert_file. Empty: one certificate for all.",
-							   &webgres_tls_sni_cert_file,
+							   &settings.sni_cert_file,
 							   "",
 							   PGC_SIGHUP,
 							   0,
@@ -687,7 +698,7 @@ tls_define_settings(void)
 							   "PEM file with the private key of webgres.tls_sni_cert_file.",
 							   "Relative paths are relative to the data directory. The key "
 							   "must not be encrypted.",
-							   &webgres_tls_sni_key_file,
+							   &settings.sni_key_file,
 							   "",
 							   PGC_SIGHUP,
 							   0,
@@ -696,7 +707,7 @@ tls_define_settings(void)
 	DefineCustomEnumVariable("webgres.tls_min_version",
 							 "Oldest TLS version a client may use.",
 							 "TLS 1.0 and 1.1 are never offered.",
-							 &webgres_tls_min_version,
+							 &settings.min_version,
 							 TLS_V1_2,
 							 tls_version_options,
 							 PGC_SIGHUP,
@@ -707,7 +718,7 @@ tls_define_settings(void)
 							   "Cipher list for TLS 1.2, in OpenSSL's syntax.",
 							   "The default is Mozilla's \"intermediate\" profile: forward "
 							   "secret AEAD ciphers only.",
-							   &webgres_tls_ciphers,
+							   &settings.ciphers,
 							   INTERMEDIATE_CIPHERS,
 							   PGC_SIGHUP,
 							   0,
@@ -717,7 +728,7 @@ tls_define_settings(void)
 							   "Cipher suites for TLS 1.3, in OpenSSL's syntax.",
 							   "The default is Mozilla's \"intermediate\" profile, which is "
 							   "OpenSSL's own default.",
-							   &webgres_tls_ciphersuites,
+							   &settings.ciphersuites,
 							   INTERMEDIATE_CIPHERSUITES,
 							   PGC_SIGHUP,
 							   0,
@@ -728,7 +739,7 @@ tls_define_settings(void)
 							 "A request on a webgres.listen address is answered 308 with a "
 							 "Location on the host it named and the first webgres.tls_listen "
 							 "port. Has no effect when webgres.tls_listen is empty.",
-							 &webgres_tls_redirect,
+							 &settings.redirect,
 							 false,
 							 PGC_SIGHUP,
 							 0,
