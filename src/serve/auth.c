@@ -35,7 +35,6 @@
 #include "message/querystring.h"
 #include "message/response.h"
 #include "parse/auth_headers.h"
-#include "parse/cors_syntax.h"
 #include "parse/jwt.h"
 #include "serve/auth.h"
 #include "serve/cors.h"
@@ -49,10 +48,10 @@
 #define AUTH_JWT_LEEWAY_MAX 3600
 
 /*
- * A trusted origin as webgres.csrf_trusted_origins lists it, and the most
- * it may hold: as long as a CORS origin may be (parse/cors_syntax.h).
+ * The longest entry of webgres.csrf_trusted_origins: a scheme, "://", a
+ * host name (at most 253 bytes) and a port, with room to spare.
  */
-#define AUTH_TRUSTED_ORIGIN_MAX CORS_MAX_ITEM
+#define AUTH_TRUSTED_ORIGIN_MAX 300
 
 /*
  * webgres.csrf_trusted_origins, split by its check hook into its entries
@@ -955,16 +954,30 @@ check_cookie_name(char **newval, void **extra, GucSource source)
 }
 
 /*
- * Whether item (len bytes) is an origin scheme://host[:port], trailing
- * slashes allowed (origin_equals() passes over them), with no * in it.
+ * Whether item (len bytes) is an origin scheme://authority as the Origin
+ * header and a Referer's head give one: a scheme, then a host[:port] with
+ * no path, query, fragment, blank or *; trailing slashes are allowed, as
+ * origin_equals() passes over them.
  */
 static bool
 trusted_origin_ok(const char *item, size_t len)
 {
+	size_t		originlen;
+	size_t		i = 0;
+
 	while (len > 0 && item[len - 1] == '/')
 		len--;
-	return len <= AUTH_TRUSTED_ORIGIN_MAX && memchr(item, '*', len) == NULL &&
-		cors_item_ok(CORS_LIST_ORIGINS, item, len);
+	if (len == 0 || len > AUTH_TRUSTED_ORIGIN_MAX || !referer_origin(item, len, &originlen) ||
+		originlen != len || !isalpha((unsigned char) item[0]))
+		return false;
+	while (isalnum((unsigned char) item[i]) || item[i] == '+' || item[i] == '-' || item[i] == '.')
+		i++;
+	if (i + 3 >= len || memcmp(item + i, "://", 3) != 0)
+		return false;
+	for (i += 3; i < len; i++)
+		if (item[i] <= ' ' || item[i] >= 0x7f || item[i] == '*' || item[i] == '\\')
+			return false;
+	return true;
 }
 
 /*

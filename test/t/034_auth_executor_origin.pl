@@ -91,7 +91,7 @@ like($err, qr/invalid value for parameter "webgres.jwt_cookie".*"my session" is 
 
 # The split list is what requests are checked against, trailing slashes
 # passed over as before.
-$node->safe_psql('postgres', q{ALTER SYSTEM SET webgres.csrf_trusted_origins = ' https://app.test/ ,,http://Trusted.example:8443'});
+$node->safe_psql('postgres', q{ALTER SYSTEM SET webgres.csrf_trusted_origins = ' https://app.test/ ,,http://Trusted.example:8443, http://my_app:3000'});
 $node->reload;
 for my $path ('/loop', '/exec')
 {
@@ -103,6 +103,9 @@ for my $path ('/loop', '/exec')
 	}), "$path: a cookie POST from a trusted origin is accepted once reloaded");
 	is(WebgresTest::request($port, 'POST', $path, body => 'x',
 		headers => { %h, Origin => 'https://app.test' })->{status}, 201, "$path: the other trusted origin too");
+	is(WebgresTest::request($port, 'POST', $path, body => 'x',
+		headers => { %h, Origin => 'http://my_app:3000' })->{status}, 201,
+		"$path: a host name with an underscore is an origin too, as it was");
 	is(WebgresTest::request($port, 'POST', $path, body => 'x',
 		headers => { %h, Origin => 'https://app.test.evil' })->{status}, 403, "$path: a longer origin is not trusted");
 }
