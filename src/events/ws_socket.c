@@ -55,16 +55,36 @@
 /* How long a socket may hold more than webgres.sse_buffer_limit unsent. */
 #define WS_STALL_GRACE_MS 1000
 
-/* The settings' bounds. */
+/*
+ * The settings' defaults and bounds.  The longest message allowed is at
+ * least the 125 bytes a control frame's payload may hold (RFC 6455, 5.5).
+ */
 #define WS_MAX_MESSAGE_DEFAULT (1024 * 1024)
+#define WS_MAX_MESSAGE_MIN 125
 #define WS_MAX_MESSAGE_LIMIT (64 * 1024 * 1024)
 #define WS_MAX_QUEUE_DEFAULT 64
 #define WS_MAX_QUEUE_LIMIT 65536
+#define WS_PING_INTERVAL_DEFAULT_MS 30000
+#define WS_IDLE_TIMEOUT_DEFAULT_MS 120000
 
-static int	ws_max_message = WS_MAX_MESSAGE_DEFAULT;
-static int	ws_max_queue = WS_MAX_QUEUE_DEFAULT;
-static int	ws_ping_interval = 30000;
-static int	ws_idle_timeout = 120000;
+/*
+ * The webgres.websocket_* settings (ws_socket_define_settings), read
+ * together by the sockets: the GUCs point into it.
+ */
+typedef struct WsSettings
+{
+	int			max_message;	/* bytes */
+	int			max_queue;		/* messages */
+	int			ping_interval_ms;	/* 0: no pings */
+	int			idle_timeout_ms;	/* 0: never */
+} WsSettings;
+
+static WsSettings ws_settings = {
+	.max_message = WS_MAX_MESSAGE_DEFAULT,
+	.max_queue = WS_MAX_QUEUE_DEFAULT,
+	.ping_interval_ms = WS_PING_INTERVAL_DEFAULT_MS,
+	.idle_timeout_ms = WS_IDLE_TIMEOUT_DEFAULT_MS
+};
 
 struct WsSocket
 {
@@ -111,30 +131,30 @@ ws_socket_define_settings(void)
 	DefineCustomIntVariable("webgres.websocket_max_message",
 							"Largest message a WebSocket client may send, fragments together.",
 							"A longer one closes the socket with code 1009.",
-							&ws_max_message,
-							WS_MAX_MESSAGE_DEFAULT, 125, WS_MAX_MESSAGE_LIMIT,
+							&ws_settings.max_message,
+							WS_MAX_MESSAGE_DEFAULT, WS_MAX_MESSAGE_MIN, WS_MAX_MESSAGE_LIMIT,
 							PGC_SIGHUP, GUC_UNIT_BYTE,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("webgres.websocket_max_queue",
 							"Messages of one WebSocket that may wait for its message handler.",
 							"A client that sends more while its handler runs is closed with "
 							"code 1013 and its connection reset.",
-							&ws_max_queue,
+							&ws_settings.max_queue,
 							WS_MAX_QUEUE_DEFAULT, 1, WS_MAX_QUEUE_LIMIT,
 							PGC_SIGHUP, 0,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("webgres.websocket_ping_interval",
 							"Silence after which a WebSocket client is sent a ping.",
 							"0 sends none.",
-							&ws_ping_interval,
-							30000, 0, INT_MAX,
+							&ws_settings.ping_interval_ms,
+							WS_PING_INTERVAL_DEFAULT_MS, 0, INT_MAX,
 							PGC_SIGHUP, GUC_UNIT_MS,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("webgres.websocket_idle_timeout",
 							"Silence after which a WebSocket is closed (code 1001).",
 							"A client's pong counts: one that answers pings stays. 0: never.",
-							&ws_idle_timeout,
-							120000, 0, INT_MAX,
+							&ws_settings.idle_timeout_ms,
+							WS_IDLE_TIMEOUT_DEFAULT_MS, 0, INT_MAX,
 							PGC_SIGHUP, GUC_UNIT_MS,
 							NULL, NULL, NULL);
 }
@@ -238,7 +258,7 @@ enqueue(WsSocket *ws, WsCallKind kind, int close_code, const char *data, size_t 
 {
 	WsCall	   *call;
 
-	if (ws->nqueued >= ws_max_queue && kind != WS_CALL_CLOSE)
+	if (ws->nqueued >= ws_settings.max_queue && kind != WS_CALL_CLOSE)
 		return false;
 	call = MemoryContextAllocZero(ws->cxt, sizeof(WsCall));
 	call->ws = ws;
@@ -325,7 +345,7 @@ on_ws_message(h2o_websocket_conn_t *conn, const struct wslay_event_on_msg_recv_a
 			{
 				ereport(LOG,
 						(errmsg("webgres WebSocket %lld closed: more than %d messages waiting",
-								(long long) ws->handlers.conn_id, ws_max_queue),
+								(long long) ws->handlers.conn_id, ws_settings.max_queue),
 						 errhint("Raise webgres.websocket_max_queue, or make the route's on_message faster.")));
 				close_with(ws, WS_CLOSE_TRY_LATER, "too many messages waiting");
 				/* No grace for its close: the next sweep resets the connection. */
@@ -565,7 +585,7 @@ ws_start(h2o_req_t *req, const char *key, const WsHandlers *handlers,
 	h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_SERVER, NULL,
 				   H2O_STRLIT(WEBGRES_SERVER_NAME));
 	ws->conn = h2o_upgrade_to_websocket(req, key, ws, on_ws_message);
-	wslay_event_config_set_max_recv_msg_length(ws->conn->ws_ctx, ws_max_message);
+	wslay_event_config_set_max_recv_msg_length(ws->conn->ws_ctx, ws_settings.max_message);
 	/* Goes out once the 101 has: libh2o then proceeds with the socket. */
 	if (first != NULL && firstlen > 0)
 	{
@@ -596,12 +616,12 @@ on_sweep(h2o_timeout_entry_t *entry)
 			cut(ws);
 		else if (ws->expires_at > 0 && now_s >= ws->expires_at)
 			close_with(ws, WS_CLOSE_POLICY, "token expired");
-		else if (ws_idle_timeout > 0 &&
-				 TimestampDifferenceExceeds(ws->last_recv, now, ws_idle_timeout))
+		else if (ws_settings.idle_timeout_ms > 0 &&
+				 TimestampDifferenceExceeds(ws->last_recv, now, ws_settings.idle_timeout_ms))
 			close_with(ws, WS_CLOSE_GOING_AWAY, "idle");
-		else if (ws_ping_interval > 0 && !ws->closing &&
-				 TimestampDifferenceExceeds(ws->last_recv, now, ws_ping_interval) &&
-				 TimestampDifferenceExceeds(ws->last_ping, now, ws_ping_interval))
+		else if (ws_settings.ping_interval_ms > 0 && !ws->closing &&
+				 TimestampDifferenceExceeds(ws->last_recv, now, ws_settings.ping_interval_ms) &&
+				 TimestampDifferenceExceeds(ws->last_ping, now, ws_settings.ping_interval_ms))
 		{
 			struct wslay_event_msg ping = {WSLAY_PING, NULL, 0};
 

@@ -53,6 +53,9 @@ static int	webgres_max_connections_per_worker = 0;
 /* Used as the soft limit when the hard one is unlimited (Linux's default fs.nr_open). */
 #define UNLIMITED_FILES_AS 1048576
 
+/* Taken as the soft limit when it cannot be read (Linux's usual default). */
+#define UNKNOWN_FILES_AS 1024
+
 static h2o_loop_t *loop;
 static h2o_accept_ctx_t *accept_ctx;
 static h2o_socket_t **listeners;
@@ -82,7 +85,7 @@ capacity_raise_file_limit(int worker_index)
 	{
 		ereport(WARNING,
 				(errmsg("webgres worker %d could not read its open file limit: %m", worker_index)));
-		file_limit = 1024;
+		file_limit = UNKNOWN_FILES_AS;
 		return;
 	}
 	before = rl.rlim_cur;

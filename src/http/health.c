@@ -46,11 +46,22 @@
 /* webgres.max_replica_lag's default, in milliseconds. */
 #define MAX_REPLICA_LAG_DEFAULT_MS 10000
 
-/* The health endpoints' settings (health_define_settings). */
-static char *webgres_liveness_path;
-static char *webgres_readiness_path;
-static char *webgres_primary_path;
-static int	webgres_max_replica_lag = MAX_REPLICA_LAG_DEFAULT_MS;
+/*
+ * The health endpoints' settings (health_define_settings), read together
+ * by the endpoint phase: the GUCs point into it.  The paths are checked
+ * by health_check_path_setting(); empty or NULL is off.
+ */
+typedef struct HealthSettings
+{
+	char	   *liveness_path;
+	char	   *readiness_path;
+	char	   *primary_path;
+	int			max_replica_lag_ms;
+} HealthSettings;
+
+static HealthSettings settings = {
+	.max_replica_lag_ms = MAX_REPLICA_LAG_DEFAULT_MS
+};
 
 /* How stale the node's state may be when a probe reads it. */
 #define HEALTH_REFRESH_MS 100
@@ -143,7 +154,7 @@ not_ready_reason(void)
 		return "no executor is running";
 	if (node.standby && node.replay_paused)
 		return "replay is paused";
-	if (node.standby && node.lag_ms > webgres_max_replica_lag)
+	if (node.standby && node.lag_ms > settings.max_replica_lag_ms)
 		return "replay lag is over webgres.max_replica_lag";
 	return NULL;
 }
@@ -200,9 +211,9 @@ answer_readiness(h2o_req_t *req, char **body, size_t *bodylen)
 static bool
 health_try_answer(h2o_req_t *req, char **body, size_t *bodylen)
 {
-	bool		live = path_is(req, webgres_liveness_path);
-	bool		ready = !live && path_is(req, webgres_readiness_path);
-	bool		primary = !live && !ready && path_is(req, webgres_primary_path);
+	bool		live = path_is(req, settings.liveness_path);
+	bool		ready = !live && path_is(req, settings.readiness_path);
+	bool		primary = !live && !ready && path_is(req, settings.primary_path);
 
 	if (!live && !ready && !primary)
 		return false;
@@ -239,9 +250,9 @@ health_phase(PhaseRequest *pr, const Route *unused)
 static bool
 health_enabled(const RouteTable *unused)
 {
-	return (webgres_liveness_path != NULL && webgres_liveness_path[0] != '\0') ||
-		(webgres_readiness_path != NULL && webgres_readiness_path[0] != '\0') ||
-		(webgres_primary_path != NULL && webgres_primary_path[0] != '\0');
+	return (settings.liveness_path != NULL && settings.liveness_path[0] != '\0') ||
+		(settings.readiness_path != NULL && settings.readiness_path[0] != '\0') ||
+		(settings.primary_path != NULL && settings.primary_path[0] != '\0');
 }
 
 /* The module: the liveness, readiness and primary endpoints. */
@@ -274,7 +285,7 @@ health_define_settings(void)
 							   "Path answered 200 while an HTTP worker's loop runs.",
 							   "For a load balancer's or orchestrator's liveness probe; "
 							   "answered without SQL. Empty turns the endpoint off.",
-							   &webgres_liveness_path,
+							   &settings.liveness_path,
 							   "",
 							   PGC_SIGHUP,
 							   0,
@@ -286,7 +297,7 @@ health_define_settings(void)
 							   "webgres.max_replica_lag or is paused, a worker that is "
 							   "stopping, or no executor running. The JSON body gives the "
 							   "role and the lag. Empty turns the endpoint off.",
-							   &webgres_readiness_path,
+							   &settings.readiness_path,
 							   "",
 							   PGC_SIGHUP,
 							   0,
@@ -296,7 +307,7 @@ health_define_settings(void)
 							   "Path answered 200 on the primary and 503 on a standby.",
 							   "Lets a load balancer send writes to the primary by status "
 							   "alone. Empty turns the endpoint off.",
-							   &webgres_primary_path,
+							   &settings.primary_path,
 							   "",
 							   PGC_SIGHUP,
 							   0,
@@ -306,7 +317,7 @@ health_define_settings(void)
 							"Most replay lag at which a standby still reports itself ready.",
 							"The lag is the age of the oldest WAL the standby received and "
 							"has not replayed.",
-							&webgres_max_replica_lag,
+							&settings.max_replica_lag_ms,
 							MAX_REPLICA_LAG_DEFAULT_MS,
 							0, INT_MAX,
 							PGC_SIGHUP,

@@ -18,11 +18,17 @@
 
 #include "utils/guc.h"
 
+#include "core/pg_compat.h"
 #include "http/listen.h"
 #include "parse/listen_syntax.h"
 
-/* webgres.listen (listen_define_settings); read elsewhere through listen_setting(). */
+/*
+ * webgres.listen (listen_define_settings) as written, read elsewhere
+ * through listen_setting(), and as its check hook resolved it, through
+ * listen_addresses().
+ */
 static char *webgres_listen;
+static const ListenList *listen_list = NULL;
 
 /*
  * As long an accept queue as the kernel allows: Linux silently caps the
@@ -169,7 +175,46 @@ listen_port(const ListenAddress *addr)
 	return port_of(addr);
 }
 
-/* GUC check hook for webgres.listen: the list must parse. */
+/*
+ * Parses and resolves a list as listen_parse() does, into one block from
+ * guc_malloc() (a GUC check hook's extra).  NULL with *error if the list
+ * does not parse, NULL with *error NULL when out of memory.
+ */
+ListenList *
+listen_list_make(const char *value, char **error)
+{
+	ListenAddress *addrs;
+	int			naddrs;
+	ListenList *list;
+
+	*error = NULL;
+	if (!listen_parse(value, &addrs, &naddrs, error))
+		return NULL;
+	list = guc_malloc(LOG, offsetof(ListenList, addrs) + sizeof(ListenAddress) * naddrs);
+	if (list == NULL)
+		return NULL;
+	list->n = naddrs;
+	if (naddrs > 0)
+		memcpy(list->addrs, addrs, sizeof(ListenAddress) * naddrs);
+	pfree(addrs);
+	return list;
+}
+
+/* Reports a list listen_list_make() refused, in a check hook. */
+static void
+report_bad_list(const char *error)
+{
+	if (error == NULL)
+	{
+		GUC_check_errcode(ERRCODE_OUT_OF_MEMORY);
+		GUC_check_errmsg("out of memory");
+		return;
+	}
+	GUC_check_errdetail("%s", error);
+	GUC_check_errhint("Use a comma-separated list of host:port entries, for example '127.0.0.1:8080' or '0.0.0.0:8080,[::]:8080'.");
+}
+
+/* GUC check hook of a list like webgres.listen (listen.h): the list must parse. */
 bool
 listen_check_setting(char **newval, void **extra, GucSource source)
 {
@@ -179,11 +224,36 @@ listen_check_setting(char **newval, void **extra, GucSource source)
 
 	if (!listen_parse(*newval, &addrs, &naddrs, &error))
 	{
-		GUC_check_errdetail("%s", error);
-		GUC_check_errhint("Use a comma-separated list of host:port entries, for example '127.0.0.1:8080' or '0.0.0.0:8080,[::]:8080'.");
+		report_bad_list(error);
 		return false;
 	}
 	return true;
+}
+
+/*
+ * GUC check hook for webgres.listen: the list must parse; *extra is its
+ * addresses, resolved once here, so that no worker parses it again.
+ */
+static bool
+check_listen(char **newval, void **extra, GucSource source)
+{
+	char	   *error;
+	ListenList *list = listen_list_make(*newval, &error);
+
+	if (list == NULL)
+	{
+		report_bad_list(error);
+		return false;
+	}
+	*extra = list;
+	return true;
+}
+
+/* Publishes webgres.listen's addresses as its check hook resolved them. */
+static void
+assign_listen(const char *newval, void *extra)
+{
+	listen_list = extra;
 }
 
 /* webgres.listen as written (listen.h). */
@@ -191,6 +261,13 @@ const char *
 listen_setting(void)
 {
 	return webgres_listen;
+}
+
+/* webgres.listen's addresses (listen.h). */
+const ListenList *
+listen_addresses(void)
+{
+	return listen_list;
 }
 
 /* Defines webgres.listen; from _PG_init. */
@@ -205,5 +282,5 @@ listen_define_settings(void)
 							   "127.0.0.1:8080",
 							   PGC_POSTMASTER,
 							   0,
-							   listen_check_setting, NULL, NULL);
+							   check_listen, assign_listen, NULL);
 }

@@ -17,6 +17,13 @@ typedef struct ListenAddress
 								 * (LISTEN_TEXT_MAX) */
 } ListenAddress;
 
+/* A list of addresses, in one block (a GUC check hook's extra). */
+typedef struct ListenList
+{
+	int			n;
+	ListenAddress addrs[FLEXIBLE_ARRAY_MEMBER];
+} ListenList;
+
 /*
  * Parses a comma-separated "host:port" list ("[v6]:port" for IPv6).  On
  * failure returns false and points *error at a palloc'd message.
@@ -36,10 +43,20 @@ extern bool listen_overlaps(const ListenAddress *a, const ListenAddress *b);
 /* The port of an address. */
 extern int	listen_port(const ListenAddress *addr);
 
+/*
+ * Parses and resolves a list into a ListenList from guc_malloc(), for a
+ * check hook's extra.  NULL with *error if it does not parse; NULL with
+ * *error NULL when out of memory.
+ */
+extern ListenList *listen_list_make(const char *value, char **error);
+
 /* webgres.listen as written: the addresses the HTTP workers listen on. */
 extern const char *listen_setting(void);
 
-/* GUC check hook of webgres.listen and its like: the list must parse. */
+/* webgres.listen's addresses, resolved once by its check hook. */
+extern const ListenList *listen_addresses(void);
+
+/* GUC check hook of a list like webgres.listen (webgres.metrics_listen): the list must parse. */
 extern bool listen_check_setting(char **newval, void **extra, GucSource source);
 
 /* Defines webgres.listen; from _PG_init. */

@@ -67,11 +67,25 @@
 #define BODY_TIMEOUT_DEFAULT_MS 30000
 #define SEND_TIMEOUT_DEFAULT_MS 60000
 
-/* The client timeouts (timeouts_define_settings); tls.c reads the header timeout through timeouts_header_ms(). */
-static int	webgres_request_timeout = REQUEST_TIMEOUT_DEFAULT_MS;
-static int	webgres_header_timeout = HEADER_TIMEOUT_DEFAULT_MS;
-static int	webgres_body_timeout = BODY_TIMEOUT_DEFAULT_MS;
-static int	webgres_send_timeout = SEND_TIMEOUT_DEFAULT_MS;
+/*
+ * The client timeouts in milliseconds, read together by the sweep: the
+ * settings (timeouts_define_settings) point into it.  tls.c reads the
+ * header timeout through timeouts_header_ms().
+ */
+typedef struct TimeoutSettings
+{
+	int			request_ms;		/* webgres.request_timeout */
+	int			header_ms;		/* webgres.header_timeout */
+	int			body_ms;		/* webgres.body_timeout */
+	int			send_ms;		/* webgres.send_timeout; 0: none */
+} TimeoutSettings;
+
+static TimeoutSettings timeouts = {
+	.request_ms = REQUEST_TIMEOUT_DEFAULT_MS,
+	.header_ms = HEADER_TIMEOUT_DEFAULT_MS,
+	.body_ms = BODY_TIMEOUT_DEFAULT_MS,
+	.send_ms = SEND_TIMEOUT_DEFAULT_MS
+};
 
 /* The sweep runs every SWEEP_SHARE-th of the shortest timeout, within these. */
 #define SWEEP_SHARE 10
@@ -111,26 +125,26 @@ static int	nwatches;
 int
 timeouts_header_ms(void)
 {
-	return webgres_header_timeout;
+	return timeouts.header_ms;
 }
 
 /* How long h2o's own timer waits: beyond the sum of webgres' three limits. */
 unsigned long
 timeouts_backstop_ms(void)
 {
-	return (unsigned long) webgres_request_timeout + webgres_header_timeout +
-		webgres_body_timeout + BACKSTOP_MARGIN_MS;
+	return (unsigned long) timeouts.request_ms + timeouts.header_ms +
+		timeouts.body_ms + BACKSTOP_MARGIN_MS;
 }
 
 /* How long from one sweep to the next, for the timeouts now in force. */
 static uint64_t
 sweep_interval_ms(void)
 {
-	int			shortest = Min(webgres_request_timeout,
-							   Min(webgres_header_timeout, webgres_body_timeout));
+	int			shortest = Min(timeouts.request_ms,
+							   Min(timeouts.header_ms, timeouts.body_ms));
 
-	if (webgres_send_timeout > 0)
-		shortest = Min(shortest, webgres_send_timeout);
+	if (timeouts.send_ms > 0)
+		shortest = Min(shortest, timeouts.send_ms);
 
 	return Max(SWEEP_MIN_MS, Min(SWEEP_MAX_MS, shortest / SWEEP_SHARE));
 }
@@ -210,7 +224,7 @@ send_stalled(ConnWatch *w, const ConnWatch *old, int fd, uint64_t now, int *queu
 		w->stalled_since = old->stalled_since;
 	else
 		w->stalled_since = now;
-	return now - w->stalled_since >= (uint64_t) webgres_send_timeout;
+	return now - w->stalled_since >= (uint64_t) timeouts.send_ms;
 }
 
 /*
@@ -225,7 +239,7 @@ cut_stalled(int fd, int queued)
 	ereport(LOG,
 			(errmsg("webgres resets a connection whose client is not taking its response"),
 			 errdetail("%d bytes were waiting for it and none was acknowledged for %d ms (webgres.send_timeout).",
-					   queued, webgres_send_timeout)));
+					   queued, timeouts.send_ms)));
 	response_abort_reset_on_close(fd);
 	shutdown(fd, SHUT_RDWR);
 }
@@ -326,13 +340,13 @@ watch_http1(Http1ConnHead *c, ConnWatch *w, const ConnWatch *old, uint64_t now)
 	switch (w->phase)
 	{
 		case PHASE_IDLE:
-			limit = webgres_request_timeout;
+			limit = timeouts.request_ms;
 			break;
 		case PHASE_HEAD:
-			limit = webgres_header_timeout;
+			limit = timeouts.header_ms;
 			break;
 		case PHASE_BODY:
-			limit = webgres_body_timeout;
+			limit = timeouts.body_ms;
 			break;
 		default:
 			limit = 0;
@@ -346,7 +360,7 @@ watch_http1(Http1ConnHead *c, ConnWatch *w, const ConnWatch *old, uint64_t now)
 	 * client is still receiving, and the send timeout is its limit.  An
 	 * idle connection's time starts over when its client has taken all.
 	 */
-	if (webgres_send_timeout > 0 && (w->phase == PHASE_BUSY || (w->phase == PHASE_IDLE && expired)))
+	if (timeouts.send_ms > 0 && (w->phase == PHASE_BUSY || (w->phase == PHASE_IDLE && expired)))
 	{
 		int			fd = h2o_mirror_socket_fd(c->sock);
 
@@ -388,7 +402,7 @@ watch_http2(h2o_http2_conn_t *conn, ConnWatch *w, const ConnWatch *old, uint64_t
 	w->phase = PHASE_BUSY;
 	w->since = now;
 	w->closing = old ? old->closing : false;
-	if (w->closing || conn->sock == NULL || webgres_send_timeout <= 0)
+	if (w->closing || conn->sock == NULL || timeouts.send_ms <= 0)
 		return;
 	if (send_stalled(w, old, h2o_socket_get_fd(conn->sock), now, &queued))
 	{
@@ -422,7 +436,7 @@ sweep(h2o_timeout_entry_t *entry)
 		if (c == NULL)
 		{
 			/* The mirror did not match at start-up (logged then): h2o's timer alone. */
-			watched->http1.req_timeout.timeout = webgres_request_timeout;
+			watched->http1.req_timeout.timeout = timeouts.request_ms;
 			pfree(next);
 			return;
 		}
@@ -468,7 +482,7 @@ timeouts_define_settings(void)
 							"A connection on which no byte of a request has arrived "
 							"for this long, after it was opened or after its last "
 							"response, is closed without a response.",
-							&webgres_request_timeout,
+							&timeouts.request_ms,
 							REQUEST_TIMEOUT_DEFAULT_MS,
 							TIMEOUT_MIN_MS, TIMEOUT_MAX_MS,
 							PGC_SIGHUP,
@@ -480,7 +494,7 @@ timeouts_define_settings(void)
 							"Counted from the first byte of the request. A client that "
 							"takes longer is answered 408 and its connection closed, "
 							"so slow clients cannot hold connections open.",
-							&webgres_header_timeout,
+							&timeouts.header_ms,
 							HEADER_TIMEOUT_DEFAULT_MS,
 							TIMEOUT_MIN_MS, TIMEOUT_MAX_MS,
 							PGC_SIGHUP,
@@ -491,7 +505,7 @@ timeouts_define_settings(void)
 							"Longest time a client may take to send a request's body.",
 							"Counted from the end of the headers. A client that takes "
 							"longer is answered 408 and its connection closed.",
-							&webgres_body_timeout,
+							&timeouts.body_ms,
 							BODY_TIMEOUT_DEFAULT_MS,
 							TIMEOUT_MIN_MS, TIMEOUT_MAX_MS,
 							PGC_SIGHUP,
@@ -505,7 +519,7 @@ timeouts_define_settings(void)
 							"reset, so a client that stops reading cannot hold it and the "
 							"kernel's queue for it. A client that reads slowly but steadily "
 							"is not cut. 0 disables.",
-							&webgres_send_timeout,
+							&timeouts.send_ms,
 							SEND_TIMEOUT_DEFAULT_MS,
 							0, TIMEOUT_MAX_MS,
 							PGC_SIGHUP,

@@ -37,6 +37,7 @@
 #include <h2o.h>
 #include <h2o/http1.h>
 
+#include "core/pg_compat.h"
 #include "http/capacity.h"
 #include "http/h2_guard.h"
 #include "http/listen.h"
@@ -61,16 +62,28 @@
 #define INTERMEDIATE_CIPHERSUITES \
 	"TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256"
 
-/* The TLS settings (tls_define_settings); read elsewhere through tls_listen_setting(). */
-static char *webgres_tls_listen;
-static char *webgres_tls_cert_file;
-static char *webgres_tls_key_file;
-static char *webgres_tls_sni_cert_file;
-static char *webgres_tls_sni_key_file;
-static int	webgres_tls_min_version;
-static char *webgres_tls_ciphers;
-static char *webgres_tls_ciphersuites;
-static bool webgres_tls_redirect;
+/*
+ * The TLS settings (tls_define_settings), read together when a worker
+ * builds its context: the GUCs point into it.  The listen list is read
+ * elsewhere as written through tls_listen_setting().  The files are read
+ * and the cipher lists applied when the context is built (at start and
+ * after a reload): OpenSSL owns what it makes of them.
+ */
+typedef struct TlsSettings
+{
+	char	   *listen;			/* webgres.tls_listen as written */
+	const ListenList *listen_list;	/* as check_listen() resolved it */
+	char	   *cert_file;
+	char	   *key_file;
+	char	   *sni_cert_file;
+	char	   *sni_key_file;
+	int			min_version;	/* TLS_V1_2 or TLS_V1_3 */
+	char	   *ciphers;		/* checked by check_ciphers() */
+	char	   *ciphersuites;	/* checked by check_ciphersuites() */
+	bool		redirect;
+} TlsSettings;
+
+static TlsSettings settings;
 
 #define TLS_GROUPS "X25519:prime256v1:secp384r1"
 
@@ -106,11 +119,14 @@ static MemoryContext tls_cxt;
 static int	redirect_port;		/* the first webgres.tls_listen port; 0: no TLS */
 static int	sni_index = -1;		/* a context's ex_data slot for the second certificate's */
 
+/* Room for OpenSSL's text of an error (ERR_error_string_n() truncates to it). */
+#define OPENSSL_ERROR_MAX 256
+
 /* OpenSSL's first queued error as text, and the queue emptied. */
 static const char *
 openssl_error(void)
 {
-	static char buf[256];
+	static char buf[OPENSSL_ERROR_MAX];
 	unsigned long code = ERR_get_error();
 
 	ERR_clear_error();
@@ -199,7 +215,7 @@ load_certificate(SSL_CTX *ctx, const CertFiles *f, int elevel)
 static bool
 set_protocols(SSL_CTX *ctx, int elevel)
 {
-	int			min_version = (webgres_tls_min_version == TLS_V1_3) ?
+	int			min_version = (settings.min_version == TLS_V1_3) ?
 		TLS1_3_VERSION : TLS1_2_VERSION;
 
 	/* No renegotiation (a client could make the server redo the costly part at will), no compression (CRIME). */
@@ -217,14 +233,14 @@ set_protocols(SSL_CTX *ctx, int elevel)
 				 errmsg("could not set up TLS: %s", openssl_error())));
 		return false;
 	}
-	if (SSL_CTX_set_cipher_list(ctx, webgres_tls_ciphers) != 1)
+	if (SSL_CTX_set_cipher_list(ctx, settings.ciphers) != 1)
 	{
 		ereport(elevel,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid value for webgres.tls_ciphers: %s", openssl_error())));
 		return false;
 	}
-	if (SSL_CTX_set_ciphersuites(ctx, webgres_tls_ciphersuites) != 1)
+	if (SSL_CTX_set_ciphersuites(ctx, settings.ciphersuites) != 1)
 	{
 		ereport(elevel,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -297,10 +313,10 @@ on_servername(SSL *ssl, int *alert, void *arg)
 static SSL_CTX *
 build_context(int elevel)
 {
-	CertFiles	primary = {"webgres.tls_cert_file", webgres_tls_cert_file,
-	"webgres.tls_key_file", webgres_tls_key_file, "webgres.tls_listen"};
-	CertFiles	sni = {"webgres.tls_sni_cert_file", webgres_tls_sni_cert_file,
-	"webgres.tls_sni_key_file", webgres_tls_sni_key_file, NULL};
+	CertFiles	primary = {"webgres.tls_cert_file", settings.cert_file,
+	"webgres.tls_key_file", settings.key_file, "webgres.tls_listen"};
+	CertFiles	sni = {"webgres.tls_sni_cert_file", settings.sni_cert_file,
+	"webgres.tls_sni_key_file", settings.sni_key_file, NULL};
 	SSL_CTX    *ctx = new_context(&primary, elevel);
 	SSL_CTX    *second;
 
@@ -406,21 +422,17 @@ tls_accept(h2o_socket_t *sock)
 
 /* Ends the worker if a TLS address could share a port with a cleartext one. */
 static void
-check_ports_apart(ListenAddress *tls, int ntls)
+check_ports_apart(const ListenList *tls)
 {
-	ListenAddress *plain;
-	int			nplain;
-	char	   *error;
+	const ListenList *plain = listen_addresses();
 
-	if (!listen_parse(listen_setting(), &plain, &nplain, &error))
-		return;					/* the cleartext listeners have reported it */
-	for (int i = 0; i < ntls; i++)
-		for (int j = 0; j < nplain; j++)
-			if (listen_overlaps(&tls[i], &plain[j]))
+	for (int i = 0; i < tls->n; i++)
+		for (int j = 0; j < plain->n; j++)
+			if (listen_overlaps(&tls->addrs[i], &plain->addrs[j]))
 				ereport(FATAL,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						 errmsg("webgres.tls_listen entry \"%s\" shares its port with webgres.listen entry \"%s\"",
-								tls[i].text, plain[j].text),
+								tls->addrs[i].text, plain->addrs[j].text),
 						 errhint("TLS needs a port of its own, such as 8443.")));
 }
 
@@ -428,19 +440,11 @@ check_ports_apart(ListenAddress *tls, int ntls)
 void
 tls_start(h2o_accept_ctx_t *plain, TlsListenerCallback on_accept)
 {
-	ListenAddress *addrs;
-	int			naddrs;
-	char	   *error;
-	const char *p = webgres_tls_listen ? webgres_tls_listen : "";
+	const ListenList *list = settings.listen_list;
 
-	p += strspn(p, " \t");
-	if (*p == '\0')
+	if (list == NULL || list->n == 0)
 		return;
-	if (!listen_parse(webgres_tls_listen, &addrs, &naddrs, &error))
-		ereport(FATAL,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for webgres.tls_listen: %s", error)));
-	check_ports_apart(addrs, naddrs);
+	check_ports_apart(list);
 
 	sni_index = SSL_CTX_get_ex_new_index(0, NULL, NULL, NULL, free_second);
 	current_ctx = build_context(FATAL);
@@ -449,14 +453,14 @@ tls_start(h2o_accept_ctx_t *plain, TlsListenerCallback on_accept)
 	tls_cxt = AllocSetContextCreate(TopMemoryContext, "webgres tls", ALLOCSET_SMALL_SIZES);
 	h2o_timeout_init(plain->ctx->loop, &handshake_timeout, timeouts_header_ms());
 
-	for (int i = 0; i < naddrs; i++)
+	for (int i = 0; i < list->n; i++)
 	{
-		int			fd = listen_open(&addrs[i], "webgres.tls_listen");
+		int			fd = listen_open(&list->addrs[i], "webgres.tls_listen");
 		h2o_socket_t *sock = h2o_evloop_socket_create(plain->ctx->loop, fd, H2O_SOCKET_FLAG_DONT_READ);
 
 		capacity_add_listener(sock, on_accept, tls_accept);
 	}
-	redirect_port = listen_port(&addrs[0]);
+	redirect_port = listen_port(&list->addrs[0]);
 }
 
 /* After a reload: loads the certificate again, keeping the old one on failure. */
@@ -483,7 +487,7 @@ tls_reload(void)
 	if (before == NULL || after == NULL || X509_cmp(before, after) != 0)
 		ereport(LOG,
 				(errmsg("webgres worker serves the certificate in webgres.tls_cert_file \"%s\" to new connections",
-						webgres_tls_cert_file)));
+						settings.cert_file)));
 	/* Open connections hold references of their own. */
 	SSL_CTX_free(current_ctx);
 	current_ctx = ctx;
@@ -533,7 +537,7 @@ tls_redirect_check(h2o_req_t *req, char **body, size_t *bodylen)
 	char	   *location;
 	size_t		len;
 
-	if (!webgres_tls_redirect || redirect_port == 0 || req->scheme == &H2O_URL_SCHEME_HTTPS)
+	if (!settings.redirect || redirect_port == 0 || req->scheme == &H2O_URL_SCHEME_HTTPS)
 		return true;
 	if (!authority_host(req->authority, &host))
 	{
@@ -562,7 +566,7 @@ redirect_phase(PhaseRequest *pr, const Route *unused)
 static bool
 redirect_enabled(const RouteTable *unused)
 {
-	return webgres_tls_redirect;
+	return settings.redirect;
 }
 
 /* The module: webgres.tls_redirect. */
@@ -573,23 +577,46 @@ const PhaseModule tls_redirect_module = {
 
 /*
  * webgres.tls_listen: empty or blank (no TLS), or a list as webgres.listen
- * takes.
+ * takes.  *extra is its addresses (none for no TLS), resolved once here.
  */
 static bool
 check_listen(char **newval, void **extra, GucSource source)
 {
-	ListenAddress *addrs;
-	int			naddrs;
-	char	   *error;
+	ListenList *list;
+	char	   *error = NULL;
 	const char *p = *newval ? *newval : "";
 
 	while (*p == ' ' || *p == '\t')
 		p++;
-	if (*p == '\0' || listen_parse(*newval, &addrs, &naddrs, &error))
+	if (*p == '\0')
+	{
+		list = guc_malloc(LOG, offsetof(ListenList, addrs));
+		if (list != NULL)
+			list->n = 0;
+	}
+	else
+		list = listen_list_make(*newval, &error);
+	if (list != NULL)
+	{
+		*extra = list;
 		return true;
+	}
+	if (error == NULL)
+	{
+		GUC_check_errcode(ERRCODE_OUT_OF_MEMORY);
+		GUC_check_errmsg("out of memory");
+		return false;
+	}
 	GUC_check_errdetail("%s", error);
 	GUC_check_errhint("Use a comma-separated list of host:port entries, for example '127.0.0.1:8080' or '0.0.0.0:8080,[::]:8080'.");
 	return false;
+}
+
+/* Publishes webgres.tls_listen's addresses as its check hook resolved them. */
+static void
+assign_listen(const char *newval, void *extra)
+{
+	settings.listen_list = extra;
 }
 
 /* webgres.tls_ciphers: a list OpenSSL accepts for TLS 1.2. */
@@ -617,7 +644,7 @@ static const struct config_enum_entry tls_version_options[] = {
 const char *
 tls_listen_setting(void)
 {
-	return webgres_tls_listen != NULL ? webgres_tls_listen : "";
+	return settings.listen != NULL ? settings.listen : "";
 }
 
 /* Defines the TLS settings (docs/tls.md); from define_settings(). */
@@ -629,18 +656,18 @@ tls_define_settings(void)
 							   "A comma-separated list of host:port entries, as for "
 							   "webgres.listen, on ports of their own. Each connection "
 							   "negotiates HTTP/2 or HTTP/1.1 by ALPN. Empty serves no TLS.",
-							   &webgres_tls_listen,
+							   &settings.listen,
 							   "",
 							   PGC_POSTMASTER,
 							   0,
-							   check_listen, NULL, NULL);
+							   check_listen, assign_listen, NULL);
 
 	DefineCustomStringVariable("webgres.tls_cert_file",
 							   "PEM file with the server certificate, then any intermediate certificates.",
 							   "Relative paths are relative to the data directory. Read again "
 							   "on reload; connections already open keep the certificate "
 							   "they started with.",
-							   &webgres_tls_cert_file,
+							   &settings.cert_file,
 							   "",
 							   PGC_SIGHUP,
 							   0,
@@ -650,7 +677,7 @@ tls_define_settings(void)
 							   "PEM file with the private key of webgres.tls_cert_file.",
 							   "Relative paths are relative to the data directory. The key "
 							   "must not be encrypted. Read again on reload.",
-							   &webgres_tls_key_file,
+							   &settings.key_file,
 							   "",
 							   PGC_SIGHUP,
 							   0,
@@ -661,7 +688,7 @@ tls_define_settings(void)
 							   "A client whose TLS server name (SNI) this certificate's "
 							   "subjectAltName covers gets it; every other client gets "
 							   "webgres.tls_cert_file. Empty: one certificate for all.",
-							   &webgres_tls_sni_cert_file,
+							   &settings.sni_cert_file,
 							   "",
 							   PGC_SIGHUP,
 							   0,
@@ -671,7 +698,7 @@ tls_define_settings(void)
 							   "PEM file with the private key of webgres.tls_sni_cert_file.",
 							   "Relative paths are relative to the data directory. The key "
 							   "must not be encrypted.",
-							   &webgres_tls_sni_key_file,
+							   &settings.sni_key_file,
 							   "",
 							   PGC_SIGHUP,
 							   0,
@@ -680,7 +707,7 @@ tls_define_settings(void)
 	DefineCustomEnumVariable("webgres.tls_min_version",
 							 "Oldest TLS version a client may use.",
 							 "TLS 1.0 and 1.1 are never offered.",
-							 &webgres_tls_min_version,
+							 &settings.min_version,
 							 TLS_V1_2,
 							 tls_version_options,
 							 PGC_SIGHUP,
@@ -691,7 +718,7 @@ tls_define_settings(void)
 							   "Cipher list for TLS 1.2, in OpenSSL's syntax.",
 							   "The default is Mozilla's \"intermediate\" profile: forward "
 							   "secret AEAD ciphers only.",
-							   &webgres_tls_ciphers,
+							   &settings.ciphers,
 							   INTERMEDIATE_CIPHERS,
 							   PGC_SIGHUP,
 							   0,
@@ -701,7 +728,7 @@ tls_define_settings(void)
 							   "Cipher suites for TLS 1.3, in OpenSSL's syntax.",
 							   "The default is Mozilla's \"intermediate\" profile, which is "
 							   "OpenSSL's own default.",
-							   &webgres_tls_ciphersuites,
+							   &settings.ciphersuites,
 							   INTERMEDIATE_CIPHERSUITES,
 							   PGC_SIGHUP,
 							   0,
@@ -712,7 +739,7 @@ tls_define_settings(void)
 							 "A request on a webgres.listen address is answered 308 with a "
 							 "Location on the host it named and the first webgres.tls_listen "
 							 "port. Has no effect when webgres.tls_listen is empty.",
-							 &webgres_tls_redirect,
+							 &settings.redirect,
 							 false,
 							 PGC_SIGHUP,
 							 0,

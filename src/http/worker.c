@@ -334,17 +334,11 @@ setup_h2o(void)
 static void
 open_listeners(void)
 {
-	ListenAddress *addrs;
-	int			naddrs;
-	char	   *error;
+	const ListenList *list = listen_addresses();
 
-	if (!listen_parse(listen_setting(), &addrs, &naddrs, &error))
-		ereport(FATAL,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for webgres.listen: %s", error)));
-	for (int i = 0; i < naddrs; i++)
+	for (int i = 0; i < list->n; i++)
 	{
-		int			fd = listen_open(&addrs[i], "webgres.listen");
+		int			fd = listen_open(&list->addrs[i], "webgres.listen");
 		h2o_socket_t *sock = h2o_evloop_socket_create(ctx.loop, fd, H2O_SOCKET_FLAG_DONT_READ);
 
 		capacity_add_listener(sock, on_accept, NULL);

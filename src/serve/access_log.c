@@ -48,10 +48,25 @@
 /* The error buffer h2o_logconf_compile() writes to: libh2o's own size. */
 #define LOGCONF_ERROR_MAX 256
 
-/* The settings (access_log_define_settings). */
-static char *webgres_access_log;
-static char *webgres_access_log_format;
-static int	webgres_log_slow_requests = -1;
+/* webgres.log_slow_requests' value that turns slow-request messages off. */
+#define LOG_SLOW_REQUESTS_OFF (-1)
+/* The requests noted at once as the table of notes starts; it grows as needed. */
+#define NOTES_INITIAL 256
+
+/*
+ * The settings (access_log_define_settings): the GUCs point into it.  The
+ * format is checked by its hook and compiled when the log is configured:
+ * the compiled form is libh2o's, in its memory, so it cannot be the hook's
+ * extra.
+ */
+typedef struct AccessLogSettings
+{
+	char	   *destination;	/* webgres.access_log: "", "postgres" or a path */
+	char	   *format;			/* webgres.access_log_format */
+	int			slow_ms;		/* webgres.log_slow_requests */
+} AccessLogSettings;
+
+static AccessLogSettings settings = {.slow_ms = LOG_SLOW_REQUESTS_OFF};
 
 typedef struct NoteEntry
 {
@@ -71,7 +86,7 @@ static StringInfoData pending;
 static inline bool
 noting(void)
 {
-	return logconf != NULL || webgres_log_slow_requests >= 0;
+	return logconf != NULL || settings.slow_ms >= 0;
 }
 
 /* The request's note for the logs, zeroed when first asked for; NULL when no log is on. */
@@ -125,7 +140,7 @@ write_pending(void)
 		{
 			ereport(WARNING,
 					(errcode_for_file_access(),
-					 errmsg("could not write to webgres access log \"%s\": %m", webgres_access_log)));
+					 errmsg("could not write to webgres access log \"%s\": %m", settings.destination)));
 			break;
 		}
 		off += n;
@@ -145,8 +160,8 @@ access_log_flush(void)
 static void
 open_file(void)
 {
-	char	   *path = webgres_access_log[0] == '/' ? webgres_access_log :
-		psprintf("%s/%s", DataDir, webgres_access_log);
+	char	   *path = settings.destination[0] == '/' ? settings.destination :
+		psprintf("%s/%s", DataDir, settings.destination);
 
 	log_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, pg_file_create_mode);
 	if (log_fd < 0)
@@ -179,7 +194,7 @@ forget_notes(void)
 static void
 configure_log(void)
 {
-	bool		on = webgres_access_log != NULL && webgres_access_log[0] != '\0';
+	bool		on = settings.destination != NULL && settings.destination[0] != '\0';
 
 	access_log_flush();
 	if (log_fd >= 0)
@@ -198,11 +213,11 @@ configure_log(void)
 
 		ctl.keysize = sizeof(h2o_req_t *);
 		ctl.entrysize = sizeof(NoteEntry);
-		notes = hash_create("webgres access log notes", 256, &ctl, HASH_ELEM | HASH_BLOBS);
+		notes = hash_create("webgres access log notes", NOTES_INITIAL, &ctl, HASH_ELEM | HASH_BLOBS);
 	}
 
 	/* The format compiled when the setting was checked; again here, in h2o's memory. */
-	if (logconf != NULL && (!on || strcmp(compiled_format, webgres_access_log_format) != 0))
+	if (logconf != NULL && (!on || strcmp(compiled_format, settings.format) != 0))
 	{
 		h2o_logconf_dispose(logconf);
 		logconf = NULL;
@@ -211,14 +226,14 @@ configure_log(void)
 	}
 	ereport(DEBUG1,
 			(errmsg_internal("webgres access log configured in process %d: %s",
-							 MyProcPid, on ? webgres_access_log : "off")));
+							 MyProcPid, on ? settings.destination : "off")));
 	if (!on)
 		return;
 	if (logconf == NULL)
 	{
 		char		errbuf[LOGCONF_ERROR_MAX];
 
-		logconf = h2o_logconf_compile(webgres_access_log_format, H2O_LOGCONF_ESCAPE_APACHE, errbuf);
+		logconf = h2o_logconf_compile(settings.format, H2O_LOGCONF_ESCAPE_APACHE, errbuf);
 		if (logconf == NULL)
 		{
 			ereport(WARNING,
@@ -226,9 +241,9 @@ configure_log(void)
 					 errmsg("invalid webgres.access_log_format: %s", errbuf)));
 			return;
 		}
-		compiled_format = MemoryContextStrdup(TopMemoryContext, webgres_access_log_format);
+		compiled_format = MemoryContextStrdup(TopMemoryContext, settings.format);
 	}
-	to_postgres = strcmp(webgres_access_log, DESTINATION_POSTGRES) == 0;
+	to_postgres = strcmp(settings.destination, DESTINATION_POSTGRES) == 0;
 	if (!to_postgres)
 		open_file();
 }
@@ -356,7 +371,7 @@ log_if_slow(h2o_req_t *req, const AccessNote *n)
 	}
 	if (end == 0)
 		end = GetCurrentTimestamp();
-	if (ready == 0 || total < webgres_log_slow_requests)
+	if (ready == 0 || total < settings.slow_ms)
 		return;
 	if (n == NULL || n->route_id == 0 || !route_names_lookup(n->route_id, &method, &path))
 		path = NULL;
@@ -398,7 +413,7 @@ log_access(h2o_logger_t *self, h2o_req_t *req)
 			set_fields(req, n);
 		write_line(req);
 	}
-	if (webgres_log_slow_requests >= 0)
+	if (settings.slow_ms >= 0)
 		log_if_slow(req, n);
 }
 
@@ -437,7 +452,7 @@ access_log_define_settings(void)
 							   "Postgres log; any other value names a file, relative to the data "
 							   "directory unless absolute, which every worker appends to and opens "
 							   "again on reload (SIGHUP), so that it can be rotated.",
-							   &webgres_access_log,
+							   &settings.destination,
 							   "",
 							   PGC_SIGHUP,
 							   0,
@@ -450,7 +465,7 @@ access_log_define_settings(void)
 							   "%{webgres.route}e, %{webgres.route_method}e, %{webgres.place}e, "
 							   "%{webgres.handler_ms}e and %{webgres.queue_ms}e. The default is "
 							   "Apache's combined format.",
-							   &webgres_access_log_format,
+							   &settings.format,
 							   "%h %l %u %t \"%r\" %s %b \"%{referer}i\" \"%{user-agent}i\"",
 							   PGC_SIGHUP,
 							   0,
@@ -463,9 +478,9 @@ access_log_define_settings(void)
 							"status, and the time it waited for the event loop, waited for an "
 							"executor, was planned, executed and sent. -1 turns it off; 0 logs "
 							"every request.",
-							&webgres_log_slow_requests,
-							-1,
-							-1, INT_MAX,
+							&settings.slow_ms,
+							LOG_SLOW_REQUESTS_OFF,
+							LOG_SLOW_REQUESTS_OFF, INT_MAX,
 							PGC_SIGHUP,
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);

@@ -31,6 +31,7 @@
 #define H2O_USE_LIBUV 0
 #include <h2o.h>
 
+#include "core/pg_compat.h"
 #include "message/querystring.h"
 #include "message/response.h"
 #include "parse/auth_headers.h"
@@ -46,15 +47,46 @@
 #define AUTH_JWT_LEEWAY_DEFAULT 30
 #define AUTH_JWT_LEEWAY_MAX 3600
 
-/* The settings of authentication (auth_define_settings). */
-static char *webgres_jwt_audience;
-static char *webgres_jwt_issuer;
-static int	webgres_jwt_leeway = AUTH_JWT_LEEWAY_DEFAULT;
-static char *webgres_jwt_role_claim;
-static char *webgres_anon_role;
-static char *webgres_jwt_cookie;
-static bool webgres_postgrest_request_settings = false;
-static char *webgres_csrf_trusted_origins;
+/*
+ * The longest entry of webgres.csrf_trusted_origins: a scheme, "://", a
+ * host name (at most 253 bytes) and a port, with room to spare.
+ */
+#define AUTH_TRUSTED_ORIGIN_MAX 300
+
+/*
+ * webgres.csrf_trusted_origins, split by its check hook into its entries
+ * (in one guc_malloc'd block, as a hook's extra must be), so that a request
+ * compares against them and parses nothing.
+ */
+typedef struct TrustedOrigins
+{
+	int			n;
+	h2o_iovec_t items[FLEXIBLE_ARRAY_MEMBER];	/* the texts follow the array */
+} TrustedOrigins;
+
+static const TrustedOrigins no_trusted_origins = {0};
+
+/*
+ * The settings of authentication (auth_define_settings), in one place: the
+ * GUCs point into it, and the check hooks' parsed values hang on it.
+ */
+typedef struct AuthSettings
+{
+	char	   *jwt_audience;
+	char	   *jwt_issuer;
+	int			jwt_leeway;
+	char	   *jwt_role_claim;
+	char	   *anon_role;
+	char	   *jwt_cookie;
+	bool		postgrest_request_settings;
+	char	   *csrf_trusted_origins;	/* as written */
+	const TrustedOrigins *trusted_origins;	/* as its assign hook last set it */
+} AuthSettings;
+
+static AuthSettings settings = {
+	.jwt_leeway = AUTH_JWT_LEEWAY_DEFAULT,
+	.trusted_origins = &no_trusted_origins
+};
 
 /*
  * Verified tokens kept per process, at most this many and this much memory
@@ -311,9 +343,9 @@ find_token(h2o_req_t *req, const char **token, size_t *len)
 	if (i != -1 && bearer_token(req->headers.entries[i].value.base,
 								req->headers.entries[i].value.len, token, len))
 		return TOKEN_HEADER;
-	if (webgres_jwt_cookie == NULL || webgres_jwt_cookie[0] == '\0')
+	if (settings.jwt_cookie == NULL || settings.jwt_cookie[0] == '\0')
 		return TOKEN_NONE;
-	switch (count_cookies(req, webgres_jwt_cookie, token, len))
+	switch (count_cookies(req, settings.jwt_cookie, token, len))
 	{
 		case 0:
 			return TOKEN_NONE;
@@ -354,17 +386,17 @@ verify_and_cache(const TokenKey *key, const char **reason)
 
 	if (!jwt_parse(key->token, key->len, &t, reason) || !jwt_keys_verify(&t, reason))
 		return NULL;
-	if (!jwt_has_audience(&t, webgres_jwt_audience))
+	if (!jwt_has_audience(&t, settings.jwt_audience))
 	{
 		*reason = "the token's aud does not name webgres.jwt_audience";
 		return NULL;
 	}
-	if (!jwt_has_issuer(&t, webgres_jwt_issuer))
+	if (!jwt_has_issuer(&t, settings.jwt_issuer))
 	{
 		*reason = "the token's iss is not webgres.jwt_issuer";
 		return NULL;
 	}
-	role = jwt_claim_at(t.claims, webgres_jwt_role_claim ? webgres_jwt_role_claim : "role");
+	role = jwt_claim_at(t.claims, settings.jwt_role_claim ? settings.jwt_role_claim : "role");
 	if (role != NULL && (role->kind != JWT_JSON_STRING || role->len == 0 ||
 						 role->len >= NAMEDATALEN))
 	{
@@ -427,7 +459,7 @@ authenticate(h2o_req_t *req, const Route *r, AuthState *st, MemoryContext cxt)
 		MemoryContext oldcxt = MemoryContextSwitchTo(cxt);
 
 		st->message = psprintf("Unauthorized: the request has more than one \"%s\" cookie",
-							   webgres_jwt_cookie);
+							   settings.jwt_cookie);
 		MemoryContextSwitchTo(oldcxt);
 		log_refusal(r, st->message + strlen("Unauthorized: "));
 		return;
@@ -446,7 +478,7 @@ authenticate(h2o_req_t *req, const Route *r, AuthState *st, MemoryContext cxt)
 		return;
 	}
 	/* Times are checked on every use: a cached token expires all the same. */
-	if (!jwt_check_times(&entry->times, (double) time(NULL), webgres_jwt_leeway, &reason))
+	if (!jwt_check_times(&entry->times, (double) time(NULL), settings.jwt_leeway, &reason))
 	{
 		log_refusal(r, reason);
 		return;
@@ -474,16 +506,14 @@ authenticate(h2o_req_t *req, const Route *r, AuthState *st, MemoryContext cxt)
 static bool
 origin_allowed(h2o_req_t *req, const Route *r, const char *origin, size_t len)
 {
-	const char *list = webgres_csrf_trusted_origins;
-	const char *item;
-	size_t		itemlen;
+	const TrustedOrigins *trusted = settings.trusted_origins;
 	char	   *own = psprintf("%s://%.*s", req->scheme ? req->scheme->name.base : "http",
 							   (int) req->authority.len, req->authority.base);
 
 	if (origin_equals(origin, len, own, strlen(own)) || cors_origin_allowed(r, origin, len))
 		return true;
-	while (list_next_item(&list, &item, &itemlen))
-		if (origin_equals(origin, len, item, itemlen))
+	for (int i = 0; i < trusted->n; i++)
+		if (origin_equals(origin, len, trusted->items[i].base, trusted->items[i].len))
 			return true;
 	return false;
 }
@@ -578,7 +608,7 @@ set_request_settings(h2o_req_t *req, RequestData *rd, AuthState *st, const char 
 		appendStringInfoChar(&anon, '}');
 		request_add_setting(rd, "request.jwt.claims", anon.data);
 	}
-	if (webgres_postgrest_request_settings)
+	if (settings.postgrest_request_settings)
 	{
 		/* Raises 22021 (400) for a header that is not valid text. */
 		Jsonb	   *headers = request_headers(rd);
@@ -624,8 +654,8 @@ role_name(const AuthState *st)
 {
 	if (st->role != NULL)
 		return st->role;
-	if (webgres_anon_role != NULL && webgres_anon_role[0] != '\0')
-		return webgres_anon_role;
+	if (settings.anon_role != NULL && settings.anon_role[0] != '\0')
+		return settings.anon_role;
 	return NULL;
 }
 
@@ -847,7 +877,7 @@ void
 auth_check_settings(void)
 {
 	if (jwt_keys_file_set() &&
-		(webgres_jwt_audience == NULL || webgres_jwt_audience[0] == '\0'))
+		(settings.jwt_audience == NULL || settings.jwt_audience[0] == '\0'))
 		ereport(WARNING,
 				(errmsg("webgres.jwt_keys_file is set but webgres.jwt_audience is empty"),
 				 errdetail("Tokens the same identity provider issued for other applications are accepted."),
@@ -890,6 +920,117 @@ check_claim_path(char **newval, void **extra, GucSource source)
 	return false;
 }
 
+/*
+ * Whether c may be in a cookie's name: a token character (RFC 6265 names
+ * cookies with RFC 9110's token).
+ */
+static bool
+cookie_name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		(c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
+}
+
+/*
+ * webgres.jwt_cookie: empty or a cookie name, which a request's Cookie
+ * header could carry; any other value would never find a token.
+ */
+static bool
+check_cookie_name(char **newval, void **extra, GucSource source)
+{
+	const char *p;
+
+	if (*newval == NULL)
+		return true;
+	for (p = *newval; *p != '\0'; p++)
+		if (!cookie_name_char(*p))
+		{
+			GUC_check_errdetail("webgres.jwt_cookie \"%s\" is not a cookie name: it holds \"%c\".",
+								*newval, *p);
+			GUC_check_errhint("Use letters, digits and !#$%%&'*+-.^_`|~ only, as in '__Host-access_token'; empty reads tokens from the Authorization header only.");
+			return false;
+		}
+	return true;
+}
+
+/*
+ * Whether item (len bytes) is an origin scheme://authority as the Origin
+ * header and a Referer's head give one: a scheme, then a host[:port] with
+ * no path, query, fragment, blank or *; trailing slashes are allowed, as
+ * origin_equals() passes over them.
+ */
+static bool
+trusted_origin_ok(const char *item, size_t len)
+{
+	size_t		originlen;
+	size_t		i = 0;
+
+	while (len > 0 && item[len - 1] == '/')
+		len--;
+	if (len == 0 || len > AUTH_TRUSTED_ORIGIN_MAX || !referer_origin(item, len, &originlen) ||
+		originlen != len || !isalpha((unsigned char) item[0]))
+		return false;
+	while (isalnum((unsigned char) item[i]) || item[i] == '+' || item[i] == '-' || item[i] == '.')
+		i++;
+	if (i + 3 >= len || memcmp(item + i, "://", 3) != 0)
+		return false;
+	for (i += 3; i < len; i++)
+		if (item[i] <= ' ' || item[i] >= 0x7f || item[i] == '*' || item[i] == '\\')
+			return false;
+	return true;
+}
+
+/*
+ * webgres.csrf_trusted_origins: every entry must be an origin, as the
+ * Origin header and a Referer's head are; *extra is the list split into its
+ * entries (TrustedOrigins), which the assign hook publishes.
+ */
+static bool
+check_trusted_origins(char **newval, void **extra, GucSource source)
+{
+	const char *list = *newval ? *newval : "";
+	const char *item;
+	size_t		itemlen;
+	int			n = 0;
+	Size		size = offsetof(TrustedOrigins, items);
+	TrustedOrigins *trusted;
+	char	   *text;
+
+	while (list_next_item(&list, &item, &itemlen))
+	{
+		if (!trusted_origin_ok(item, itemlen))
+		{
+			GUC_check_errdetail("webgres.csrf_trusted_origins entry \"%.*s\" is not an origin.",
+								(int) Min(itemlen, AUTH_TRUSTED_ORIGIN_MAX), item);
+			GUC_check_errhint("Write origins as scheme://host[:port] without a path, separated by commas, such as 'https://app.example.com, https://admin.example.com'.");
+			return false;
+		}
+		n++;
+		size += sizeof(h2o_iovec_t) + itemlen;
+	}
+	trusted = guc_malloc(LOG, size);
+	if (trusted == NULL)
+		return false;
+	trusted->n = 0;
+	text = (char *) &trusted->items[n];
+	list = *newval ? *newval : "";
+	while (list_next_item(&list, &item, &itemlen))
+	{
+		memcpy(text, item, itemlen);
+		trusted->items[trusted->n++] = h2o_iovec_init(text, itemlen);
+		text += itemlen;
+	}
+	*extra = trusted;
+	return true;
+}
+
+/* Publishes webgres.csrf_trusted_origins as its check hook split it. */
+static void
+assign_trusted_origins(const char *newval, void *extra)
+{
+	settings.trusted_origins = extra ? extra : &no_trusted_origins;
+}
+
 /* Defines the settings of authentication (docs/authentication.md); from _PG_init. */
 void
 auth_define_settings(void)
@@ -897,7 +1038,7 @@ auth_define_settings(void)
 	DefineCustomStringVariable("webgres.jwt_audience",
 							   "Audience a JSON Web Token must name in its aud claim.",
 							   "Empty: the aud claim is not checked.",
-							   &webgres_jwt_audience,
+							   &settings.jwt_audience,
 							   "",
 							   PGC_SIGHUP,
 							   0,
@@ -906,7 +1047,7 @@ auth_define_settings(void)
 	DefineCustomStringVariable("webgres.jwt_issuer",
 							   "Issuer a JSON Web Token must name in its iss claim.",
 							   "Empty: the iss claim is not checked.",
-							   &webgres_jwt_issuer,
+							   &settings.jwt_issuer,
 							   "",
 							   PGC_SIGHUP,
 							   0,
@@ -915,7 +1056,7 @@ auth_define_settings(void)
 	DefineCustomIntVariable("webgres.jwt_leeway",
 							"Clock skew allowed when checking a JSON Web Token's exp, nbf and iat.",
 							NULL,
-							&webgres_jwt_leeway,
+							&settings.jwt_leeway,
 							AUTH_JWT_LEEWAY_DEFAULT,
 							0, AUTH_JWT_LEEWAY_MAX,
 							PGC_SIGHUP,
@@ -927,7 +1068,7 @@ auth_define_settings(void)
 							   "As PostgREST's jwt-role-claim-key: role, .role, "
 							   ".\"https://example.com/claims\".role, .roles[0]. A token "
 							   "without it runs as webgres.anon_role.",
-							   &webgres_jwt_role_claim,
+							   &settings.jwt_role_claim,
 							   "role",
 							   PGC_SIGHUP,
 							   0,
@@ -937,7 +1078,7 @@ auth_define_settings(void)
 							   "Role that requests without a token run as on routes whose auth is optional.",
 							   "Empty: such requests are answered 401. The route's owner must be a "
 							   "member of it.",
-							   &webgres_anon_role,
+							   &settings.anon_role,
 							   "",
 							   PGC_SIGHUP,
 							   0,
@@ -949,18 +1090,18 @@ auth_define_settings(void)
 							   "cookie-authenticated POST, PUT, PATCH or DELETE must come from "
 							   "the server's own origin or one of webgres.csrf_trusted_origins. "
 							   "Empty: tokens come only from the Authorization header.",
-							   &webgres_jwt_cookie,
+							   &settings.jwt_cookie,
 							   "",
 							   PGC_SIGHUP,
 							   0,
-							   NULL, NULL, NULL);
+							   check_cookie_name, NULL, NULL);
 
 	DefineCustomBoolVariable("webgres.postgrest_request_settings",
 							 "Also sets PostgREST's request.method, request.path, request.headers and request.cookies for routes with auth.",
 							 "request.jwt.claims is always set on such routes. These four cost "
 							 "building JSON of every header and three more settings a request; "
 							 "handlers read the same from the request relation.",
-							 &webgres_postgrest_request_settings,
+							 &settings.postgrest_request_settings,
 							 false,
 							 PGC_SIGHUP,
 							 0,
@@ -969,9 +1110,9 @@ auth_define_settings(void)
 	DefineCustomStringVariable("webgres.csrf_trusted_origins",
 							   "Origins besides the server's own that may send cookie-authenticated unsafe requests.",
 							   "A comma-separated list such as https://app.example.com.",
-							   &webgres_csrf_trusted_origins,
+							   &settings.csrf_trusted_origins,
 							   "",
 							   PGC_SIGHUP,
 							   0,
-							   NULL, NULL, NULL);
+							   check_trusted_origins, assign_trusted_origins, NULL);
 }

@@ -49,6 +49,12 @@ static const SecretExtra *setting_secret = NULL;
 static char *secret_file;
 
 /*
+ * Room for why the secret file could not be used: a short phrase and
+ * strerror()'s text.
+ */
+#define FILE_ERROR_MAX 256
+
+/*
  * The secret last read from the file, and the file as it was then (its
  * path, inode and times): it is read again when any of them changes.
  */
@@ -56,7 +62,7 @@ static unsigned char *file_secret = NULL;	/* malloc'd */
 static size_t file_secret_len = 0;
 static char *file_path_then = NULL; /* malloc'd */
 static struct stat file_stat_then;
-static char file_error_then[256];	/* why it could not be used then; "": it could */
+static char file_error_then[FILE_ERROR_MAX];	/* why it could not be used then; "": it could */
 
 /* One more each time the secret may have changed (jwt_secret_generation()). */
 static uint64 secret_generation = 1;

@@ -3,7 +3,9 @@
 # or on an executor.  The executor rebuilds the request from the hand-off
 # frame, which must carry the host the client named (HTTP/1.1's Host, or
 # HTTP/2's :authority): without it the server's own origin read as
-# "http://" and every such request was refused 403.
+# "http://" and every such request was refused 403.  Also the settings
+# of the rule: webgres.csrf_trusted_origins and webgres.jwt_cookie are
+# checked, and the origins split, once when set.
 use strict;
 use warnings;
 use IPC::Run;
@@ -72,6 +74,41 @@ for my $path ('/loop', '/exec')
 }
 is($node->safe_psql('postgres', q{SELECT string_agg(body, ',' ORDER BY body) FROM notes}),
 	'exec,exec,loop,loop', 'one write each, from the accepted requests only');
+
+# webgres.csrf_trusted_origins is split into its origins once, by its
+# check hook: an entry that is no origin is refused at ALTER SYSTEM (so at
+# SET and reload too), not silently never matched by requests.
+my ($rc, $out, $err) = $node->psql('postgres',
+	q{ALTER SYSTEM SET webgres.csrf_trusted_origins = 'https://app.test, https://app.test/login'});
+isnt($rc, 0, 'a trusted origin with a path is refused');
+like($err, qr/invalid value for parameter "webgres.csrf_trusted_origins".*entry "https:\/\/app\.test\/login" is not an origin/s,
+	'the refusal names the entry');
+($rc, $out, $err) = $node->psql('postgres', q{ALTER SYSTEM SET webgres.csrf_trusted_origins = 'https://*.app.test'});
+like($err, qr/entry "https:\/\/\*\.app\.test" is not an origin/, 'a * pattern is refused: trusted origins are exact');
+($rc, $out, $err) = $node->psql('postgres', q{ALTER SYSTEM SET webgres.jwt_cookie = 'my session'});
+like($err, qr/invalid value for parameter "webgres.jwt_cookie".*"my session" is not a cookie name/s,
+	'a cookie name with a blank is refused');
+
+# The split list is what requests are checked against, trailing slashes
+# passed over as before.
+$node->safe_psql('postgres', q{ALTER SYSTEM SET webgres.csrf_trusted_origins = ' https://app.test/ ,,http://Trusted.example:8443, http://my_app:3000'});
+$node->reload;
+for my $path ('/loop', '/exec')
+{
+	my %h = (Cookie => "session=$token");
+	ok(WebgresTest::poll_until(sub {
+		my $r = WebgresTest::request($port, 'POST', $path, body => 'x',
+			headers => { %h, Origin => 'http://trusted.example:8443' });
+		$r->{status} == 201;
+	}), "$path: a cookie POST from a trusted origin is accepted once reloaded");
+	is(WebgresTest::request($port, 'POST', $path, body => 'x',
+		headers => { %h, Origin => 'https://app.test' })->{status}, 201, "$path: the other trusted origin too");
+	is(WebgresTest::request($port, 'POST', $path, body => 'x',
+		headers => { %h, Origin => 'http://my_app:3000' })->{status}, 201,
+		"$path: a host name with an underscore is an origin too, as it was");
+	is(WebgresTest::request($port, 'POST', $path, body => 'x',
+		headers => { %h, Origin => 'https://app.test.evil' })->{status}, 403, "$path: a longer origin is not trusted");
+}
 
 $node->stop;
 done_testing();
