@@ -23,7 +23,7 @@ OBJS = \
 	src/serve/access_log.o src/serve/auth.o src/serve/body_limit.o src/serve/compress.o src/serve/cors.o src/serve/cors_policy.o src/serve/jwt_keys.o src/serve/jwt_secret.o src/serve/phase.o src/serve/pipeline.o src/serve/rate_limit.o src/serve/refusal_log.o src/serve/replica.o src/serve/ws_admit.o \
 	src/events/events.o src/events/notify_sign.o src/events/sse.o src/events/ws_socket.o \
 	src/handler/handler.o src/handler/plan_clock.o src/handler/simple_eval.o src/handler/splice.o src/handler/stream.o \
-	src/routes/mounts.o src/routes/ownership.o src/routes/route_placement.o src/routes/route_names.o src/routes/route_stats.o src/routes/route_trie.o src/routes/routes.o \
+	src/routes/mounts.o src/routes/ownership.o src/routes/route_modules.o src/routes/route_placement.o src/routes/route_names.o src/routes/route_stats.o src/routes/route_trie.o src/routes/routes.o \
 	src/message/errors.o src/message/form_data.o src/message/querystring.o src/message/request.o src/message/response.o src/message/response_abort.o \
 	src/parse/accept_encoding.o src/parse/accept_media.o src/parse/auth_headers.o src/parse/byte_ranges.o src/parse/cors_syntax.o src/parse/csv.o src/parse/formscan.o src/parse/frame_decode.o src/parse/h2_screen.o src/parse/jwk.o src/parse/jwt.o src/parse/listen_syntax.o src/parse/multipart.o src/parse/networks.o src/parse/pattern.o src/parse/percent.o src/parse/screen.o src/parse/sse_format.o src/parse/static_path.o src/parse/ws_call_decode.o \
 	src/core/h2o_mirror.o src/core/rate_buckets.o src/core/shmem.o src/core/stats.o

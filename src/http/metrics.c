@@ -46,6 +46,7 @@
 #include "message/response.h"
 #include "parse/networks.h"
 #include "routes/route_placement.h"
+#include "routes/route_modules.h"
 #include "routes/route_names.h"
 #include "routes/route_stats.h"
 #include "serve/phase.h"
@@ -113,7 +114,7 @@ typedef struct Exposition
 	StringInfoData errors;
 	StringInfoData timeouts;
 	StringInfoData queue_full;
-	StringInfoData rate_limited;
+	StringInfoData counters[ROUTE_MAX_COUNTERS];	/* the pipeline modules' */
 	StringInfoData bytes;
 	StringInfoData slow;
 	StringInfoData running;
@@ -163,8 +164,9 @@ put_route(const RouteStatsSnapshot *snap, void *arg)
 					 labels, snap->timeouts);
 	appendStringInfo(&e->queue_full, "webgres_route_queue_full_total{%s} " UINT64_FORMAT "\n",
 					 labels, snap->queue_full);
-	appendStringInfo(&e->rate_limited, "webgres_route_rate_limited_total{%s} " UINT64_FORMAT "\n",
-					 labels, snap->rate_limited);
+	for (int c = 0; c < route_modules_ncounters(); c++)
+		appendStringInfo(&e->counters[c], "webgres_route_%s_total{%s} " UINT64_FORMAT "\n",
+						 route_modules_counter(c)->counter, labels, snap->counters[c]);
 	appendStringInfo(&e->bytes, "webgres_route_response_bytes_total{%s} " UINT64_FORMAT "\n",
 					 labels, snap->bytes_out);
 }
@@ -224,12 +226,14 @@ metrics_render(void)
 	Exposition e;
 	StringInfoData out;
 	StringInfo	sections[] = {&e.hist, &e.responses, &e.errors, &e.timeouts, &e.queue_full,
-		&e.rate_limited, &e.bytes, &e.slow, &e.running, &e.queued, &e.w_requests, &e.w_responses,
+		&e.bytes, &e.slow, &e.running, &e.queued, &e.w_requests, &e.w_responses,
 	&e.w_memory, &e.w_errors, &e.w_loads, &e.w_connections};
 
 	memset(&e, 0, sizeof(e));
 	for (int i = 0; i < (int) lengthof(sections); i++)
 		initStringInfo(sections[i]);
+	for (int c = 0; c < route_modules_ncounters(); c++)
+		initStringInfo(&e.counters[c]);
 	(void) route_stats_walk(put_route, &e);
 	(void) route_placement_walk(put_execution, &e);
 	(void) stats_walk(put_worker, &e);
@@ -245,8 +249,13 @@ metrics_render(void)
 			   "Requests answered 504 because webgres.handler_timeout ran out.", &e.timeouts);
 	put_family(&out, "webgres_route_queue_full_total", "counter",
 			   "Requests refused 503 because the route's executor queue was full.", &e.queue_full);
-	put_family(&out, "webgres_route_rate_limited_total", "counter",
-			   "Requests refused 429 because a rate limit was reached (docs/rate-limits.md).", &e.rate_limited);
+	for (int c = 0; c < route_modules_ncounters(); c++)
+	{
+		const RouteModuleHooks *m = route_modules_counter(c);
+
+		put_family(&out, psprintf("webgres_route_%s_total", m->counter), "counter",
+				   m->counter_help, &e.counters[c]);
+	}
 	put_family(&out, "webgres_route_response_bytes_total", "counter",
 			   "Response body bytes sent.", &e.bytes);
 	put_family(&out, "webgres_route_slow", "gauge",
@@ -465,8 +474,9 @@ metrics_enabled(const RouteTable *unused)
 
 /* The module: the Prometheus endpoint on the main listeners. */
 const PhaseModule metrics_module = {
-	"metrics", metrics_enabled,
-	{[PHASE_ENDPOINT] = metrics_phase}
+	.name = "metrics",
+	.enabled = metrics_enabled,
+	.hooks = {[PHASE_ENDPOINT] = metrics_phase},
 };
 
 /* webgres.metrics_listen: empty, or addresses as webgres.listen takes them. */

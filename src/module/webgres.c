@@ -21,7 +21,7 @@
 #include "routes/route_stats.h"
 #include "events/notify_sign.h"
 #include "http/tls_tickets.h"
-#include "serve/rate_limit.h"
+#include "serve/pipeline_phases.h"
 #include "core/stats.h"
 #include "module/settings_define.h"
 
@@ -53,6 +53,7 @@ _PG_init(void)
 {
 	define_settings();
 	ownership_init();
+	pipeline_modules_register();
 
 	if (process_shared_preload_libraries_in_progress)
 	{
@@ -61,7 +62,7 @@ _PG_init(void)
 		route_stats_shmem_request();
 		notify_sign_shmem_request();
 		tls_tickets_shmem_request();
-		rate_limit_shmem_request();
+		pipeline_modules_shmem_request();
 		exec_socket_create();
 		register_supervisor();
 	}

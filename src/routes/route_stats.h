@@ -10,6 +10,7 @@
 #define WEBGRES_ROUTE_STATS_H
 
 #include "datatype/timestamp.h"
+#include "routes/route_modules.h"
 
 /* Latency buckets: ROUTE_STATS_BOUNDS finite upper bounds, then +Inf. */
 #define ROUTE_STATS_BOUNDS 17
@@ -19,8 +20,7 @@
 typedef enum RouteStatsEvent
 {
 	ROUTE_EVENT_HANDLER_ERROR,	/* the handler's transaction ended in an error */
-	ROUTE_EVENT_QUEUE_FULL,		/* refused: the route's executor queue was full */
-	ROUTE_EVENT_RATE_LIMITED	/* refused 429: over a rate limit (rate_limit.c) */
+	ROUTE_EVENT_QUEUE_FULL		/* refused: the route's executor queue was full */
 } RouteStatsEvent;
 
 /* A route's figures, summed over the table's stripes. */
@@ -32,7 +32,8 @@ typedef struct RouteStatsSnapshot
 	uint64		handler_errors;
 	uint64		timeouts;		/* answered 504 */
 	uint64		queue_full;
-	uint64		rate_limited;	/* refused 429 by a rate limit */
+	uint64		counters[ROUTE_MAX_COUNTERS];	/* the modules' counters
+												 * (route_modules.h) */
 	uint64		bytes_out;
 	uint64		latency_sum_us;
 	uint64		buckets[ROUTE_STATS_BUCKETS];	/* not cumulative */
@@ -51,6 +52,12 @@ extern void route_stats_count(int64 route_id, int status, uint64 bytes,
 
 /* Counts an event of route_id that is not a response. */
 extern void route_stats_count_event(int64 route_id, RouteStatsEvent event);
+
+/*
+ * Counts one refusal of route_id by the pipeline module of index module
+ * (serve/phase_list.h), in the counter it declared (route_modules.h).
+ */
+extern void route_stats_count_module(int64 route_id, int module);
 
 /* Upper bound of latency bucket i, in microseconds (i < ROUTE_STATS_BOUNDS). */
 extern int64 route_stats_bucket_bound_us(int i);

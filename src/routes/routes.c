@@ -15,7 +15,9 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/syscache.h"
+#include "lib/stringinfo.h"
 
+#include "routes/route_modules.h"
 #include "routes/routes.h"
 #include "core/stats.h"
 
@@ -116,6 +118,31 @@ build_trie(void)
 	MemoryContextSwitchTo(oldcxt);
 }
 
+/* Attribute number of the first module column: after the table's own 16. */
+#define FIRST_MODULE_ATTNO 17
+
+/*
+ * Appends the pipeline modules' columns (routes/route_modules.h) to a
+ * select list, in their registration order: each column, or a NULL of its
+ * type while the installed extension is older than the column.
+ */
+static void
+append_module_columns(StringInfo sql)
+{
+	for (int m = 0; m < route_modules_count(); m++)
+	{
+		const char *const *col = route_modules_get(m)->columns;
+
+		for (; col != NULL && col[0] != NULL; col += 2)
+		{
+			if (get_attnum(routes_relid, col[0]) != InvalidAttrNumber)
+				appendStringInfo(sql, ", %s", quote_identifier(col[0]));
+			else
+				appendStringInfo(sql, ", NULL::%s", col[1]);
+		}
+	}
+}
+
 /*
  * Runs the query that reads webgres.routes; a database not yet updated to
  * 1.2 has no mode columns (all auto) and records no search_path (the
@@ -124,32 +151,57 @@ build_trie(void)
 static void
 select_routes(bool *has_modes)
 {
+	StringInfoData sql;
 	int			rc;
 
 	*has_modes = get_attnum(routes_relid, "mode") != InvalidAttrNumber;
-	rc = SPI_execute(psprintf("SELECT id, method, path, priority, handler, owner::oid, "
-							  "%s, %s, %s, %s, %s, %s, %s, %s, %s FROM webgres.routes",
-							  get_attnum(routes_relid, "search_path") != InvalidAttrNumber ?
-							  "search_path" : "NULL::text",
-							  *has_modes ? "mode" : "NULL::text",
-							  *has_modes ? "max_concurrency" : "NULL::integer",
-							  get_attnum(routes_relid, "stream_headers") != InvalidAttrNumber ?
-							  "stream_headers" : "NULL::jsonb",
-							  get_attnum(routes_relid, "compress") != InvalidAttrNumber ?
-							  "compress" : "NULL::boolean",
-							  get_attnum(routes_relid, "auth") != InvalidAttrNumber ?
-							  "auth" : "NULL::text",
-							  get_attnum(routes_relid, "rate_limit") != InvalidAttrNumber ?
-							  "rate_limit, rate_burst, rate_key" :
-							  "NULL::float8, NULL::integer, NULL::text",
-							  get_attnum(routes_relid, "max_body_size") != InvalidAttrNumber ?
-							  "max_body_size" : "NULL::integer",
-							  get_attnum(routes_relid, "upgrade") != InvalidAttrNumber ?
-							  "upgrade, on_message, on_close" :
-							  "NULL::text, NULL::text, NULL::text"),
-					 true, 0);
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "SELECT id, method, path, priority, handler, owner::oid, "
+					 "%s, %s, %s, %s, %s, %s, %s, %s",
+					 get_attnum(routes_relid, "search_path") != InvalidAttrNumber ?
+					 "search_path" : "NULL::text",
+					 *has_modes ? "mode" : "NULL::text",
+					 *has_modes ? "max_concurrency" : "NULL::integer",
+					 get_attnum(routes_relid, "stream_headers") != InvalidAttrNumber ?
+					 "stream_headers" : "NULL::jsonb",
+					 get_attnum(routes_relid, "compress") != InvalidAttrNumber ?
+					 "compress" : "NULL::boolean",
+					 get_attnum(routes_relid, "auth") != InvalidAttrNumber ?
+					 "auth" : "NULL::text",
+					 get_attnum(routes_relid, "max_body_size") != InvalidAttrNumber ?
+					 "max_body_size" : "NULL::integer",
+					 get_attnum(routes_relid, "upgrade") != InvalidAttrNumber ?
+					 "upgrade, on_message, on_close" :
+					 "NULL::text, NULL::text, NULL::text");
+	append_module_columns(&sql);
+	appendStringInfoString(&sql, " FROM webgres.routes");
+	rc = SPI_execute(sql.data, true, 0);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "could not read webgres.routes: %s", SPI_result_code_string(rc));
+	pfree(sql.data);
+}
+
+/*
+ * Lets each pipeline module read its columns of a row into r, from the
+ * attribute numbers select_routes() gave them.
+ */
+static void
+read_module_columns(HeapTuple tup, TupleDesc desc, Route *r)
+{
+	int			attno = FIRST_MODULE_ATTNO;
+
+	for (int m = 0; m < route_modules_count(); m++)
+	{
+		const RouteModuleHooks *hooks = route_modules_get(m);
+		int			ncols = 0;
+
+		for (const char *const *col = hooks->columns; col != NULL && col[0] != NULL; col += 2)
+			ncols++;
+		r->module_conf[m] = NULL;	/* the slot may hold a row refused before */
+		if (hooks->read_route != NULL)
+			hooks->read_route(tup, desc, attno, r);
+		attno += ncols;
+	}
 }
 
 /* The auth column's value as a RouteAuth; NULL (before 1.4) is none. */
@@ -161,38 +213,6 @@ route_auth_of(const char *auth)
 	if (auth != NULL && strcmp(auth, "required") == 0)
 		return ROUTE_AUTH_REQUIRED;
 	return ROUTE_AUTH_NONE;
-}
-
-/*
- * Reads the rate_limit, rate_burst and rate_key columns, from column
- * first on, into r; NULL (before the columns existed) is no limit.  The
- * table's checks admit only keys this knows.
- */
-static void
-read_rate_limit(HeapTuple tup, TupleDesc desc, int first, Route *r)
-{
-	bool		isnull;
-	Datum		rate = SPI_getbinval(tup, desc, first, &isnull);
-	char	   *key;
-
-	r->rate_limit = isnull ? 0 : DatumGetFloat8(rate);
-	r->rate_burst = DatumGetInt32(SPI_getbinval(tup, desc, first + 1, &isnull));
-	if (isnull)
-		r->rate_burst = 0;
-	key = SPI_getvalue(tup, desc, first + 2);
-	r->rate_key = ROUTE_RATE_BY_ADDRESS;
-	r->rate_claim = NULL;
-	if (key == NULL)
-		return;
-	if (strcmp(key, "route") == 0)
-		r->rate_key = ROUTE_RATE_BY_ROUTE;
-	else if (strcmp(key, "role") == 0)
-		r->rate_key = ROUTE_RATE_BY_ROLE;
-	else if (strncmp(key, "claim:", 6) == 0)
-	{
-		r->rate_key = ROUTE_RATE_BY_CLAIM;
-		r->rate_claim = key + 6;
-	}
 }
 
 /*
@@ -234,15 +254,15 @@ read_route(HeapTuple tup, TupleDesc desc, bool has_modes, Route *r)
 			DatumGetBool(compress) ? ROUTE_COMPRESS_ALWAYS : ROUTE_COMPRESS_NEVER;
 	}
 	r->auth = route_auth_of(SPI_getvalue(tup, desc, 12));
-	read_rate_limit(tup, desc, 13, r);
 	{
-		Datum		limit = SPI_getbinval(tup, desc, 16, &isnull);
+		Datum		limit = SPI_getbinval(tup, desc, 13, &isnull);
 
 		r->max_body_size = isnull ? -1 : DatumGetInt32(limit);
 	}
-	r->websocket = SPI_getvalue(tup, desc, 17) != NULL;
-	r->on_message = SPI_getvalue(tup, desc, 18);
-	r->on_close = SPI_getvalue(tup, desc, 19);
+	r->websocket = SPI_getvalue(tup, desc, 14) != NULL;
+	r->on_message = SPI_getvalue(tup, desc, 15);
+	r->on_close = SPI_getvalue(tup, desc, 16);
+	read_module_columns(tup, desc, r);
 	r->label = psprintf("%s %s (route %lld)", r->method ? r->method : "*", r->path,
 						(long long) r->id);
 

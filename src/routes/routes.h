@@ -38,14 +38,11 @@ typedef enum RouteCompress
 	ROUTE_COMPRESS_NEVER		/* false */
 } RouteCompress;
 
-/* Whose budget a route's rate limit counts a request against (the rate_key column). */
-typedef enum RouteRateKey
-{
-	ROUTE_RATE_BY_ADDRESS,		/* the client's address (IPv6: its prefix) */
-	ROUTE_RATE_BY_ROUTE,		/* one budget for the whole route */
-	ROUTE_RATE_BY_ROLE,			/* the role authentication chose */
-	ROUTE_RATE_BY_CLAIM			/* a claim of the request's token */
-} RouteRateKey;
+/*
+ * The most pipeline modules (serve/phase_list.h) a route keeps
+ * configuration for; serve/phase.c checks the list fits.
+ */
+#define ROUTE_MAX_MODULES 8
 
 typedef struct Route
 {
@@ -68,15 +65,18 @@ typedef struct Route
 								 * columns, or NULL when all are unset */
 	bool		limits_looked_up;
 	RouteAuth	auth;
-	double		rate_limit;		/* requests a second; 0: no limit of its own */
-	int			rate_burst;		/* requests allowed over the rate at once */
-	RouteRateKey rate_key;
-	char	   *rate_claim;		/* ROUTE_RATE_BY_CLAIM: the claim's path */
 	int64		max_body_size;	/* bytes its requests' bodies may hold; -1:
 								 * webgres.max_body_size only (body_limit.c) */
 	bool		websocket;		/* upgrade = 'websocket': GET opens a WebSocket */
 	char	   *on_message;		/* WebSocket: SQL run per message, or NULL */
 	char	   *on_close;		/* WebSocket: SQL run once it closed, or NULL */
+
+	/*
+	 * Each pipeline module's own configuration of the route, from its
+	 * columns (routes/route_modules.h), by its index in serve/phase_list.h;
+	 * NULL when the route does not use the module.  In the table's memory.
+	 */
+	void	   *module_conf[ROUTE_MAX_MODULES];
 } Route;
 
 typedef struct RouteTable

@@ -20,6 +20,22 @@ static const PhaseModule *const pipeline_modules[] = {
 #undef PHASE_MODULE
 };
 
+/*
+ * The modules' hooks into webgres.routes and its statistics, in the same
+ * order, as a table of pointers for the routes floor (which may not
+ * include this floor's headers) to loop over.
+ */
+static const RouteModuleHooks *const pipeline_route_hooks[] = {
+#define PHASE_MODULE(name) &name##_module.route,
+#include "serve/phase_list.h"
+#undef PHASE_MODULE
+};
+
+StaticAssertDecl(PHASE_MODULES <= ROUTE_MAX_MODULES,
+				 "more pipeline modules than a route keeps configuration for");
+StaticAssertDecl(lengthof(pipeline_modules) == PHASE_MODULES,
+				 "serve/phase_list.h read differently by phase.h and phase.c");
+
 /* The pipeline's lists, one per phase (most stay empty). */
 PhaseList	pipeline_phases[PHASE_COUNT];
 
@@ -76,4 +92,20 @@ void
 pipeline_phases_build(RouteTable *routes)
 {
 	phase_lists_build(pipeline_phases, pipeline_modules, lengthof(pipeline_modules), routes);
+}
+
+/* Hands the modules' route hooks to the routes floor (pipeline_phases.h). */
+void
+pipeline_modules_register(void)
+{
+	route_modules_register(pipeline_route_hooks, lengthof(pipeline_route_hooks));
+}
+
+/* Calls each module's shmem_request, in list order (pipeline_phases.h). */
+void
+pipeline_modules_shmem_request(void)
+{
+	for (int i = 0; i < (int) lengthof(pipeline_modules); i++)
+		if (pipeline_modules[i]->shmem_request != NULL)
+			pipeline_modules[i]->shmem_request();
 }

@@ -63,6 +63,7 @@
 #define WEBGRES_PHASE_H
 
 #include "datatype/timestamp.h"
+#include "routes/route_modules.h"
 #include "routes/routes.h"
 
 struct st_h2o_req_t;
@@ -118,13 +119,52 @@ typedef bool (*PhaseHook) (PhaseRequest *pr, const Route *r);
  * on the lists (NULL: always; routes is the table just loaded, or NULL
  * when there is none yet or the module is a worker's), and its hook in
  * each phase it takes part in.
+ *
+ * A pipeline module (serve/phase_list.h) may also plug in beside the
+ * request, by the optional members after the hooks (NULL: none), so that
+ * all of it is in its own file and its one line in the list:
+ *
+ *	shmem_request	called from _PG_init while shared_preload_libraries is
+ *		processed (pipeline_modules_shmem_request()): asks for the module's
+ *		shared memory by core/shmem.h's shmem_piece(), which also finds or
+ *		creates it in every process, so no startup hook is needed.
+ *	route	its columns of webgres.routes, read into the route's
+ *		module_conf[PHASE_MODULE_INDEX(name)] as the table loads, checked by
+ *		the table's trigger, and its refusal counter per route
+ *		(routes/route_modules.h; handed to the routes floor by
+ *		pipeline_modules_register()).
+ *
+ * A worker's module (http/worker_phase_list.h) leaves them unset: they are
+ * looked at for the pipeline's list only.
  */
 typedef struct PhaseModule
 {
 	const char *name;
 	bool		(*enabled) (const RouteTable *routes);
 	PhaseHook	hooks[PHASE_COUNT];
+
+	/* Beside the request: shared memory, route columns, counter. */
+	void		(*shmem_request) (void);
+	RouteModuleHooks route;
 } PhaseModule;
+
+/*
+ * Each pipeline module's index, its place in serve/phase_list.h: where a
+ * Route keeps its configuration (Route.module_conf) and what it counts its
+ * refusals under (route_stats_count_module()).
+ */
+typedef enum PhaseModuleIndex
+{
+#define PHASE_MODULE(name) PHASE_MODULE_INDEX_##name,
+#include "serve/phase_list.h"
+#undef PHASE_MODULE
+	PHASE_MODULES
+} PhaseModuleIndex;
+
+#define PHASE_MODULE_INDEX(name) PHASE_MODULE_INDEX_##name
+
+/* Route r's configuration of pipeline module name (NULL: none). */
+#define PHASE_MODULE_CONF(r, name) ((r)->module_conf[PHASE_MODULE_INDEX(name)])
 
 /* A phase's list: the hooks of its modules that are on, in order. */
 typedef struct PhaseList

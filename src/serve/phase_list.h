@@ -6,8 +6,10 @@
  * in its own file: its hooks into the phases from the route match on
  * (they run on the worker's loop and on executors alike), and whether its
  * settings put it on the lists.  Within a phase, modules run in the order
- * listed here.  Not a header guarded for one inclusion: serve/phase.c
- * includes it twice, with PHASE_MODULE defined as it needs.
+ * listed here, and a module's place here is its index
+ * (PHASE_MODULE_INDEX(name), serve/phase.h).  Not a header guarded for one
+ * inclusion: serve/phase.h and serve/phase.c include it, with
+ * PHASE_MODULE defined as each needs.
  */
 PHASE_MODULE(cors)
 PHASE_MODULE(rate_limit)

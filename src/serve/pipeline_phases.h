@@ -19,6 +19,15 @@ extern PhaseList pipeline_phases[PHASE_COUNT];
 extern void pipeline_phases_build(RouteTable *routes);
 
 /*
+ * Hands the routes floor serve/phase_list.h's modules' columns, trigger
+ * checks and counters (routes/route_modules.h); from _PG_init, always.
+ */
+extern void pipeline_modules_register(void);
+
+/* Calls every pipeline module's shmem_request; from _PG_init when preloaded. */
+extern void pipeline_modules_shmem_request(void);
+
+/*
  * Runs PHASE_FILTER's list on the worker's own answer to a request it
  * handed off (a full queue, an executor that failed), for the route with
  * this id in the table as last loaded: so that a page can read the error.

@@ -42,6 +42,38 @@
 #define SCOPE_SERVER 1
 #define SCOPE_KIND_BITS 3
 
+/* Whose budget a route's own limit counts a request against (its rate_key). */
+typedef enum RateKeyKind
+{
+	RATE_BY_ADDRESS,			/* the client's address (IPv6: its prefix) */
+	RATE_BY_ROUTE,				/* one budget for the whole route */
+	RATE_BY_ROLE,				/* the role authentication chose */
+	RATE_BY_CLAIM				/* a claim of the request's token */
+} RateKeyKind;
+
+/*
+ * A route's own limit, from its columns (route_columns): the route's
+ * module_conf, NULL when the route has no limit of its own.
+ */
+typedef struct RouteRateLimit
+{
+	double		rate;			/* requests a second, > 0 */
+	int			burst;			/* requests allowed over the rate at once */
+	RateKeyKind key;
+	char	   *claim;			/* RATE_BY_CLAIM: the claim's path */
+} RouteRateLimit;
+
+/* Route r's own limit, or NULL. */
+#define ROUTE_LIMIT(r) ((const RouteRateLimit *) PHASE_MODULE_CONF(r, rate_limit))
+
+/* The module's columns of webgres.routes, as name and SQL type. */
+static const char *const route_columns[] = {
+	"rate_limit", "float8",
+	"rate_burst", "integer",
+	"rate_key", "text",
+	NULL
+};
+
 /* webgres.rate_limit and its companions. */
 static double server_rate = 0;
 static int	server_burst = 0;
@@ -93,9 +125,47 @@ rate_limit_define_settings(void)
 							NULL, NULL, NULL);
 }
 
-/* The routes trigger's check of rate_key: a claim's path must be well formed. */
-void
-rate_limit_check_route(HeapTuple tuple, TupleDesc desc)
+/*
+ * Reads a route's rate_limit, rate_burst and rate_key columns, from column
+ * first on; no rate (NULL, or before the columns existed) is no limit of
+ * its own and leaves the route's conf NULL.  The table's checks admit only
+ * keys this knows.
+ */
+static void
+read_route(HeapTuple tup, TupleDesc desc, int first, Route *r)
+{
+	bool		isnull;
+	Datum		rate = SPI_getbinval(tup, desc, first, &isnull);
+	Datum		burst;
+	RouteRateLimit *lim;
+	char	   *key;
+
+	if (isnull || DatumGetFloat8(rate) <= 0)
+		return;
+	lim = palloc0(sizeof(RouteRateLimit));
+	lim->rate = DatumGetFloat8(rate);
+	burst = SPI_getbinval(tup, desc, first + 1, &isnull);
+	lim->burst = isnull ? 0 : DatumGetInt32(burst);
+	lim->key = RATE_BY_ADDRESS;
+	key = SPI_getvalue(tup, desc, first + 2);
+	if (key != NULL && strcmp(key, "route") == 0)
+		lim->key = RATE_BY_ROUTE;
+	else if (key != NULL && strcmp(key, "role") == 0)
+		lim->key = RATE_BY_ROLE;
+	else if (key != NULL && strncmp(key, "claim:", 6) == 0)
+	{
+		lim->key = RATE_BY_CLAIM;
+		lim->claim = key + 6;
+	}
+	PHASE_MODULE_CONF(r, rate_limit) = lim;
+}
+
+/*
+ * The routes trigger's check of rate_key (the table's own CHECK admits any
+ * claim:PATH): a claim's path must be well formed.
+ */
+static void
+check_route(HeapTuple tuple, TupleDesc desc)
 {
 	int			att = SPI_fnumber(desc, "rate_key");
 	char	   *key;
@@ -112,8 +182,8 @@ rate_limit_check_route(HeapTuple tuple, TupleDesc desc)
 }
 
 /* Asks for the buckets' shared memory; at module load. */
-void
-rate_limit_shmem_request(void)
+static void
+shmem_request(void)
 {
 	rate_buckets_shmem_request(bucket_slots);
 }
@@ -226,17 +296,17 @@ string_key(const char *s, size_t len, uint64 key[2])
  * false if there is no token or no such claim (or no scalar there).
  */
 static bool
-claim_key(const Route *r, const AuthState *auth, uint64 key[2])
+claim_key(const RouteRateLimit *lim, const AuthState *auth, uint64 key[2])
 {
 	const char *error;
 	JwtJson    *claims;
 	const JwtJson *v;
 	char		num[64];
 
-	if (auth == NULL || auth->claims == NULL || r->rate_claim == NULL)
+	if (auth == NULL || auth->claims == NULL || lim->claim == NULL)
 		return false;
 	claims = jwt_json_parse(auth->claims, strlen(auth->claims), &error);
-	v = claims != NULL ? jwt_claim_at(claims, r->rate_claim) : NULL;
+	v = claims != NULL ? jwt_claim_at(claims, lim->claim) : NULL;
 	if (v == NULL)
 		return false;
 	if (v->kind == JWT_JSON_STRING)
@@ -277,7 +347,7 @@ refuse(h2o_req_t *req, const Route *r, const char *policy, int64 rate_milli, int
 	len = snprintf(buf, sizeof(buf), "\"%s\";r=0;t=" INT64_FORMAT, policy, retry);
 	h2o_add_header_by_str(&req->pool, &req->res.headers, H2O_STRLIT("ratelimit"), 0, NULL,
 						  h2o_strdup(&req->pool, buf, len).base, len);
-	route_stats_count_event(r->id, ROUTE_EVENT_RATE_LIMITED);
+	route_stats_count_module(r->id, PHASE_MODULE_INDEX(rate_limit));
 }
 
 /* Takes one request from the bucket of scope and key; false after refusing it. */
@@ -298,11 +368,11 @@ take(RateLimitState *st, h2o_req_t *req, const Route *r, const char *policy,
 	return t.allowed;
 }
 
-/* The scope of route r's own limit. */
+/* The scope of route r's own limit, keyed by kind. */
 static inline uint64
-route_scope(const Route *r)
+route_scope(const Route *r, RateKeyKind kind)
 {
-	return ((uint64) r->id << SCOPE_KIND_BITS) | (uint64) (r->rate_key + 2);
+	return ((uint64) r->id << SCOPE_KIND_BITS) | (uint64) (kind + 2);
 }
 
 /*
@@ -316,6 +386,7 @@ admit(PhaseRequest *pr, const Route *r)
 	h2o_req_t  *req = pr->req;
 	char	  **body = pr->body;
 	size_t	   *bodylen = pr->bodylen;
+	const RouteRateLimit *lim = ROUTE_LIMIT(r);
 	uint64		key[2] = {0, 0};
 	bool		have_address = false;
 
@@ -330,15 +401,15 @@ admit(PhaseRequest *pr, const Route *r)
 				  body, bodylen))
 			return false;
 	}
-	if (r->rate_limit <= 0 || route_counted(st, r->id) ||
-		r->rate_key == ROUTE_RATE_BY_ROLE || r->rate_key == ROUTE_RATE_BY_CLAIM)
+	if (lim == NULL || route_counted(st, r->id) ||
+		lim->key == RATE_BY_ROLE || lim->key == RATE_BY_CLAIM)
 		return true;
 	note_counted(st, r->id);
-	if (r->rate_key == ROUTE_RATE_BY_ROUTE)
+	if (lim->key == RATE_BY_ROUTE)
 		key[0] = key[1] = 0;
 	else if (!have_address)
 		client_key(st, key);
-	return take(st, req, r, "route", route_scope(r), key, r->rate_limit, r->rate_burst,
+	return take(st, req, r, "route", route_scope(r, lim->key), key, lim->rate, lim->burst,
 				body, bodylen);
 }
 
@@ -352,22 +423,24 @@ admit_identity(PhaseRequest *pr, const Route *r)
 {
 	RateLimitState *st = pr->limits;
 	const AuthState *auth = pr->auth;
+	const RouteRateLimit *lim = ROUTE_LIMIT(r);
 	uint64		key[2];
-	uint64		scope = route_scope(r);
+	uint64		scope;
 
-	if ((st->client == NULL && !st->has_key) || r->rate_limit <= 0 || route_counted(st, r->id) ||
-		(r->rate_key != ROUTE_RATE_BY_ROLE && r->rate_key != ROUTE_RATE_BY_CLAIM))
+	if ((st->client == NULL && !st->has_key) || lim == NULL || route_counted(st, r->id) ||
+		(lim->key != RATE_BY_ROLE && lim->key != RATE_BY_CLAIM))
 		return true;
 	note_counted(st, r->id);
-	if (r->rate_key == ROUTE_RATE_BY_ROLE && auth->role != NULL)
+	scope = route_scope(r, lim->key);
+	if (lim->key == RATE_BY_ROLE && auth->role != NULL)
 		string_key(auth->role, strlen(auth->role), key);
-	else if (r->rate_key != ROUTE_RATE_BY_CLAIM || !claim_key(r, auth, key))
+	else if (lim->key != RATE_BY_CLAIM || !claim_key(lim, auth, key))
 	{
 		/* No token, or no such claim in it: the request counts by its address. */
 		client_key(st, key);
-		scope = ((uint64) r->id << SCOPE_KIND_BITS) | (uint64) (ROUTE_RATE_BY_ADDRESS + 2);
+		scope = route_scope(r, RATE_BY_ADDRESS);
 	}
-	return take(st, pr->req, r, "route", scope, key, r->rate_limit, r->rate_burst,
+	return take(st, pr->req, r, "route", scope, key, lim->rate, lim->burst,
 				pr->body, pr->bodylen);
 }
 
@@ -378,13 +451,28 @@ rate_limit_enabled(const RouteTable *routes)
 	if (server_rate > 0)
 		return true;
 	for (int i = 0; routes != NULL && i < routes->nroutes; i++)
-		if (routes->routes[i].rate_limit > 0)
+		if (ROUTE_LIMIT(&routes->routes[i]) != NULL)
 			return true;
 	return false;
 }
 
-/* The module: access checks before and after authentication (serve/phase.h). */
+/*
+ * The module (serve/phase.h): access checks before and after
+ * authentication; beside the request, the buckets' shared memory, the
+ * route's own limit from its columns, their trigger check, and the
+ * refusals counted per route (webgres_route_rate_limited_total, and the
+ * rate_limited column of webgres.route_stats).
+ */
 const PhaseModule rate_limit_module = {
-	"rate_limit", rate_limit_enabled,
-	{[PHASE_ACCESS] = admit,[PHASE_ACCESS_IDENTITY] = admit_identity}
+	.name = "rate_limit",
+	.enabled = rate_limit_enabled,
+	.hooks = {[PHASE_ACCESS] = admit,[PHASE_ACCESS_IDENTITY] = admit_identity},
+	.shmem_request = shmem_request,
+	.route = {
+		.columns = route_columns,
+		.read_route = read_route,
+		.check_route = check_route,
+		.counter = "rate_limited",
+		.counter_help = "Requests refused 429 because a rate limit was reached (docs/rate-limits.md).",
+	},
 };

@@ -11,7 +11,10 @@
  * The buckets are in shared memory (core/rate_buckets.h), so one budget
  * holds across workers.
  *
- * The module (rate_limit_module, registered in serve/phase_list.h) checks
+ * The module (rate_limit_module, registered in serve/phase_list.h) asks
+ * for the buckets' shared memory, reads and checks its columns of
+ * webgres.routes and counts its refusals through its PhaseModule's hooks
+ * beside the request (serve/phase.h), so nothing else names it.  It checks
  * a matched route in PHASE_ACCESS, before authentication (limits by
  * address or by route, and the server's), and in PHASE_ACCESS_IDENTITY,
  * after it (limits by role or by claim), both before the request may wait
@@ -27,8 +30,6 @@
 #ifndef WEBGRES_RATE_LIMIT_H
 #define WEBGRES_RATE_LIMIT_H
 
-#include "access/htup.h"
-#include "access/tupdesc.h"
 #include "datatype/timestamp.h"
 #include "routes/routes.h"
 #include "serve/auth.h"
@@ -57,15 +58,6 @@ typedef struct RateLimitState
 
 /* Defines webgres.rate_limit and its companions; from define_settings(). */
 extern void rate_limit_define_settings(void);
-
-/*
- * The routes trigger's check of a row's rate_key (the table's own CHECK
- * admits any claim:PATH): an ERROR if the claim path is malformed.
- */
-extern void rate_limit_check_route(HeapTuple tuple, TupleDesc desc);
-
-/* Module load: asks for the buckets' shared memory. */
-extern void rate_limit_shmem_request(void);
 
 /*
  * Starts a request that came on client at now.  An executor instead

@@ -24,8 +24,8 @@
 #include "handler/handler.h"
 #include "sql/html.h"
 #include "routes/ownership.h"
+#include "routes/route_modules.h"
 #include "serve/cors.h"
-#include "serve/rate_limit.h"
 #include "parse/pattern.h"
 #include "message/querystring.h"
 #include "sql/sample.h"
@@ -470,7 +470,8 @@ webgres_route_check(PG_FUNCTION_ARGS)
 
 	/* The CORS columns: entries well formed, never credentials with any origin. */
 	cors_check_route(row.tuple, row.desc);
-	rate_limit_check_route(row.tuple, row.desc);
+	/* The pipeline modules' own columns (routes/route_modules.h). */
+	route_modules_check_route(row.tuple, row.desc);
 
 	if (check_function_bodies && !ownership_changing_owner)
 	{

@@ -281,4 +281,36 @@ is(statuses('127.0.0.4', '/addr', 4), '200 200 200 429', 'primary: 127.0.0.4 get
 }
 $standby->stop;
 
+# ---- a routes table without the module's columns (an older extension) ----
+# The route table selects each of the rate-limit module's columns that
+# exists and a NULL of its type for each that does not: a missing rate_key
+# keys by address, a missing rate_limit is no limit, and routes still load.
+$node->safe_psql('postgres', 'ALTER TABLE webgres.routes DROP COLUMN rate_key');
+# Fresh client addresses, 127.0.1.1 on, one budget each.
+my $next_addr = 0;
+sub fresh_address
+{
+	my $n = $next_addr++;
+	return sprintf('127.0.%d.%d', 1 + int($n / 250), 1 + $n % 250);
+}
+# Polls from fresh addresses (the table reloads as the change is seen)
+# until one gets $want from $n requests to $path; returns what the last
+# one got.
+sub statuses_settle
+{
+	my ($path, $n, $want) = @_;
+	my $got = '';
+	WebgresTest::poll_until(sub {
+		$got = statuses(fresh_address(), $path, $n);
+		return $got eq $want;
+	}, 10);
+	return $got;
+}
+is(statuses_settle('/addr', 4, '200 200 200 429'), '200 200 200 429',
+	'without rate_key the routes load, and a limit counts by address');
+$node->safe_psql('postgres', 'ALTER TABLE webgres.routes DROP COLUMN rate_limit, DROP COLUMN rate_burst');
+is(statuses_settle('/addr', 4, '200 200 200 200'), '200 200 200 200',
+	'without rate_limit a route has no limit of its own');
+is(get_from(fresh_address(), '/plain')->{status}, 200, 'and the others serve as before');
+
 done_testing();
