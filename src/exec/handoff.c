@@ -14,10 +14,16 @@
  * The h2o request and the Handoff can each end first.  h2o frees a request
  * whose client went away (an HTTP/2 stream reset, a closed connection)
  * together with its memory pool; a small object in that pool points back
- * to the Handoff and its dispose callback ends the hand-off.  An HTTP/1
- * connection is not read while its request is served, so a client that
- * hangs up is noticed by looking at its socket (POLLRDHUP) every
- * CLIENT_CHECK_MS, as Postgres' client_connection_check_interval does.
+ * to the Handoff and its dispose callback ends the hand-off (CLIENT_GONE).
+ * An HTTP/1 connection is not read while its request is served, so a
+ * client that hangs up is noticed by looking at its socket (POLLRDHUP)
+ * every CLIENT_CHECK_MS, as Postgres' client_connection_check_interval
+ * does (ABANDONED).
+ *
+ * Each hand-off is in one HandoffState, and every way it ends is one too:
+ * handoff_enter() moves it along the edges of one table, and entering an
+ * end gives back what it held and frees it, after which handoff_end() does
+ * that end's one thing to the request.
  *
  * A HEAD frame whose length is unknown starts a streamed response: each
  * BODY frame goes to h2o_send() as it arrives, and the executor socket is
