@@ -14,10 +14,16 @@
  * The h2o request and the Handoff can each end first.  h2o frees a request
  * whose client went away (an HTTP/2 stream reset, a closed connection)
  * together with its memory pool; a small object in that pool points back
- * to the Handoff and its dispose callback ends the hand-off.  An HTTP/1
- * connection is not read while its request is served, so a client that
- * hangs up is noticed by looking at its socket (POLLRDHUP) every
- * CLIENT_CHECK_MS, as Postgres' client_connection_check_interval does.
+ * to the Handoff and its dispose callback ends the hand-off (CLIENT_GONE).
+ * An HTTP/1 connection is not read while its request is served, so a
+ * client that hangs up is noticed by looking at its socket (POLLRDHUP)
+ * every CLIENT_CHECK_MS, as Postgres' client_connection_check_interval
+ * does (ABANDONED).
+ *
+ * Each hand-off is in one HandoffState, and every way it ends is one too:
+ * handoff_enter() moves it along the edges of one table, and entering an
+ * end gives back what it held and frees it, after which handoff_end() does
+ * that end's one thing to the request.
  *
  * A HEAD frame whose length is unknown starts a streamed response: each
  * BODY frame goes to h2o_send() as it arrives, and the executor socket is
@@ -91,31 +97,131 @@ static int	webgres_max_queue = MAX_QUEUE_DEFAULT;
 
 /*
  * The life of a hand-off, one state at a time; handoff_enter() makes every
- * change, and only these:
+ * change, and only along these edges (handoff_may_enter()):
  *
- *	NEW → QUEUED		its route is at its cap: it waits, holding a queue place
- *	NEW, QUEUED → SENT	admitted: it holds a running place, goes to an executor
- *	SENT → WHOLE		the executor's HEAD gave a length: BODY frames are kept
- *	SENT → STREAMING	HEAD without a length: BODY frames go out as they come
+ *	NEW → QUEUED			its route is at its cap: it waits, holding a queue place
+ *	NEW, QUEUED → SENT		admitted: it holds a running place, goes to an executor
+ *	SENT → WHOLE			the executor's HEAD gave a length: BODY frames are kept
+ *	SENT → STREAMING		HEAD without a length: BODY frames go out as they come
  *	STREAMING → DRAINING	the executor hung up while h2o holds a piece: what
- *						it left is read in
- *	DRAINING → DRAINED	... and it ends with END: the rest goes out as the
- *						client reads
+ *							it left is read in
+ *	DRAINING → DRAINED		... and it ends with END: the rest goes out as the
+ *							client reads
  *
- * From any state but NEW the hand-off ends (release()): answered (END), or
- * failed, cut or abandoned because its executor or its client went away,
- * or its deadline passed.
+ * and into the ends, from which nothing moves on:
+ *
+ *	NEW → REFUSED					the route's queue is full too
+ *	WHOLE, STREAMING, DRAINING,
+ *	  DRAINED → DONE				END: answered
+ *	SENT, WHOLE → FAILED			no answer from the executor: it could not be
+ *									reached or went away, or broke the protocol
+ *	STREAMING, DRAINING,
+ *	  DRAINED → CUT					the same after a stream's head went out
+ *	QUEUED, SENT → TIMED_OUT		the deadline passed before a HEAD
+ *	QUEUED ... DRAINED → ABANDONED	the client's socket hung up
+ *	QUEUED ... DRAINED → CLIENT_GONE	h2o freed the request
+ *
+ * Entering an end is handoff_end()'s: it gives back what the hand-off held
+ * (release()), frees it, and answers or cuts the request as the end says.
+ * A hand-off in any other state is in exactly one of the lists queued and
+ * sent (or, inside admit_queued() and on_client_timeout(), a local one).
  */
 typedef enum HandoffState
 {
-	HANDOFF_NEW,				/* made; holds nothing yet */
-	HANDOFF_QUEUED,				/* waiting for the route's cap */
-	HANDOFF_SENT,				/* on its way to, or at, an executor: no HEAD yet */
-	HANDOFF_WHOLE,				/* HEAD with a length: the body is gathered */
-	HANDOFF_STREAMING,			/* HEAD without one: BODY frames go out */
-	HANDOFF_DRAINING,			/* streaming, executor gone, h2o holding a piece */
-	HANDOFF_DRAINED				/* ... and what it left ends with END */
+	/* Made by handoff_start(); holds nothing, in no list.  handoff_start(). */
+	HANDOFF_NEW,
+	/*
+	 * Holds a place in its route's queue, in the list queued; no socket.
+	 * admit_queued() sends it or times it out, the client watch or h2o's
+	 * dispose ends it.
+	 */
+	HANDOFF_QUEUED,
+	/*
+	 * Holds a running place, in the list sent; its frame goes out on its
+	 * socket (or the connect failed), no HEAD yet.  The executor's frames
+	 * (take_frame()), its socket's errors, the client watch (and its
+	 * deadline) and h2o's dispose move it on.
+	 */
+	HANDOFF_SENT,
+	/*
+	 * The HEAD gave a length: req->res holds the executor's status and
+	 * headers, BODY frames are gathered in body.  Nothing has gone to the
+	 * client.  Moved on as SENT, but for the deadline (the executor's).
+	 */
+	HANDOFF_WHOLE,
+	/*
+	 * The HEAD gave no length: the response's head went out to the client
+	 * (counted by the exit's stream_head), each BODY goes to h2o_send() as
+	 * it arrives.  Moved on as WHOLE, and by the client watch when the
+	 * executor's socket, unread while h2o holds a piece, hung up.
+	 */
+	HANDOFF_STREAMING,
+	/*
+	 * STREAMING whose executor hung up while h2o holds a piece: the socket
+	 * is read again to see how it ended (its buffer bounds what it left).
+	 * on_executor_read() and on_proceed() move it on.
+	 */
+	HANDOFF_DRAINING,
+	/*
+	 * DRAINING whose executor's last frame is END: the socket is no longer
+	 * read, the frames left in its buffer go out as the client takes them
+	 * (on_proceed()).
+	 */
+	HANDOFF_DRAINED,
+
+	/* The ends: the Handoff is given back and freed as it enters one. */
+
+	/* The route's queue was full: answered 503 with Retry-After. */
+	HANDOFF_REFUSED,
+	/* END came: the whole answer, or a stream's end, went through the exit. */
+	HANDOFF_DONE,
+	/*
+	 * Before any answer went out, the executor could not be reached, went
+	 * away, broke the protocol, or the request could not be framed: answered
+	 * 502, 503 (with Retry-After) or 413 through the exit.
+	 */
+	HANDOFF_FAILED,
+	/*
+	 * As FAILED, after a stream's head went out: the stream is cut (an
+	 * HTTP/1.1 connection closed without its last chunk, an HTTP/2 stream
+	 * reset) and counted with what it sent.
+	 */
+	HANDOFF_CUT,
+	/*
+	 * handler_timeout passed while it waited (QUEUED) or while no executor
+	 * answered it (SENT, SENT_GRACE_MS after): answered 504.
+	 */
+	HANDOFF_TIMED_OUT,
+	/*
+	 * The client's socket hung up (the client watch) while h2o still holds
+	 * the request: answered 503, or a streamed one cut, so that h2o finds
+	 * the closed connection and frees it.
+	 */
+	HANDOFF_ABANDONED,
+	/*
+	 * h2o freed the request (an HTTP/2 stream reset, a connection closed):
+	 * nothing may touch req any more; a stream is counted with what it sent.
+	 */
+	HANDOFF_CLIENT_GONE
 } HandoffState;
+
+/* The states' names, for the log. */
+static const char *const handoff_state_names[] = {
+	[HANDOFF_NEW] = "new",
+	[HANDOFF_QUEUED] = "queued",
+	[HANDOFF_SENT] = "sent",
+	[HANDOFF_WHOLE] = "whole",
+	[HANDOFF_STREAMING] = "streaming",
+	[HANDOFF_DRAINING] = "draining",
+	[HANDOFF_DRAINED] = "drained",
+	[HANDOFF_REFUSED] = "refused",
+	[HANDOFF_DONE] = "done",
+	[HANDOFF_FAILED] = "failed",
+	[HANDOFF_CUT] = "cut",
+	[HANDOFF_TIMED_OUT] = "timed out",
+	[HANDOFF_ABANDONED] = "abandoned",
+	[HANDOFF_CLIENT_GONE] = "client gone"
+};
 
 typedef struct HandoffLink HandoffLink;
 
@@ -123,7 +229,8 @@ typedef struct Handoff
 {
 	dlist_node	node;			/* in queued or sent */
 	HandoffState state;
-	h2o_req_t  *req;			/* NULL once h2o freed the request */
+	h2o_req_t  *req;			/* h2o's as long as h lives: its dispose ends h
+								 * (CLIENT_GONE) */
 	HandoffLink *link;			/* in req's pool */
 	h2o_socket_t *sock;			/* the executor connection, once sent */
 	RoutePlacement *limits;
@@ -159,7 +266,13 @@ struct HandoffLink
 	ResponseAbort abort;		/* a stream cut while a piece was in flight */
 };
 
-#ifdef USE_ASSERT_CHECKING
+/* Whether state is an end, from which a hand-off moves no more. */
+static inline bool
+handoff_is_end(HandoffState state)
+{
+	return state >= HANDOFF_REFUSED;
+}
+
 /* Whether a hand-off may go from state from to state to (see HandoffState). */
 static bool
 handoff_may_enter(HandoffState from, HandoffState to)
@@ -167,43 +280,73 @@ handoff_may_enter(HandoffState from, HandoffState to)
 	switch (from)
 	{
 		case HANDOFF_NEW:
-			return to == HANDOFF_QUEUED || to == HANDOFF_SENT;
+			return to == HANDOFF_QUEUED || to == HANDOFF_SENT || to == HANDOFF_REFUSED;
 		case HANDOFF_QUEUED:
-			return to == HANDOFF_SENT;
+			return to == HANDOFF_SENT || to == HANDOFF_TIMED_OUT ||
+				to == HANDOFF_ABANDONED || to == HANDOFF_CLIENT_GONE;
 		case HANDOFF_SENT:
-			return to == HANDOFF_WHOLE || to == HANDOFF_STREAMING;
-		case HANDOFF_STREAMING:
-			return to == HANDOFF_DRAINING;
-		case HANDOFF_DRAINING:
-			return to == HANDOFF_DRAINED;
+			return to == HANDOFF_WHOLE || to == HANDOFF_STREAMING ||
+				to == HANDOFF_FAILED || to == HANDOFF_TIMED_OUT ||
+				to == HANDOFF_ABANDONED || to == HANDOFF_CLIENT_GONE;
 		case HANDOFF_WHOLE:
+			return to == HANDOFF_DONE || to == HANDOFF_FAILED ||
+				to == HANDOFF_ABANDONED || to == HANDOFF_CLIENT_GONE;
+		case HANDOFF_STREAMING:
+			return to == HANDOFF_DRAINING || to == HANDOFF_DONE || to == HANDOFF_CUT ||
+				to == HANDOFF_ABANDONED || to == HANDOFF_CLIENT_GONE;
+		case HANDOFF_DRAINING:
+			return to == HANDOFF_DRAINED || to == HANDOFF_DONE || to == HANDOFF_CUT ||
+				to == HANDOFF_ABANDONED || to == HANDOFF_CLIENT_GONE;
 		case HANDOFF_DRAINED:
+			return to == HANDOFF_DONE || to == HANDOFF_CUT ||
+				to == HANDOFF_ABANDONED || to == HANDOFF_CLIENT_GONE;
+		case HANDOFF_REFUSED:
+		case HANDOFF_DONE:
+		case HANDOFF_FAILED:
+		case HANDOFF_CUT:
+		case HANDOFF_TIMED_OUT:
+		case HANDOFF_ABANDONED:
+		case HANDOFF_CLIENT_GONE:
 			break;
 	}
 	return false;
 }
-#endif
 
-/* The one transition function: moves h to state next. */
-static inline void
+static void release(Handoff *h, HandoffState from);
+
+/*
+ * The one transition function: moves h to state next.  Entering an end
+ * gives back and frees h (release()), which is why only handoff_end() names
+ * one.  An edge the table does not have is a bug: on the event loop, where
+ * nothing catches an ERROR, it ends the worker, whose exit gives back the
+ * places it holds (release_all()).
+ */
+static void
 handoff_enter(Handoff *h, HandoffState next)
 {
-	Assert(handoff_may_enter(h->state, next));
-	h->state = next;
-}
+	HandoffState from = h->state;
 
-/* Whether h's executor sent its HEAD. */
-static inline bool
-head_seen(const Handoff *h)
-{
-	return h->state >= HANDOFF_WHOLE;
+	if (!handoff_may_enter(from, next))
+		elog(ERROR, "webgres hand-off cannot go from state \"%s\" to \"%s\"",
+			 handoff_state_names[from], handoff_state_names[next]);
+	h->state = next;
+	if (handoff_is_end(next))
+		release(h, from);
 }
 
 /* Whether h's response is a stream whose head went out. */
 static inline bool
 streaming(const Handoff *h)
 {
-	return h->state >= HANDOFF_STREAMING;
+	return h->state == HANDOFF_STREAMING || h->state == HANDOFF_DRAINING ||
+		h->state == HANDOFF_DRAINED;
+}
+
+/* Whether h's executor sent its HEAD. */
+static inline bool
+head_seen(const Handoff *h)
+{
+	return h->state == HANDOFF_WHOLE || streaming(h);
 }
 
 static h2o_evloop_t *loop = NULL;
@@ -239,15 +382,21 @@ handoff_enabled(void)
 	return loop != NULL && webgres_executors > 0 && exec_socket_listener() >= 0;
 }
 
-/* Gives back the route's count and the socket; forgets the request. */
+/*
+ * Gives back what h held in state from (its queue or running place, its
+ * place in a list, the executor's socket) and frees it; the request's link
+ * no longer points to it.  Only handoff_enter() calls it, as h enters an
+ * end.
+ */
 static void
-release(Handoff *h)
+release(Handoff *h, HandoffState from)
 {
-	if (h->state == HANDOFF_QUEUED)
+	if (from == HANDOFF_QUEUED)
 		route_placement_leave_queue(h->limits);
-	else
+	else if (from != HANDOFF_NEW)
 		route_placement_end_run(h->limits);
-	dlist_delete(&h->node);
+	if (from != HANDOFF_NEW)
+		dlist_delete(&h->node);
 	if (h->sock != NULL)
 	{
 		h->sock->data = NULL;
@@ -308,51 +457,107 @@ answer_simple(h2o_req_t *req, int status, const char *message, bool retry_after,
  * response is cut under h2o instead (message/response_abort.h).
  */
 static void
-cut_stream(Handoff *h, const char *why)
+cut_stream(h2o_req_t *req, HandoffLink *link, const char *why)
+{
+	ereport(LOG,
+			(errmsg("webgres cut the streamed response to \"%.*s %.*s\": %s",
+					(int) req->method.len, req->method.base,
+					(int) Min(req->path.len, LOG_PATH_MAX), req->path.base, why)));
+	if (link->in_flight)
+		response_abort(&link->abort, req);
+	else
+		h2o_send(req, NULL, 0, H2O_SEND_STATE_ERROR);
+}
+
+/*
+ * Moves h into the end end, which gives it back and frees it, and does to
+ * its request what that end says (see HandoffState); then admits what
+ * waits, if h held a running place.  status, message and retry_after are
+ * the answer of REFUSED, FAILED and TIMED_OUT; message is why a CUT stream
+ * was cut.
+ */
+static void
+handoff_end(Handoff *h, HandoffState end, int status, const char *message,
+			bool retry_after)
 {
 	h2o_req_t  *req = h->req;
 	HandoffLink *link = h->link;
-
-	/* Counted when it ends, with what it sent (the executor counts its error). */
-	exit_to->stream_end(req != NULL ? req->res.status : 0, h->meta.route_id,
-						h->streamed, h->started);
-	if (req != NULL)
-		ereport(LOG,
-				(errmsg("webgres cut the streamed response to \"%.*s %.*s\": %s",
-						(int) req->method.len, req->method.base,
-						(int) Min(req->path.len, LOG_PATH_MAX), req->path.base, why)));
-	release(h);
-	if (req != NULL)
-	{
-		if (link->in_flight)
-			response_abort(&link->abort, req);
-		else
-			h2o_send(req, NULL, 0, H2O_SEND_STATE_ERROR);
-	}
-	admit_queued();
-}
-
-/* Ends a hand-off with an error response; then admits what waits. */
-static void
-fail(Handoff *h, int status, const char *message, bool retry_after)
-{
-	h2o_req_t  *req = h->req;
-	bool		was_running = (h->state != HANDOFF_QUEUED);
+	bool		was_streaming = streaming(h);
+	bool		was_running = h->state != HANDOFF_NEW && h->state != HANDOFF_QUEUED;
 	int64		route_id = h->meta.route_id;
 	TimestampTz started = h->started;
+	HandoffAnswerMeta answer = h->answer;
+	char	   *body = h->body;
+	size_t		bodylen = h->bodylen;
+	uint64		streamed = h->streamed;
 
-	if (streaming(h))
+	ereport(DEBUG2,
+			(errmsg_internal("webgres hand-off of route %lld: \"%s\" to \"%s\"",
+							 (long long) route_id, handoff_state_names[h->state],
+							 handoff_state_names[end])));
+	handoff_enter(h, end);
+	/* h is freed. */
+	switch (end)
 	{
-		cut_stream(h, req == NULL ? "the client went away" :
-				   status == 503 ? "the executor ended it before its end (see its log)" :
-				   "the executor sent a malformed frame");
-		return;
+		case HANDOFF_DONE:
+			if (was_streaming)
+			{
+				exit_to->stream_end(req->res.status, route_id, streamed, started);
+				h2o_send(req, NULL, 0, H2O_SEND_STATE_FINAL);
+			}
+			else
+			{
+				note_answered(req, &answer);
+				exit_to->send(req, body, bodylen, route_id, started);
+			}
+			break;
+		case HANDOFF_REFUSED:
+		case HANDOFF_FAILED:
+		case HANDOFF_TIMED_OUT:
+			answer_simple(req, status, message, retry_after, route_id, started);
+			break;
+		case HANDOFF_CUT:
+			/* Counted with what it sent (the executor counts its error). */
+			exit_to->stream_end(req->res.status, route_id, streamed, started);
+			cut_stream(req, link, message);
+			break;
+		case HANDOFF_ABANDONED:
+			/* Answering lets h2o find the closed connection and free it. */
+			if (was_streaming)
+			{
+				exit_to->stream_end(req->res.status, route_id, streamed, started);
+				cut_stream(req, link, "the client went away");
+			}
+			else
+				answer_simple(req, 503, "Service Unavailable", false, route_id, started);
+			break;
+		case HANDOFF_CLIENT_GONE:
+			/* req is being freed: a stream is only counted. */
+			if (was_streaming)
+				exit_to->stream_end(0, route_id, streamed, started);
+			break;
+		default:
+			elog(ERROR, "webgres hand-off state \"%s\" is not an end",
+				 handoff_state_names[end]);
 	}
-	release(h);
-	if (req != NULL)
-		answer_simple(req, status, message, retry_after, route_id, started);
 	if (was_running)
 		admit_queued();
+}
+
+/*
+ * The executor failed h (it could not be reached or went away, a frame was
+ * malformed, the request could not be framed): a response not begun is
+ * answered status, a stream whose head went out is cut.
+ */
+static void
+executor_failed(Handoff *h, int status, const char *message, bool retry_after)
+{
+	if (streaming(h))
+		handoff_end(h, HANDOFF_CUT, 0,
+					status == 503 ? "the executor ended it before its end (see its log)" :
+					"the executor sent a malformed frame", false);
+	else
+		handoff_end(h, HANDOFF_FAILED, status, message, retry_after);
 }
 
 /* The request's pool is being freed: the client is gone. */
@@ -368,9 +573,10 @@ on_request_disposed(void *p)
 	link->piece = NULL;
 	if (h == NULL)
 		return;
+	/* Nothing may touch them from here on. */
 	h->link = NULL;
 	h->req = NULL;
-	fail(h, 0, NULL, false);
+	handoff_end(h, HANDOFF_CLIENT_GONE, 0, NULL, false);
 }
 
 /*
@@ -490,7 +696,7 @@ take_input(Handoff *h)
 			(type == FRAME_BODY && h->state == HANDOFF_WHOLE &&
 			 h->bodylen + len > h->bodycap))
 		{
-			fail(h, 502, "Bad Gateway", false);
+			executor_failed(h, 502, "Bad Gateway", false);
 			return false;
 		}
 		if (sock->input->size < FRAME_HEADER_SIZE + (size_t) len)
@@ -507,33 +713,13 @@ take_input(Handoff *h)
 			ereport(WARNING,
 					(errcode(ERRCODE_PROTOCOL_VIOLATION),
 					 errmsg("webgres executor sent a malformed response")));
-			fail(h, 502, "Bad Gateway", false);
+			executor_failed(h, 502, "Bad Gateway", false);
 			return false;
 		}
 		h2o_buffer_consume(&sock->input, FRAME_HEADER_SIZE + len);
 		if (done)
 		{
-			h2o_req_t  *req = h->req;
-			char	   *body = h->body;
-			size_t		bodylen = h->bodylen;
-			bool		streamed_body = streaming(h);
-			int64		route_id = h->meta.route_id;
-			TimestampTz started = h->started;
-			HandoffAnswerMeta answer = h->answer;
-			uint64		streamed = h->streamed;
-
-			release(h);
-			if (streamed_body)
-			{
-				exit_to->stream_end(req->res.status, route_id, streamed, started);
-				h2o_send(req, NULL, 0, H2O_SEND_STATE_FINAL);
-			}
-			else
-			{
-				note_answered(req, &answer);
-				exit_to->send(req, body, bodylen, route_id, started);
-			}
-			admit_queued();
+			handoff_end(h, HANDOFF_DONE, 0, NULL, false);
 			return false;
 		}
 	}
@@ -593,7 +779,7 @@ on_executor_read(h2o_socket_t *sock, const char *err)
 		if (!streaming(h))
 			ereport(LOG,
 					(errmsg("webgres executor connection closed before the response was complete")));
-		fail(h, 503, "Service Unavailable", true);
+		executor_failed(h, 503, "Service Unavailable", true);
 		return;
 	}
 	(void) take_input(h);
@@ -625,7 +811,7 @@ on_request_written(h2o_socket_t *sock, const char *err)
 	pfree(h->frame.data);
 	h->frame.data = NULL;
 	if (err != NULL)
-		fail(h, 503, "Service Unavailable", true);
+		executor_failed(h, 503, "Service Unavailable", true);
 }
 
 /* Starts checking clients, if it is not already. */
@@ -657,7 +843,7 @@ frame_alloc(Handoff *h)
 						(unsigned long long) size),
 				 errdetail("A frame carries at most %u bytes.", (unsigned) (MaxAllocSize - 1)),
 				 errhint("Lower webgres.max_body_size.")));
-		fail(h, 413, "Payload Too Large", false);
+		executor_failed(h, 413, "Payload Too Large", false);
 		return false;
 	}
 	h->frame.data = MemoryContextAllocExtended(TopMemoryContext, (Size) head + 1,
@@ -668,7 +854,7 @@ frame_alloc(Handoff *h)
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("webgres has no memory for a request of %llu bytes to an executor",
 						(unsigned long long) size)));
-		fail(h, 503, "Service Unavailable", true);
+		executor_failed(h, 503, "Service Unavailable", true);
 		return false;
 	}
 	h->frame.maxlen = (int) head + 1;
@@ -688,23 +874,20 @@ send_to_executor(Handoff *h)
 	int			fd = exec_socket_connect();
 	h2o_iovec_t bufs[2];
 	size_t		nbufs = 1;
+	AccessNote *note;
 
 	Assert(h->state == HANDOFF_SENT);
 	dlist_push_tail(&sent, &h->node);
-	if (h->req != NULL)
-	{
-		AccessNote *note = access_log_note(h->req);
-
-		if (note != NULL)
-			note->admitted = GetCurrentTimestamp();
-	}
+	note = access_log_note(h->req);
+	if (note != NULL)
+		note->admitted = GetCurrentTimestamp();
 	if (fd < 0)
 	{
 		/* EAGAIN: the queue of requests waiting for an executor is full. */
 		ereport(LOG,
 				(errcode_for_socket_access(),
 				 errmsg("could not hand a request to a webgres executor: %m")));
-		fail(h, 503, "Service Unavailable", true);
+		executor_failed(h, 503, "Service Unavailable", true);
 		return;
 	}
 	h->sock = h2o_evloop_socket_create(loop, fd, 0);
@@ -777,9 +960,10 @@ admit_queued(void)
 		}
 		/* A hand-off ended meanwhile (its client gone) leaves its list itself. */
 		while (!dlist_is_empty(&late))
-			fail(dlist_container(Handoff, node, dlist_head_node(&late)), 504,
-				 pipeline_expose_errors() ? "handler timed out while queued" :
-				 "handler timed out", false);
+			handoff_end(dlist_container(Handoff, node, dlist_head_node(&late)),
+						HANDOFF_TIMED_OUT, 504,
+						pipeline_expose_errors() ? "handler timed out while queued" :
+						"handler timed out", false);
 		while (!dlist_is_empty(&go))
 		{
 			Handoff    *h = dlist_container(Handoff, node, dlist_head_node(&go));
@@ -843,7 +1027,7 @@ on_client_timeout(h2o_timeout_entry_t *entry)
 	{
 		Handoff    *h = dlist_container(Handoff, node, iter.cur);
 
-		if (h->req != NULL && hung_up(client_fd(h->req)))
+		if (hung_up(client_fd(h->req)))
 		{
 			dlist_delete(&h->node);
 			dlist_push_tail(&gone, &h->node);
@@ -872,25 +1056,18 @@ on_client_timeout(h2o_timeout_entry_t *entry)
 	{
 		Handoff    *h = dlist_container(Handoff, node, iter.cur);
 
-		if (h->req != NULL && hung_up(client_fd(h->req)))
+		if (hung_up(client_fd(h->req)))
 		{
 			dlist_delete(&h->node);
 			dlist_push_tail(&gone, &h->node);
 		}
 	}
-	/* Answering lets h2o find a closed connection and free it. */
 	while (!dlist_is_empty(&gone))
-	{
-		Handoff    *h = dlist_container(Handoff, node, dlist_head_node(&gone));
-
-		if (streaming(h))
-			cut_stream(h, "the client went away");
-		else
-			fail(h, 503, "Service Unavailable", false);
-	}
+		handoff_end(dlist_container(Handoff, node, dlist_head_node(&gone)),
+					HANDOFF_ABANDONED, 0, NULL, false);
 	while (!dlist_is_empty(&late))
-		fail(dlist_container(Handoff, node, dlist_head_node(&late)), 504,
-			 "handler timed out", false);
+		handoff_end(dlist_container(Handoff, node, dlist_head_node(&late)),
+					HANDOFF_TIMED_OUT, 504, "handler timed out", false);
 	/* Admitting what waited above may have started the watch again. */
 	if (!dlist_is_empty(&sent) || !dlist_is_empty(&queued))
 		watch_clients();
@@ -927,10 +1104,8 @@ handoff_start(h2o_req_t *req, int64 route_id, int max_concurrency,
 	}
 	if (!route_placement_try_queue(h->limits, webgres_max_queue))
 	{
-		h->link->handoff = NULL;
-		pfree(h);
 		route_stats_count_event(route_id, ROUTE_EVENT_QUEUE_FULL);
-		answer_simple(req, 503, "Service Unavailable", true, route_id, started);
+		handoff_end(h, HANDOFF_REFUSED, 503, "Service Unavailable", true);
 		return;
 	}
 	handoff_enter(h, HANDOFF_QUEUED);

@@ -1,7 +1,8 @@
 # Slow handlers run on executors while the event loop goes on answering:
 # route modes, the inline budget's cancel and hand-off, per-route caps and
 # queues, handler_timeout counted from the request head, clients that hang
-# up, and executors that die.  Assertions are about order and counts, not
+# up or reset their HTTP/2 stream (while waiting, running or streaming),
+# and executors that die.  Assertions are about order and counts, not
 # durations: a fast request completes while slow ones are still pending.
 use strict;
 use warnings;
@@ -10,9 +11,12 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(sleep time);
 use WebgresTest;
+use ChaosTest;
+use H2Test;
 
 my $node = WebgresTest->new_node('executors', workers => 1,
 	conf => "webgres.executors = 4\n"
+	  . "webgres.http2 = on\n"
 	  . "webgres.inline_budget = '200ms'\n"
 	  . "webgres.handler_timeout = '120s'\n"
 	  . "webgres.max_queue = 2\n");
@@ -56,6 +60,10 @@ route('GET', '/one',
 route('GET', '/gated', q{SELECT pg_sleep(0)::text || count(*) AS body FROM gate, request}, 'executor', 1);
 route('GET', '/hang',
 	q{INSERT INTO marks VALUES ('hang') RETURNING pg_sleep(60)::text AS body}, 'executor');
+# The first rows go out as a stream, then the handler waits.
+route('GET', '/export',
+	q{SELECT i, repeat('x', 100) AS pad, CASE WHEN i = 3000 THEN pg_sleep(60)::text END AS s
+	  FROM generate_series(1, 6000) i}, 'stream');
 route('GET', '/victim', q{SELECT pg_sleep(60)::text AS body FROM request}, 'executor');
 route('GET', '/onlyget', q{SELECT 'got' AS body, '{"x-from":"executor"}'::jsonb AS headers FROM request},
 	'executor');
@@ -260,6 +268,48 @@ sub running_on_executors
 	is($node->safe_psql('postgres',
 		"SELECT sum(running) + sum(queued) FROM webgres.route_execution()"), '0',
 		'nothing is left counted as running or queued');
+}
+
+# ---- a client that leaves while its request waits gives back its place ----
+# Over HTTP/1.1 the worker sees the client's socket hang up; over HTTP/2
+# the stream's reset makes h2o free the request.  Either way the place in
+# the route's queue is given back now, not when the cap would admit it.
+{
+	my $release = hold_gate();
+	my $first = send_get('/gated');
+	ok(poll_until(running_on_executors('/gated'), '1'), 'one request of /gated runs');
+	my $waiting = send_get('/gated');
+	ok(poll_until(queued_for('/gated'), '1'), 'an HTTP/1.1 request waits for the cap');
+	close $waiting;
+	ok(poll_until(queued_for('/gated'), '0'),
+		'... its client hangs up: its place in the queue is given back');
+	my $h2 = ChaosTest::h2_open($port, '/gated');
+	ok(poll_until(queued_for('/gated'), '1'), 'an HTTP/2 request waits for the cap');
+	# RST_STREAM (CANCEL) on stream 1; the connection stays open.
+	print { $h2->{sock} } H2Test::frame(3, 0, 1, pack('N', 8));
+	ok(poll_until(queued_for('/gated'), '0'),
+		'... its client resets the stream: its place in the queue is given back');
+	is($node->safe_psql('postgres', running_on_executors('/gated')), '1',
+		'... while the first still runs');
+	$release->();
+	is(answer($first)->{status}, 200, 'the request that ran is answered');
+	close $h2->{sock};
+}
+
+# ---- an HTTP/2 client that resets a stream being streamed ----
+{
+	my $h2 = ChaosTest::h2_open($port, '/export');
+	ok(ChaosTest::h2_until($h2, sub { $_[0]{type} == 0 && $_[0]{stream} == 1 }),
+		'the export\'s first rows came');
+	ok(poll_until(running_on_executors('/export'), '1'), '... while its handler still runs');
+	print { $h2->{sock} } H2Test::frame(3, 0, 1, pack('N', 8));
+	ok(poll_until(running_on_executors('/export'), '0'),
+		'the client reset the stream: its handler is cancelled');
+	is($node->safe_psql('postgres',
+		"SELECT sum(running) + sum(queued) FROM webgres.route_execution()"), '0',
+		'... and nothing is left counted as running or queued');
+	is(WebgresTest::http_get($port, '/fast')->{status}, 200, 'the worker serves on');
+	close $h2->{sock};
 }
 
 # ---- a client that hangs up cancels its handler ----
