@@ -246,8 +246,9 @@ health_enabled(const RouteTable *unused)
 
 /* The module: the liveness, readiness and primary endpoints. */
 const PhaseModule health_module = {
-	"health", health_enabled,
-	{[PHASE_ENDPOINT] = health_phase}
+	.name = "health",
+	.enabled = health_enabled,
+	.hooks = {[PHASE_ENDPOINT] = health_phase}
 };
 
 /* The metrics and health paths: empty (off), or an absolute path without a query. */

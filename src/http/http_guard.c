@@ -111,6 +111,7 @@ guard_phase(PhaseRequest *pr, const Route *unused)
 
 /* The module: every request is screened, whatever the settings. */
 const PhaseModule http_guard_module = {
-	"http_guard", NULL,
-	{[PHASE_CONNECTION] = guard_phase}
+	.name = "http_guard",
+	.enabled = NULL,
+	.hooks = {[PHASE_CONNECTION] = guard_phase}
 };

@@ -476,8 +476,9 @@ metrics_enabled(const RouteTable *unused)
 
 /* The module: the Prometheus endpoint on the main listeners. */
 const PhaseModule metrics_module = {
-	"metrics", metrics_enabled,
-	{[PHASE_ENDPOINT] = metrics_phase}
+	.name = "metrics",
+	.enabled = metrics_enabled,
+	.hooks = {[PHASE_ENDPOINT] = metrics_phase}
 };
 
 /* webgres.metrics_listen: empty, or addresses as webgres.listen takes them. */

@@ -567,8 +567,9 @@ redirect_enabled(const RouteTable *unused)
 
 /* The module: webgres.tls_redirect. */
 const PhaseModule tls_redirect_module = {
-	"tls_redirect", redirect_enabled,
-	{[PHASE_REDIRECT] = redirect_phase}
+	.name = "tls_redirect",
+	.enabled = redirect_enabled,
+	.hooks = {[PHASE_REDIRECT] = redirect_phase}
 };
 
 /*

@@ -873,8 +873,9 @@ authenticate_phase(PhaseRequest *pr, const Route *r)
  * setting, asks for it; the pipeline runs the phase only for such routes.
  */
 const PhaseModule auth_module = {
-	"auth", NULL,
-	{[PHASE_AUTHENTICATE] = authenticate_phase}
+	.name = "auth",
+	.enabled = NULL,
+	.hooks = {[PHASE_AUTHENTICATE] = authenticate_phase}
 };
 
 /* webgres.jwt_role_claim: a claim path as PostgREST's jwt-role-claim-key. */

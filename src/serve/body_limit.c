@@ -54,6 +54,7 @@ body_limit_enabled(const RouteTable *routes)
 
 /* The module: a route's body limit, right after its rate limits. */
 const PhaseModule body_limit_module = {
-	"body_limit", body_limit_enabled,
-	{[PHASE_ACCESS] = admit}
+	.name = "body_limit",
+	.enabled = body_limit_enabled,
+	.hooks = {[PHASE_ACCESS] = admit}
 };

@@ -313,6 +313,7 @@ respond_phase(PhaseRequest *pr, const Route *r)
  * nothing for CORS.
  */
 const PhaseModule cors_module = {
-	"cors", cors_enabled,
-	{[PHASE_PREFLIGHT] = preflight_phase,[PHASE_FILTER] = respond_phase}
+	.name = "cors",
+	.enabled = cors_enabled,
+	.hooks = {[PHASE_PREFLIGHT] = preflight_phase,[PHASE_FILTER] = respond_phase}
 };
