@@ -192,7 +192,7 @@ typedef bool (*PhaseHook) (PhaseRequest *pr, const Route *r);
  * request, state_size bytes in its slot of the request's PhaseStates
  * (phase_module_state(pr, PHASE_MODULE_ID_name)), which it alone reads:
  * the pipeline, the hand-off and the executor only move the area as bytes.
- * While the module is on the lists, its hooks are called:
+ * Its state hooks (all five, or state_size 0 and none):
  *
  *	state_begin		sets up the whole slot, the first time one of the
  *		module's hooks asks for it (phase_module_state()), or before a
@@ -206,8 +206,9 @@ typedef bool (*PhaseHook) (PhaseRequest *pr, const Route *r);
  *	state_encode	appends the slot's bytes to the REQUEST frame, at most
  *		PHASE_STATE_WIRE_MAX of them, after state_hand_off.
  *	state_decode	on the executor, fills a slot from what state_encode
- *		wrote; the bytes come over a socket: false if they are not what
- *		state_encode writes, and the frame is refused.
+ *		wrote (whether or not the module is on the executor's lists); the
+ *		bytes come over a socket: false if they are not what state_encode
+ *		writes, and the frame is refused.
  *	state_resume	on the executor, before its pipeline runs a decoded
  *		slot: the request's clock is now.
  *
