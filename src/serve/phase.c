@@ -7,6 +7,7 @@
 
 #include "lib/stringinfo.h"
 #include "port/pg_bitutils.h"
+#include "utils/timestamp.h"
 
 #include "serve/phase.h"
 #include "serve/pipeline_phases.h"
@@ -162,11 +163,16 @@ phase_filter_route_id(struct st_h2o_req_t *req, int64 route_id)
 {
 	const PhaseList *list = &pipeline_phases[PHASE_FILTER];
 	RouteTable *routes;
+	PhaseStates states;
 	PhaseRequest pr = {.req = req};
 
 	if (list->n == 0 || route_id == 0 || (routes = routes_peek()) == NULL)
 		return;
 	pr.routes = routes;
+	/* A module that asks for its state gets one begun without a client. */
+	states.begun = 0;
+	pr.states = &states;
+	pr.now = GetCurrentTimestamp();
 	for (int i = 0; i < routes->nroutes; i++)
 		if (routes->routes[i].id == route_id)
 		{
