@@ -7,7 +7,8 @@
  * payload.  Decoding must never read outside the input, and what it accepts
  * must hold together: every string lies inside the payload, the headers
  * walk to where the decoder said, a known content length is within the
- * bound given.
+ * bound given, the module states name known modules in increasing order
+ * and lie inside the payload within their bound.
  */
 #include <assert.h>
 #include <stdint.h>
@@ -21,6 +22,8 @@ int			LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 #define MAX_LENGTH ((uint64_t) 0x3fffffff - 5)
 #define HINT_AUTO 0
 #define HINT_DISABLE 1
+/* The pipeline modules a decoder is told of (serve/phase_list.h's count, about). */
+#define NMODULES 4
 
 /* A string lies inside [p, p + len). */
 static void
@@ -56,8 +59,16 @@ try_request(const char *p, size_t len)
 	FrameRequest fr;
 	FrameReader end;
 
-	if (!frame_decode_request(p, len, &fr))
+	if (!frame_decode_request(p, len, NMODULES, &fr))
 		return;
+	assert(fr.nstates <= FRAME_MAX_MODULE_STATES);
+	for (int i = 0; i < fr.nstates; i++)
+	{
+		assert(fr.states[i].module < NMODULES);
+		assert(i == 0 || fr.states[i].module > fr.states[i - 1].module);
+		assert(fr.states[i].bytes.len <= FRAME_MODULE_STATE_MAX);
+		check_inside(fr.states[i].bytes, p, len);
+	}
 	check_inside(fr.authority, p, len);
 	check_inside(fr.method, p, len);
 	check_inside(fr.path, p, len);

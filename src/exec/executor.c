@@ -305,8 +305,8 @@ serve_connection(int fd, MemoryContext cxt)
 	run.head_at = meta.head_at;
 	run.sink = &sink;
 	run.client = NULL;
-	/* The routes it runs beyond those the worker counted count here. */
-	run.limits = meta.limits;
+	/* The pipeline's modules go on from the states the worker handed over. */
+	run.states = meta.states;
 
 	current_fd = fd;
 	worker_gone = false;

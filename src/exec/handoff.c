@@ -1077,7 +1077,7 @@ on_client_timeout(h2o_timeout_entry_t *entry)
 void
 handoff_start(h2o_req_t *req, int64 route_id, int max_concurrency,
 			  TimestampTz head_at, TimestampTz started, bool rerun,
-			  const RateLimitState *limits)
+			  const PhaseStates *states)
 {
 	Handoff    *h = MemoryContextAllocZero(TopMemoryContext, sizeof(Handoff));
 
@@ -1092,8 +1092,7 @@ handoff_start(h2o_req_t *req, int64 route_id, int max_concurrency,
 	h->started = started;
 	h->meta.route_id = route_id;
 	h->meta.rerun = rerun;
-	h->meta.limits = *limits;
-	h->meta.limits.client = NULL;
+	h->meta.states = *states;
 	h->deadline = pipeline_deadline_from(head_at);
 
 	if (route_placement_try_run(h->limits, h->cap))

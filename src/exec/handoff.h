@@ -19,7 +19,6 @@
 #include "datatype/timestamp.h"
 
 #include "serve/phase.h"
-#include "serve/rate_limit.h"
 
 struct st_h2o_req_t;
 struct st_h2o_evloop_t;
@@ -39,13 +38,13 @@ extern bool handoff_enabled(void);
  * default), head_at is when its head was complete, started when the
  * pipeline began routing it (its latency counts from there), and rerun says that it
  * already ran on the loop and was cancelled after webgres.inline_budget;
- * limits is what the worker's rate limits counted of it, with the client's
- * address key, for the executor to count the routes it runs beyond those.
+ * states are the pipeline modules' per-request states as pipeline_run()
+ * readied them to cross, which the executor's pipeline goes on from.
  * req is answered later, or at once when it cannot wait.
  */
 extern void handoff_start(struct st_h2o_req_t *req, int64 route_id, int max_concurrency,
 						  TimestampTz head_at, TimestampTz started, bool rerun,
-						  const RateLimitState *limits);
+						  const PhaseStates *states);
 
 /* The moment a request's head was complete, from h2o's timestamps. */
 extern TimestampTz handoff_head_complete_at(struct st_h2o_req_t *req);

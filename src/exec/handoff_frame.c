@@ -12,6 +12,7 @@
 
 #include <arpa/inet.h>
 
+#include "port/pg_bitutils.h"
 #include "utils/memutils.h"
 
 #define H2O_USE_LIBUV 0
@@ -20,6 +21,7 @@
 #include "exec/handoff_frame.h"
 #include "message/response.h"
 #include "parse/frame_decode.h"
+#include "serve/pipeline_phases.h"
 
 /* ---- writing ---- */
 
@@ -75,8 +77,8 @@ end_frame(StringInfo buf, int at, size_t trailing)
 /* The bytes a length-prefixed string of len takes in a frame. */
 #define STR_SIZE(len) (4 + (uint64) (len))
 
-/* The most bytes a REQUEST frame's rate-limit state takes. */
-#define RATE_STATE_MAX_SIZE (1 + 8 + 8 + 1 + 1 + 8 * RATE_LIMIT_MAX_COUNTED)
+/* The most bytes a REQUEST frame's module states take: a count, then sections. */
+#define MODULE_STATES_MAX_SIZE (1 + PHASE_MODULE_COUNT * (1 + STR_SIZE(PHASE_STATE_WIRE_MAX)))
 
 /*
  * The size of req's REQUEST frame, header included, counted in 64 bits:
@@ -85,7 +87,7 @@ end_frame(StringInfo buf, int at, size_t trailing)
 uint64
 frame_request_size(h2o_req_t *req)
 {
-	uint64		size = FRAME_HEADER_SIZE + 8 + 8 + 1 + RATE_STATE_MAX_SIZE + 1 +
+	uint64		size = FRAME_HEADER_SIZE + 8 + 8 + 1 + MODULE_STATES_MAX_SIZE + 1 +
 		STR_SIZE(req->authority.len) + STR_SIZE(req->method.len) +
 		STR_SIZE(req->path.len) + 8 + 4 + 1 +
 		STR_SIZE(req->entity.base != NULL ? req->entity.len : 0);
@@ -94,6 +96,30 @@ frame_request_size(h2o_req_t *req)
 		size += STR_SIZE(req->headers.entries[i].name->len) +
 			STR_SIZE(req->headers.entries[i].value.len);
 	return size;
+}
+
+/*
+ * Appends the begun module states of st: their count, then for each, by
+ * increasing id, the id and what its module's state_encode writes as a
+ * length-prefixed string.  Nothing but the count while none began.
+ */
+static void
+put_module_states(StringInfo buf, const PhaseStates *st)
+{
+	appendStringInfoChar(buf, (char) pg_popcount32(st->begun));
+	for (uint32 left = st->begun; left != 0; left &= left - 1)
+	{
+		int			id = pg_rightmost_one_pos32(left);
+		int			at;
+		uint32		n;
+
+		appendStringInfoChar(buf, (char) id);
+		at = buf->len;
+		put_u32(buf, 0);
+		pipeline_state_encode(buf, st, (PhaseModuleId) id);
+		n = htonl((uint32) (buf->len - at - 4));
+		memcpy(buf->data + at, &n, 4);
+	}
 }
 
 /*
@@ -109,13 +135,7 @@ frame_put_request_head(StringInfo buf, h2o_req_t *req, const HandoffMeta *meta)
 	put_u64(buf, (uint64) meta->head_at);
 	put_u64(buf, (uint64) meta->route_id);
 	appendStringInfoChar(buf, meta->rerun ? 1 : 0);
-	appendStringInfoChar(buf, meta->limits.has_key ? 1 : 0);
-	put_u64(buf, meta->limits.key[0]);
-	put_u64(buf, meta->limits.key[1]);
-	appendStringInfoChar(buf, meta->limits.server_done ? 1 : 0);
-	appendStringInfoChar(buf, (char) meta->limits.ndone);
-	for (int i = 0; i < meta->limits.ndone; i++)
-		put_u64(buf, (uint64) meta->limits.route_done[i]);
+	put_module_states(buf, &meta->states);
 	appendStringInfoChar(buf, req->scheme == &H2O_URL_SCHEME_HTTPS ? 1 : 0);
 	/* HTTP/2 carries the host in :authority, not in a header: send it apart. */
 	put_str(buf, req->authority.base, req->authority.len);
@@ -202,7 +222,8 @@ StaticAssertDecl(FRAME_DECODE_STATUS_MIN == HTTP_STATUS_MIN &&
 				 FRAME_DECODE_STATUS_MAX == HTTP_STATUS_MAX &&
 				 FRAME_DECODE_ROLE_MAX == NAMEDATALEN &&
 				 FRAME_DECODE_LENGTH_UNKNOWN == FRAME_LENGTH_UNKNOWN &&
-				 FRAME_MAX_RATE_COUNTED == RATE_LIMIT_MAX_COUNTED,
+				 FRAME_MAX_MODULE_STATES >= PHASE_MODULE_COUNT &&
+				 FRAME_MODULE_STATE_MAX == PHASE_STATE_WIRE_MAX,
 				 "parse/frame_decode.h agrees with the server's limits");
 
 /* A decoded string copied into pool, NUL-terminated for convenience. */
@@ -273,19 +294,17 @@ frame_get_request(char *data, size_t len, h2o_req_t *req, HandoffMeta *meta, byt
 	FrameRequest fr;
 
 	*body = NULL;
-	if (!frame_decode_request(data, len, &fr))
+	if (!frame_decode_request(data, len, PHASE_MODULE_COUNT, &fr))
 		return false;
 	meta->head_at = (TimestampTz) fr.head_at;
 	meta->route_id = (int64) fr.route_id;
 	meta->rerun = fr.rerun;
-	memset(&meta->limits, 0, sizeof(meta->limits));
-	meta->limits.has_key = fr.rate_has_key;
-	meta->limits.key[0] = fr.rate_key[0];
-	meta->limits.key[1] = fr.rate_key[1];
-	meta->limits.server_done = fr.rate_server_done;
-	meta->limits.ndone = fr.rate_ndone;
-	for (int i = 0; i < fr.rate_ndone; i++)
-		meta->limits.route_done[i] = (int64) fr.rate_done[i];
+	/* Each module reads its own state's bytes, and may refuse them. */
+	meta->states.begun = 0;
+	for (int i = 0; i < fr.nstates; i++)
+		if (!pipeline_state_decode(&meta->states, fr.states[i].module,
+								   fr.states[i].bytes.base, fr.states[i].bytes.len))
+			return false;
 	/* Whether the client's connection is TLS (the request relation's tls). */
 	req->scheme = fr.tls ? &H2O_URL_SCHEME_HTTPS : &H2O_URL_SCHEME_HTTP;
 	/* The host the client named: the CSRF rule's own origin (serve/auth.c). */

@@ -8,6 +8,9 @@
  *	 worker -> executor		REQUEST
  *	 executor -> worker		HEAD, BODY*, END
  *
+ * REQUEST holds, beside the HTTP request, the states of the pipeline's
+ * modules that began one: a section each, its module's id and the bytes
+ * its state_encode wrote (serve/phase.h), which only that module reads.
  * HEAD holds the status, whether the response may be compressed (its
  * route's compress column), the headers and the content length, or
  * FRAME_LENGTH_UNKNOWN for a body whose size is not known in advance, and
@@ -24,7 +27,7 @@
 #include "lib/stringinfo.h"
 #include "utils/memutils.h"
 
-#include "serve/rate_limit.h"
+#include "serve/phase.h"
 
 struct st_h2o_req_t;
 
@@ -55,8 +58,8 @@ typedef struct HandoffMeta
 	TimestampTz head_at;		/* when the request's head was complete */
 	int64		route_id;		/* the route that sent it off the loop */
 	bool		rerun;			/* it ran on the loop first and was cancelled */
-	RateLimitState limits;		/* what the worker's rate limits counted and
-								 * the client's address key (client unused) */
+	PhaseStates states;			/* the pipeline modules' states, readied to
+								 * cross (serve/pipeline_phases.h) */
 } HandoffMeta;
 
 /* What a HEAD frame carries besides the response: for the access and slow-request logs. */

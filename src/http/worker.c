@@ -220,7 +220,7 @@ route_request(h2o_req_t *req, char *body, size_t bodylen)
 		case PIPELINE_HAND_OFF:
 			/* Answered through the exit (respond.h) when the executor is done. */
 			handoff_start(req, run.route_id, run.max_concurrency, run.head_at,
-						  run.started, run.rerun, &run.limits);
+						  run.started, run.rerun, &run.states);
 			return;
 		case PIPELINE_EVENT_STREAM:
 		case PIPELINE_ANSWERED:

@@ -3,6 +3,8 @@
  *		Reading the payloads of the frames between HTTP workers and executors.
  *
  * Integers are big-endian; strings are a 4-byte length and their bytes.
+ * A REQUEST's module states are a count, then for each a module id byte
+ * and its bytes as a string: sliced here, read by their modules.
  * Headers are walked once here to check that they fit the payload exactly,
  * so that the caller's second walk, which copies them, cannot fail.
  */
@@ -99,9 +101,33 @@ frame_decode_header(FrameReader *r, FrameString *name, FrameString *value)
 	*value = get_str(r);
 }
 
+/*
+ * Reads a REQUEST's module states: each of a module below nmodules, after
+ * the one before it, at most FRAME_MODULE_STATE_MAX bytes.  False if not.
+ */
+static bool
+get_module_states(FrameReader *r, unsigned nmodules, FrameRequest *out)
+{
+	out->nstates = get_u8(r);
+	if (!r->ok || out->nstates > FRAME_MAX_MODULE_STATES)
+		return false;
+	for (int i = 0; i < out->nstates; i++)
+	{
+		FrameModuleState *ms = &out->states[i];
+
+		ms->module = get_u8(r);
+		ms->bytes = get_str(r);
+		if (!r->ok || ms->module >= nmodules ||
+			(i > 0 && ms->module <= out->states[i - 1].module) ||
+			ms->bytes.len > FRAME_MODULE_STATE_MAX)
+			return false;
+	}
+	return true;
+}
+
 /* Decodes a REQUEST payload; false if it is malformed. */
 bool
-frame_decode_request(const char *data, size_t len, FrameRequest *out)
+frame_decode_request(const char *data, size_t len, unsigned nmodules, FrameRequest *out)
 {
 	FrameReader r = {data, len, true};
 
@@ -109,15 +135,8 @@ frame_decode_request(const char *data, size_t len, FrameRequest *out)
 	out->head_at = get_u64(&r);
 	out->route_id = get_u64(&r);
 	out->rerun = get_u8(&r) != 0;
-	out->rate_has_key = get_u8(&r) != 0;
-	out->rate_key[0] = get_u64(&r);
-	out->rate_key[1] = get_u64(&r);
-	out->rate_server_done = get_u8(&r) != 0;
-	out->rate_ndone = get_u8(&r);
-	if (!r.ok || out->rate_ndone > FRAME_MAX_RATE_COUNTED)
+	if (!get_module_states(&r, nmodules, out))
 		return false;
-	for (int i = 0; i < out->rate_ndone; i++)
-		out->rate_done[i] = get_u64(&r);
 	out->tls = get_u8(&r) != 0;
 	out->authority = get_str(&r);
 	out->method = get_str(&r);

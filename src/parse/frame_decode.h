@@ -33,8 +33,10 @@ typedef struct FrameReader
 	bool		ok;
 } FrameReader;
 
-/* Route ids a REQUEST frame lists as counted by their rate limits, at most. */
-#define FRAME_MAX_RATE_COUNTED 8
+/* Module states a REQUEST frame carries, at most: one per pipeline module. */
+#define FRAME_MAX_MODULE_STATES 32
+/* The most bytes one module's state takes in a REQUEST frame. */
+#define FRAME_MODULE_STATE_MAX 1024
 
 /* A string inside a payload (not NUL-terminated). */
 typedef struct FrameString
@@ -43,18 +45,22 @@ typedef struct FrameString
 	size_t		len;
 } FrameString;
 
+/* One module's state in a REQUEST payload: its bytes are the module's to read. */
+typedef struct FrameModuleState
+{
+	uint8_t		module;			/* its id, below the decoder's nmodules */
+	FrameString bytes;
+} FrameModuleState;
+
 /* A decoded REQUEST payload; headers are read with frame_decode_header(). */
 typedef struct FrameRequest
 {
 	uint64_t	head_at;
 	uint64_t	route_id;
 	bool		rerun;
-	/* What the worker's rate limits counted (serve/rate_limit.h). */
-	bool		rate_has_key;	/* rate_key is the client's address key */
-	uint64_t	rate_key[2];
-	bool		rate_server_done;
-	uint8_t		rate_ndone;		/* at most FRAME_MAX_RATE_COUNTED */
-	uint64_t	rate_done[FRAME_MAX_RATE_COUNTED];
+	/* The pipeline modules' states, by increasing module id. */
+	uint8_t		nstates;		/* at most FRAME_MAX_MODULE_STATES */
+	FrameModuleState states[FRAME_MAX_MODULE_STATES];
 	bool		tls;
 	FrameString authority;
 	FrameString method;
@@ -79,10 +85,13 @@ typedef struct FrameHead
 } FrameHead;
 
 /*
- * Decodes a REQUEST payload.  False if it is malformed: a short string, a
- * query offset outside the path, bytes left over.
+ * Decodes a REQUEST payload, whose module states name modules below
+ * nmodules.  False if it is malformed: a short string, a module state of
+ * an unknown module, out of order (so repeated) or longer than
+ * FRAME_MODULE_STATE_MAX, a query offset outside the path, bytes left over.
  */
-extern bool frame_decode_request(const char *data, size_t len, FrameRequest *out);
+extern bool frame_decode_request(const char *data, size_t len, unsigned nmodules,
+								 FrameRequest *out);
 
 /*
  * Decodes a HEAD payload.  False if it is malformed: a status outside

@@ -34,13 +34,15 @@
  *	PHASE_PREFLIGHT	pr->routes (as last loaded, or the transaction's),
  *		pr->segs, the request headers; answers a CORS preflight, never by a
  *		handler.
- *	PHASE_ACCESS	the route, pr->limits (its state, and the client's address
- *		through it); before any token is looked at; answers 429.
+ *	PHASE_ACCESS	the route, the module's own state (phase_module_state(),
+ *		which may hold the client's connection); before any token is looked
+ *		at; answers 429.
  *	PHASE_AUTHENTICATE the route, the request headers, pr->auth (written);
  *		with pr->rd (inside the request's transaction) sets the role and
  *		request.* settings for the handler; without it (admitting to an
  *		executor) only verifies; answers 401/403.
- *	PHASE_ACCESS_IDENTITY the route, pr->auth (read), pr->limits; answers 429.
+ *	PHASE_ACCESS_IDENTITY the route, pr->auth (read), the module's own state;
+ *		answers 429.
  *	PHASE_ADMISSION	(pipeline step) where the route runs (pipeline.h's
  *		PipelinePlacement), decided once; caps and queues (exec/handoff.c).
  *	PHASE_CONTENT	(pipeline step) the handler (loop, executor, shared
@@ -70,8 +72,9 @@ struct st_h2o_req_t;
 struct st_h2o_filter_t;
 struct st_h2o_logger_t;
 struct st_h2o_ostream_t;
+struct st_h2o_conn_t;
 struct PathSegments;
-struct RateLimitState;
+struct StringInfoData;
 struct AuthState;
 struct RequestData;
 
@@ -97,6 +100,52 @@ typedef enum Phase
 /* The most modules one phase's list holds. */
 #define PHASE_MAX_MODULES 8
 
+/*
+ * Each pipeline module's id, its place in serve/phase_list.h: it names the
+ * module's slot in the request's PhaseStates, its section of a REQUEST
+ * frame (exec/handoff_frame.h), its configuration in a Route and its
+ * refusal counter (PHASE_MODULE_INDEX below).
+ */
+typedef enum PhaseModuleId
+{
+#define PHASE_MODULE(name) PHASE_MODULE_ID_##name,
+#include "serve/phase_list.h"
+#undef PHASE_MODULE
+	PHASE_MODULE_COUNT
+} PhaseModuleId;
+
+/*
+ * The bytes the pipeline modules' per-request states take together, each
+ * rounded up to MAXALIGN; checked when the process starts.
+ */
+#define PHASE_STATE_SIZE 256
+
+/* The most bytes one module's state takes in a REQUEST frame. */
+#define PHASE_STATE_WIRE_MAX 1024
+
+/*
+ * The pipeline modules' per-request states: one area, in the request's own
+ * struct (no allocation), a slot in it for each module with state_size,
+ * and which of the slots hold a state.  Only a module reads its slot;
+ * everything else moves the area as bytes.
+ */
+typedef struct PhaseStates
+{
+	uint32		begun;			/* bit 1 << PhaseModuleId: the slot holds a state */
+	union
+	{
+		char		bytes[PHASE_STATE_SIZE];
+		int64		force_align_i64;
+		double		force_align_d;
+		void	   *force_align_p;
+	}			area;
+} PhaseStates;
+
+StaticAssertDecl(PHASE_MODULE_COUNT <= 32, "PhaseStates.begun has a bit per pipeline module");
+
+/* Where each pipeline module's slot starts in PhaseStates.area (phase.c). */
+extern uint16 phase_state_offsets[PHASE_MODULE_COUNT];
+
 /* What a phase's modules see of the request (see the table above). */
 typedef struct PhaseRequest
 {
@@ -105,11 +154,31 @@ typedef struct PhaseRequest
 	size_t	   *bodylen;
 	const RouteTable *routes;	/* PHASE_PREFLIGHT: the table to look in */
 	const struct PathSegments *segs;	/* the path, split (pipeline phases) */
-	struct RateLimitState *limits;	/* what the rate limits counted */
+	struct st_h2o_conn_t *client;	/* the connection; NULL on an executor */
+	TimestampTz now;			/* the request's clock */
+	PhaseStates *states;		/* the pipeline modules' own states */
 	struct AuthState *auth;		/* the request's token, once looked at */
 	struct RequestData *rd;		/* inside the request's transaction; else NULL */
 	MemoryContext cxt;			/* for what a module allocates beyond req->pool */
 } PhaseRequest;
+
+/* Begins module id's slot of st (phase.c): phase_module_state()'s slow path. */
+extern void phase_state_begin(PhaseStates *st, PhaseModuleId id,
+							  struct st_h2o_conn_t *client, TimestampTz now);
+
+/*
+ * The slot of pipeline module id in pr's states (its state_size bytes,
+ * MAXALIGNed), begun by its state_begin the first time it is asked for.
+ */
+static inline void *
+phase_module_state(PhaseRequest *pr, PhaseModuleId id)
+{
+	PhaseStates *st = pr->states;
+
+	if (unlikely((st->begun & (UINT32_C(1) << id)) == 0))
+		phase_state_begin(st, id, pr->client, pr->now);
+	return st->area.bytes + phase_state_offsets[id];
+}
 
 /* A module's hook in one phase: true to go on, false once it answered. */
 typedef bool (*PhaseHook) (PhaseRequest *pr, const Route *r);
@@ -136,6 +205,35 @@ typedef bool (*PhaseHook) (PhaseRequest *pr, const Route *r);
  *
  * A worker's module (http/worker_phase_list.h) leaves them unset: they are
  * looked at for the pipeline's list only.
+ *
+ * A pipeline module (serve/phase_list.h) may keep a state for each
+ * request, state_size bytes in its slot of the request's PhaseStates
+ * (phase_module_state(pr, PHASE_MODULE_ID_name)), which it alone reads:
+ * the pipeline, the hand-off and the executor only move the area as bytes.
+ * Its state hooks (all five, or state_size 0 and none):
+ *
+ *	state_begin		sets up the whole slot, the first time one of the
+ *		module's hooks asks for it (phase_module_state()), or before a
+ *		hand-off.  client is the request's connection (valid only while the
+ *		pipeline runs it), or NULL where there is none: on an executor, for
+ *		a module the worker handed no state over for, or for a caller
+ *		without HTTP.
+ *	state_hand_off	before the request crosses to an executor: drops
+ *		whatever points into the worker (the connection), keeping in the
+ *		slot what the executor needs of it (the client's address key).
+ *	state_encode	appends the slot's bytes to the REQUEST frame, at most
+ *		PHASE_STATE_WIRE_MAX of them, after state_hand_off.
+ *	state_decode	on the executor, fills a slot from what state_encode
+ *		wrote (whether or not the module is on the executor's lists); the
+ *		bytes come over a socket: false if they are not what state_encode
+ *		writes, and the frame is refused.
+ *	state_resume	on the executor, before its pipeline runs a decoded
+ *		slot: the request's clock is now.
+ *
+ * The slot is all a module has: its hooks allocate nothing, raise no
+ * error (state_decode says false instead) and keep no pointer into the
+ * request past it.  A request pays one store for the states while no
+ * module with state is on the lists, and a module only when it asks.
  */
 typedef struct PhaseModule
 {
@@ -146,22 +244,22 @@ typedef struct PhaseModule
 	/* Beside the request: shared memory, route columns, counter. */
 	void		(*shmem_request) (void);
 	RouteModuleHooks route;
+
+	/* Per-request state (pipeline modules only; 0: none, hooks NULL). */
+	size_t		state_size;
+	void		(*state_begin) (void *state, struct st_h2o_conn_t *client, TimestampTz now);
+	void		(*state_hand_off) (void *state);
+	void		(*state_encode) (struct StringInfoData *buf, const void *state);
+	bool		(*state_decode) (const char *data, size_t len, void *state);
+	void		(*state_resume) (void *state, TimestampTz now);
 } PhaseModule;
 
 /*
- * Each pipeline module's index, its place in serve/phase_list.h: where a
- * Route keeps its configuration (Route.module_conf) and what it counts its
+ * A pipeline module's id (PhaseModuleId, above) by its name: where a Route
+ * keeps its configuration (Route.module_conf) and what it counts its
  * refusals under (route_stats_count_module()).
  */
-typedef enum PhaseModuleIndex
-{
-#define PHASE_MODULE(name) PHASE_MODULE_INDEX_##name,
-#include "serve/phase_list.h"
-#undef PHASE_MODULE
-	PHASE_MODULES
-} PhaseModuleIndex;
-
-#define PHASE_MODULE_INDEX(name) PHASE_MODULE_INDEX_##name
+#define PHASE_MODULE_INDEX(name) PHASE_MODULE_ID_##name
 
 /* Route r's configuration of pipeline module name (NULL: none). */
 #define PHASE_MODULE_CONF(r, name) ((r)->module_conf[PHASE_MODULE_INDEX(name)])

@@ -47,7 +47,6 @@
 #include "serve/phase.h"
 #include "serve/pipeline.h"
 #include "serve/pipeline_phases.h"
-#include "serve/rate_limit.h"
 #include "serve/ws_admit.h"
 #include "serve/refusal_log.h"
 #include "serve/replica.h"
@@ -91,7 +90,6 @@ typedef struct Request
 	RouteMatch	m;				/* the walk over the routes the path matches */
 	RequestData rd;				/* the request as handlers see it */
 	AuthState	auth;			/* its token, once a route with auth looked */
-	RateLimitState limits;		/* what its rate limits counted */
 	PhaseRequest pr;			/* what the phases' modules see of it */
 	bool		share;			/* may run in the shared read-only transaction */
 	bool		deferred;		/* placement waits for the transaction (wants_executor) */
@@ -346,9 +344,8 @@ static void
 set_hand_off(Request *rq, const Route *r, bool rerun)
 {
 	rq->outcome = PIPELINE_HAND_OFF;
-	/* The executor counts the routes it runs beyond these, by this key. */
-	rate_limit_take_key(&rq->limits);
-	rq->run->limits = rq->limits;
+	/* What the modules' states hold crosses with it, the connection not. */
+	pipeline_states_hand_off(&rq->pr);
 	rq->run->rerun = rerun;
 	rq->run->route_id = r->id;
 	rq->run->max_concurrency = r->max_concurrency;
@@ -703,18 +700,17 @@ begin_request(Request *rq, h2o_req_t *req, PipelineRun *run, char **body, size_t
 	rq->pr.bodylen = bodylen;
 	rq->pr.routes = NULL;
 	rq->pr.segs = &rq->segs;
-	rq->pr.limits = &rq->limits;
 	rq->pr.auth = &rq->auth;
 	rq->pr.rd = NULL;
 	rq->pr.cxt = request_cxt;
+	rq->pr.client = run->client;
+	rq->pr.now = rq->started;
+	/* The modules begin their states as they ask for them (phase.h). */
+	rq->pr.states = &run->states;
 	if (run->client != NULL)
-		rate_limit_begin(&rq->limits, run->client, rq->started);
+		run->states.begun = 0;
 	else
-	{
-		/* An executor's request: the limits the worker counted stand. */
-		rq->limits = run->limits;
-		rq->limits.now = rq->started;
-	}
+		pipeline_states_resume(&run->states, rq->started);
 }
 
 /*

@@ -20,8 +20,9 @@
  *	 headers	the request headers (names as h2o tokens or strings)
  *	 entity		the body, or base NULL when the request has none
  *	 pool		where the response is allocated
- * and of run->client, when set (the worker passes req->conn), only its
- * peer address, for rate limits (serve/rate_limit.h); and writes only
+ * and of run->client, when set (the worker passes req->conn), only what
+ * the pipeline's modules read through their states (serve/phase.h: the
+ * rate limits its peer address); and writes only
  * req->res (status, reason, headers, content_length) and
  * req->compress_hint (the answering route's compress column).  It reads
  * nothing else of req->conn, nor req->version, req->input or any other
@@ -30,9 +31,10 @@
  * from the worker's loop).  A process without an HTTP connection can
  * therefore build the request itself: zero an h2o_req_t,
  * h2o_mem_init_pool() its pool, fill in the six fields above and call
- * pipeline_run() with place PIPELINE_RUN_HERE and run->client NULL and
- * run->limits zero (no rate limit applies); afterwards h2o_mem_clear_pool() frees what the response
- * used.
+ * pipeline_run() with place PIPELINE_RUN_HERE, run->client NULL and
+ * run->states.begun zero (no module's state handed over: the rate limits
+ * count nothing by address); afterwards h2o_mem_clear_pool() frees what
+ * the response used.
  *
  * Output: what became of the request (PipelineOutcome), and for an answer
  * req->res and the body in *body / *bodylen, both allocated in req->pool,
@@ -52,7 +54,7 @@
 
 #include "datatype/timestamp.h"
 
-#include "serve/rate_limit.h"
+#include "serve/phase.h"
 
 struct st_h2o_req_t;
 struct st_h2o_conn_t;
@@ -98,13 +100,12 @@ typedef struct PipelineRun
 	const struct StreamSink *sink;	/* in: where a route in mode stream writes;
 									 * NULL: such routes answer 503 */
 	bool		static_ok;		/* in: the caller can serve static mounts */
-	struct st_h2o_conn_t *client;	/* in: the connection whose peer address
-									 * rate limits count by; NULL: limits
-									 * count as set up in limits */
-	RateLimitState limits;		/* in, client NULL: what the worker's rate
-								 * limits counted and the address key (zero:
-								 * no limit applies); out, PIPELINE_HAND_OFF:
-								 * the same, for the executor */
+	struct st_h2o_conn_t *client;	/* in: the connection the pipeline's
+									 * modules begin their states with;
+									 * NULL: they use states as handed over */
+	PhaseStates states;			/* in, client NULL: the modules' states
+								 * handed over (begun zero: none); out,
+								 * PIPELINE_HAND_OFF: theirs, to hand over */
 	bool		failed;			/* out: the answer is an error's (a stream
 								 * that had begun was cut) */
 	int64		answered_by;	/* out: the route that answered or failed; 0: none */

@@ -12,6 +12,31 @@
 extern PhaseList pipeline_phases[PHASE_COUNT];
 
 /*
+ * On an executor, before its pipeline runs a request whose states st came
+ * in its frame: each slot decoded resumes at now (a module the worker
+ * handed no state over for begins its slot when it asks).
+ */
+extern void pipeline_states_resume(PhaseStates *st, TimestampTz now);
+
+/*
+ * Before pr crosses to an executor: begins the slots of the modules with
+ * state on the lists that no hook asked for yet (the executor may run
+ * their hooks), then drops from each begun slot what stays on the worker.
+ */
+extern void pipeline_states_hand_off(PhaseRequest *pr);
+
+/* Appends module id's begun slot of st to buf, by its state_encode. */
+extern void pipeline_state_encode(struct StringInfoData *buf, const PhaseStates *st,
+								  PhaseModuleId id);
+
+/*
+ * Fills module id's slot of st from its bytes in a REQUEST frame and marks
+ * it begun; false if id names no module with state or its state_decode
+ * refuses the bytes.
+ */
+extern bool pipeline_state_decode(PhaseStates *st, int id, const char *data, size_t len);
+
+/*
  * Builds the lists from serve/phase_list.h's modules that are on for
  * routes (NULL: no table yet): at start, after a reload and whenever the
  * route table loads.

@@ -19,6 +19,8 @@
 #include "access/htup_details.h"
 #include "common/hashfn.h"
 #include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "port/pg_bswap.h"
 #include "utils/guc.h"
 
 #define H2O_USE_LIBUV 0
@@ -28,6 +30,7 @@
 #include "message/response.h"
 #include "parse/jwt.h"
 #include "routes/route_stats.h"
+#include "serve/auth.h"
 #include "serve/phase.h"
 #include "serve/rate_limit.h"
 
@@ -73,6 +76,36 @@ static const char *const route_columns[] = {
 	"rate_key", "text",
 	NULL
 };
+
+/*
+ * Routes whose own limits one request's state remembers having counted; a
+ * request that matches more limited routes than this counts again (never
+ * less) in the ones beyond.
+ */
+#define RATE_LIMIT_MAX_COUNTED 8
+
+/*
+ * What the limits have counted of one request: the module's slot of its
+ * PhaseStates (serve/phase.h).
+ */
+typedef struct RateLimitState
+{
+	h2o_conn_t *client;			/* whose address; NULL: see has_key */
+	bool		has_key;		/* no client: key is its address key */
+	uint64		key[2];			/* the client's address key, if has_key */
+	TimestampTz now;			/* the request's clock */
+	bool		server_done;	/* the server's limit counted it */
+	int			ndone;			/* entries in route_done */
+	int64		route_done[RATE_LIMIT_MAX_COUNTED];	/* routes whose own limit counted it */
+} RateLimitState;
+
+/*
+ * The state in a REQUEST frame (state_encode): a flags byte, the address
+ * key, the count of routes and their ids, integers big-endian.
+ */
+#define WIRE_HAS_KEY 0x01
+#define WIRE_SERVER_DONE 0x02
+#define WIRE_FIXED_SIZE (1 + 8 + 8 + 1)
 
 /* webgres.rate_limit and its companions. */
 static double server_rate = 0;
@@ -188,10 +221,12 @@ shmem_request(void)
 	rate_buckets_shmem_request(bucket_slots);
 }
 
-/* Starts a request: nothing counted yet. */
-void
-rate_limit_begin(RateLimitState *st, h2o_conn_t *client, TimestampTz now)
+/* state_begin: a request that came on client (NULL: none) at now, nothing counted. */
+static void
+state_begin(void *state, h2o_conn_t *client, TimestampTz now)
 {
+	RateLimitState *st = state;
+
 	st->client = client;
 	st->has_key = false;
 	st->key[0] = st->key[1] = 0;
@@ -272,15 +307,93 @@ client_key(const RateLimitState *st, uint64 key[2])
 	}
 }
 
-/* Fills st's address key from its connection, to hand the request on. */
-void
-rate_limit_take_key(RateLimitState *st)
+/*
+ * state_hand_off: the executor counts the routes it runs beyond those
+ * counted here, by the address key taken now from the connection, which
+ * stays behind.
+ */
+static void
+state_hand_off(void *state)
 {
+	RateLimitState *st = state;
+
 	if (st->client != NULL && !st->has_key)
 	{
 		address_key(st->client, st->key);
 		st->has_key = true;
 	}
+	st->client = NULL;
+}
+
+/* Appends v big-endian. */
+static void
+put_u64(StringInfo buf, uint64 v)
+{
+	uint64		n = pg_hton64(v);
+
+	appendBinaryStringInfo(buf, (const char *) &n, sizeof(n));
+}
+
+/* Reads a big-endian u64 at p. */
+static uint64
+get_u64(const char *p)
+{
+	uint64		n;
+
+	memcpy(&n, p, sizeof(n));
+	return pg_ntoh64(n);
+}
+
+/* state_encode: what crosses to the executor (the layout above WIRE_FIXED_SIZE). */
+static void
+state_encode(StringInfo buf, const void *state)
+{
+	const RateLimitState *st = state;
+
+	appendStringInfoChar(buf, (char) ((st->has_key ? WIRE_HAS_KEY : 0) |
+									  (st->server_done ? WIRE_SERVER_DONE : 0)));
+	put_u64(buf, st->key[0]);
+	put_u64(buf, st->key[1]);
+	appendStringInfoChar(buf, (char) st->ndone);
+	for (int i = 0; i < st->ndone; i++)
+		put_u64(buf, (uint64) st->route_done[i]);
+}
+
+/*
+ * state_decode: a state from what state_encode wrote; false for unknown
+ * flags, more routes than a state holds, or a length that is not theirs.
+ */
+static bool
+state_decode(const char *data, size_t len, void *state)
+{
+	RateLimitState *st = state;
+	uint8		flags;
+	uint8		ndone;
+
+	if (len < WIRE_FIXED_SIZE)
+		return false;
+	flags = (uint8) data[0];
+	ndone = (uint8) data[WIRE_FIXED_SIZE - 1];
+	if ((flags & ~(WIRE_HAS_KEY | WIRE_SERVER_DONE)) != 0 || ndone > RATE_LIMIT_MAX_COUNTED ||
+		len != WIRE_FIXED_SIZE + 8 * (size_t) ndone)
+		return false;
+	st->client = NULL;
+	st->has_key = (flags & WIRE_HAS_KEY) != 0;
+	st->key[0] = get_u64(data + 1);
+	st->key[1] = get_u64(data + 9);
+	st->now = 0;
+	st->server_done = (flags & WIRE_SERVER_DONE) != 0;
+	st->ndone = ndone;
+	for (int i = 0; i < ndone; i++)
+		st->route_done[i] = (int64) get_u64(data + WIRE_FIXED_SIZE + 8 * i);
+	return true;
+}
+
+/* state_resume: on the executor, the request's clock is its own. */
+static void
+state_resume(void *state, TimestampTz now)
+{
+	((RateLimitState *) state)->now = now;
 }
 
 /* A string (a role name, a claim's value) as a key: two independent hashes. */
@@ -382,7 +495,7 @@ route_scope(const Route *r, RateKeyKind kind)
 static bool
 admit(PhaseRequest *pr, const Route *r)
 {
-	RateLimitState *st = pr->limits;
+	RateLimitState *st = phase_module_state(pr, PHASE_MODULE_ID_rate_limit);
 	h2o_req_t  *req = pr->req;
 	char	  **body = pr->body;
 	size_t	   *bodylen = pr->bodylen;
@@ -421,7 +534,7 @@ admit(PhaseRequest *pr, const Route *r)
 static bool
 admit_identity(PhaseRequest *pr, const Route *r)
 {
-	RateLimitState *st = pr->limits;
+	RateLimitState *st = phase_module_state(pr, PHASE_MODULE_ID_rate_limit);
 	const AuthState *auth = pr->auth;
 	const RouteRateLimit *lim = ROUTE_LIMIT(r);
 	uint64		key[2];
@@ -458,10 +571,11 @@ rate_limit_enabled(const RouteTable *routes)
 
 /*
  * The module (serve/phase.h): access checks before and after
- * authentication; beside the request, the buckets' shared memory, the
- * route's own limit from its columns, their trigger check, and the
- * refusals counted per route (webgres_route_rate_limited_total, and the
- * rate_limited column of webgres.route_stats).
+ * authentication, and what they counted of a request as its state; beside
+ * the request, the buckets' shared memory, the route's own limit from its
+ * columns, their trigger check, and the refusals counted per route
+ * (webgres_route_rate_limited_total, and the rate_limited column of
+ * webgres.route_stats).
  */
 const PhaseModule rate_limit_module = {
 	.name = "rate_limit",
@@ -475,4 +589,10 @@ const PhaseModule rate_limit_module = {
 		.counter = "rate_limited",
 		.counter_help = "Requests refused 429 because a rate limit was reached (docs/rate-limits.md).",
 	},
+	.state_size = sizeof(RateLimitState),
+	.state_begin = state_begin,
+	.state_hand_off = state_hand_off,
+	.state_encode = state_encode,
+	.state_decode = state_decode,
+	.state_resume = state_resume
 };

@@ -7,6 +7,8 @@ use strict;
 use warnings;
 use FindBin;
 use IO::Socket::INET;
+use IO::Socket::UNIX;
+use Socket qw(SOCK_STREAM);
 use JSON::PP qw(encode_json);
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -256,6 +258,84 @@ like($gr->{headers}{'ratelimit-policy'} // '', qr/^"server";q=2;w=\d+$/, 'its po
 is(statuses('127.0.0.102', '/plain', 1), '200', 'another address has its own');
 ok(WebgresTest::reload_all_workers($node, "webgres.rate_limit = 0\n"), 'the server limit off again');
 is(statuses('127.0.0.101', '/plain', 2), '200 200', 'and the address is served again');
+
+# ---- the rate limits' state in a REQUEST frame, as the executor reads it ----
+# A worker hands a request to an executor with what its limits counted:
+# the rate-limit module's own section of the frame (module id, length,
+# bytes; docs/internals-modules.md).  These frames are written here, as a
+# worker writes them, on the executors' socket.  The module's id is its
+# place in src/serve/phase_list.h (cors, rate_limit, ...).
+my $RL_MODULE = 1;
+$id{wire} = route('/wire', q{SELECT 'wire' AS body}, rate => 0.001, burst => 0, mode => 'executor');
+WebgresTest::wait_for_status($port, '/plain', 200) or die;
+
+# A length-prefixed string.
+sub wstr { return pack('N', length $_[0]) . $_[0]; }
+
+# The rate limits' state: flags (1 the address key, 2 the server's limit
+# counted), the key, the routes whose limits counted the request.
+sub rl_state
+{
+	my ($flags, $k0, $k1, @done) = @_;
+	return pack('C Q> Q> C', $flags, $k0, $k1, scalar @done) . join('', map { pack('Q>', $_) } @done);
+}
+
+# A REQUEST frame for GET $path with these module states ([id, bytes] each).
+sub request_frame
+{
+	my ($path, @states) = @_;
+	my $p = pack('Q> Q> C', 0, $id{wire}, 0);
+	$p .= pack('C', scalar @states) . join('', map { pack('C', $_->[0]) . wstr($_->[1]) } @states);
+	$p .= pack('C', 0) . wstr('x') . wstr('GET') . wstr($path) . pack('Q>', ~0);
+	$p .= pack('N', 0) . pack('C', 0) . pack('N', 0);
+	return pack('N', length $p) . 'Q' . $p;
+}
+
+# Sends a frame to the executors; the status of the HEAD frame that comes
+# back, or 0 if the executor closed the connection without one.
+sub to_executor
+{
+	my ($frame) = @_;
+	my ($pm) = split /\n/, slurp_file($node->data_dir . '/postmaster.pid');
+	my $s = IO::Socket::UNIX->new(Type => SOCK_STREAM, Peer => "\0webgres-executors-$pm")
+	  or die "connect to the executors: $!";
+	binmode $s;
+	print $s $frame;
+	my $in = '';
+	my $deadline = time + 10;
+	while (time < $deadline)
+	{
+		my $n = sysread($s, my $buf, 65536);
+		last if !$n;
+		$in .= $buf;
+	}
+	close $s;
+	return 0 if length($in) < 9 || substr($in, 4, 1) ne 'H';
+	return unpack('N', substr($in, 5, 4));
+}
+
+is(join(' ', map { to_executor(request_frame('/wire', [ $RL_MODULE, rl_state(1, 7, 1, $id{wire}) ])) } 1 .. 2),
+	'200 200', 'a state saying the worker counted the route: the executor does not count it again');
+is(join(' ', map { to_executor(request_frame('/wire', [ $RL_MODULE, rl_state(1, 7, 2) ])) } 1 .. 2),
+	'200 429', 'a state with the address key and nothing counted: the executor counts by that key');
+
+my %bad = (
+	'a module id no module has' => [ [ 250, rl_state(1, 7, 3) ] ],
+	'the rate limits\' state a byte short' => [ [ $RL_MODULE, substr(rl_state(1, 7, 3, 5), 0, -1) ] ],
+	'a flag the rate limits do not know' => [ [ $RL_MODULE, rl_state(4, 7, 3) ] ],
+	'more counted routes than a state holds' => [ [ $RL_MODULE, rl_state(1, 7, 3, 1 .. 9) ] ],
+	'one module\'s state twice' => [ [ $RL_MODULE, rl_state(1, 7, 3) ], [ $RL_MODULE, rl_state(1, 7, 3) ] ],
+);
+for my $what (sort keys %bad)
+{
+	my $offset = -s $node->logfile;
+	is(to_executor(request_frame('/wire', @{ $bad{$what} })), 0, "$what: the executor answers nothing");
+	ok(WebgresTest::poll_until(sub { slurp_file($node->logfile, $offset) =~ /got a malformed request/ }, 10),
+		"$what: a malformed frame, logged");
+}
+is(to_executor(request_frame('/wire', [ $RL_MODULE, rl_state(1, 7, 4) ])), 200,
+	'the executor serves the next well-formed frame');
+is(get_from('127.0.0.120', '/wire')->{status}, 200, 'and requests handed over by the workers');
 
 # ---- buckets live in shared memory: a restart forgets them ----
 is(get_from('127.0.0.3', '/addr')->{status}, 429, 'before a restart, 127.0.0.3 is over its limit');
