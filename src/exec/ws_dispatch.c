@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "access/xact.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -410,7 +411,13 @@ run_call(const WsCallSpec *c, StringInfo out, WsRunPlace place)
 		PushActiveSnapshot(GetTransactionSnapshot());
 		for (int i = 0; i < c->nsettings; i++)
 			set_local(c->names[i], c->values[i]);
-		if (c->search_path != NULL)
+		/*
+		 * Only if another one is in force (as handler.c's
+		 * enter_search_path): setting it, even to the same value, throws
+		 * away the namespace lookup's cached path, which the plan cache's
+		 * check of every kept plan then computes again.
+		 */
+		if (c->search_path != NULL && strcmp(c->search_path, namespace_search_path) != 0)
 			set_local("search_path", c->search_path);
 		if (c->timeout_ms > 0)
 			enable_timeout_after(STATEMENT_TIMEOUT, c->timeout_ms);
