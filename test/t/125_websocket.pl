@@ -1,7 +1,8 @@
 # WebSocket routes, spoken to by a client on a raw socket (WsClient.pm):
 # the handshake's accept key, messages echoed through SQL handlers (on the
-# worker or executors) as the route's owner or the token's role with its claims, the
-# open handler's refusals and first message, the close handler, the
+# worker or executors) as the route's owner or the token's role with its
+# claims, each reply in one write, the open handler's refusals and first
+# message, the close handler, the
 # upgrade's refusals (no key 400, bad version 426, foreign Origin 403, no
 # token 401), NOTIFY delivered as messages, and a slow message handler
 # that holds up neither another socket nor HTTP on the same worker.
@@ -86,6 +87,25 @@ is($f->{payload}, "echo: h\xc3\xa9llo", 'the message handler got the text as $2 
 $c->send_text("m$_") for 1 .. 20;
 my @got = map { ($c->next_message // {})->{payload} // '' } 1 .. 20;
 is_deeply(\@got, [map { "echo: m$_" } 1 .. 20], 'messages of one socket are handled in order');
+
+# A reply goes out in one write (frame header and payload together, as
+# one TCP segment), not one write for each: the worker's count of write
+# system calls (/proc/PID/io, syscw) grows by about one per message.
+my ($worker) = WebgresTest::worker_pids($node);
+sub write_calls
+{
+	open my $io, '<', "/proc/$worker/io" or die "/proc/$worker/io: $!";
+	my ($n) = join('', <$io>) =~ /^syscw:\s*(\d+)/m;
+	return $n;
+}
+my $writes = write_calls();
+for my $i (1 .. 100)
+{
+	$c->send_text("w$i");
+	($c->next_message // {})->{payload} eq "echo: w$i" or last;
+}
+$writes = write_calls() - $writes;
+cmp_ok($writes, '<', 150, "100 replies take about 100 writes ($writes), not two each");
 $c->send_close(1000, 'bye');
 is($c->wait_close, 1000, 'the close is echoed with its code');
 ok($c->wait_eof, 'then the server closes the connection');
