@@ -331,6 +331,17 @@ put_rows(StringInfo out)
 			b = DatumGetByteaPP(d);
 			put_frame(out, WS_FRAME_BINARY, VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b));
 		}
+		else if (TupleDescAttr(desc, 0)->atttypid == TEXTOID)
+		{
+			/* Its bytes are its output: no output function, copy or strlen. */
+			Datum		d = SPI_getbinval(tup, desc, 1, &isnull);
+			text	   *t;
+
+			if (isnull)
+				continue;
+			t = DatumGetTextPP(d);
+			put_frame(out, WS_FRAME_TEXT, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+		}
 		else
 		{
 			char	   *text = SPI_getvalue(tup, desc, 1);
