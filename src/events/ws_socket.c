@@ -23,7 +23,13 @@
  *
  * As in sse.c, bytes are never handed to libh2o outside its loop's
  * callbacks: a socket with something to send is flushed (wslay's send, by
- * h2o_websocket_proceed) from the loop's next pass.
+ * h2o_websocket_proceed) from the loop's next pass.  libh2o 2.2.5's own
+ * send callback writes each piece wslay gives it on its own and refuses
+ * the next until that write completes, a loop pass later: a message's
+ * 2-byte header and its payload went out as two writes, two TCP segments.
+ * The socket's send callback is replaced (gather_send) by one that gathers
+ * what wslay has queued, frames and headers alike, into one buffer that
+ * goes out in one write.
  */
 #include "postgres.h"
 
@@ -51,6 +57,15 @@
 
 /* How long a socket that sent its close waits for the client's. */
 #define WS_CLOSE_WAIT_MS 2000
+
+/*
+ * Most bytes gathered for one write; past it the write starts and wslay
+ * keeps the rest queued until that write completes.
+ */
+#define WS_GATHER_MAX (64 * 1024)
+
+/* The bit of a frame's first byte that marks a control frame (close, ping, pong). */
+#define WS_OPCODE_CONTROL_BIT 0x08
 
 /* How long a socket may hold more than webgres.sse_buffer_limit unsent. */
 #define WS_STALL_GRACE_MS 1000
@@ -109,6 +124,10 @@ struct WsSocket
 	uint64		keys_generation;	/* of the keys file that verified it; 0: none */
 	h2o_timeout_entry_t flush_due;	/* linked while bytes wait for the loop */
 	h2o_timeout_entry_t dispatch_due;	/* linked while a call may start */
+	StringInfoData gathered;	/* bytes for the next write (gather_send) */
+	bool		gathered_writing;	/* they are being written */
+	bool		gather_in_frame;	/* the next piece is a frame's payload */
+	bool		gather_control; /* the frame being gathered is a control frame */
 	WsGoneCallback gone;
 	void	   *gone_arg;
 };
@@ -312,6 +331,90 @@ transport_gone(WsSocket *ws)
 	release_if_done(ws);
 }
 
+/*
+ * A write of the gathered bytes completed: they may go, and wslay may send
+ * what it queued meanwhile (as libh2o's own completion does).
+ */
+static void
+on_gathered_written(h2o_socket_t *sock, const char *err)
+{
+	h2o_websocket_conn_t *conn = sock->data;
+	WsSocket   *ws = conn->data;
+
+	ws->gathered_writing = false;
+	/* A large batch's buffer is not kept for the next. */
+	if (ws->gathered.maxlen > WS_GATHER_MAX)
+	{
+		pfree(ws->gathered.data);
+		ws->gathered.data = NULL;
+	}
+	else
+		resetStringInfo(&ws->gathered);
+	if (err != NULL)
+	{
+		(*conn->cb) (conn, NULL);
+		return;
+	}
+	h2o_websocket_proceed(conn);
+}
+
+/* Starts the write of the gathered bytes, if there are some and none is under way. */
+static void
+write_gathered(WsSocket *ws)
+{
+	h2o_iovec_t buf;
+
+	if (ws->gathered_writing || ws->gathered.data == NULL || ws->gathered.len == 0 ||
+		ws->conn == NULL || ws->conn->sock == NULL)
+		return;
+	ws->gathered_writing = true;
+	buf = h2o_iovec_init(ws->gathered.data, ws->gathered.len);
+	h2o_socket_write(ws->conn->sock, &buf, 1, on_gathered_written);
+}
+
+/*
+ * wslay's send callback: takes all it is given into the socket's gathered
+ * bytes.  wslay gives a frame's header (flagged WSLAY_MSG_MORE when a
+ * payload follows) and then its payload.  The write starts at the end of a
+ * frame once wslay's queue holds no other message (the message being sent
+ * is counted until its last piece has gone), at the end of a control
+ * frame (a close, which may go ahead of queued messages, is the last
+ * thing sent: libh2o closes a socket that has nothing being written and
+ * nothing left to send), or once WS_GATHER_MAX is reached.  While a write
+ * is under way wslay is told to wait, and sends again when it completes.
+ */
+static ssize_t
+gather_send(wslay_event_context_ptr ctx, const uint8_t *data, size_t len, int flags,
+			void *user_data)
+{
+	h2o_websocket_conn_t *conn = user_data;
+	WsSocket   *ws = conn->data;
+	bool		frame_ends = (flags & WSLAY_MSG_MORE) == 0;
+
+	if (ws->gathered_writing || conn->sock == NULL)
+	{
+		wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+		return -1;
+	}
+	if (ws->gathered.data == NULL)
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(ws->cxt);
+
+		initStringInfo(&ws->gathered);
+		MemoryContextSwitchTo(oldcxt);
+	}
+	if (!ws->gather_in_frame && len > 0)
+		ws->gather_control = (data[0] & WS_OPCODE_CONTROL_BIT) != 0;
+	ws->gather_in_frame = !frame_ends;
+	appendBinaryStringInfo(&ws->gathered, (const char *) data, len);
+	if ((frame_ends && (ws->gather_control || wslay_event_get_queued_msg_count(ctx) <= 1)) ||
+		ws->gathered.len >= WS_GATHER_MAX)
+		write_gathered(ws);
+	else if (frame_ends)
+		flush_soon(ws);
+	return (ssize_t) len;
+}
+
 /* libh2o: a message came (arg), or the socket closed (NULL). */
 static void
 on_ws_message(h2o_websocket_conn_t *conn, const struct wslay_event_on_msg_recv_arg *arg)
@@ -366,6 +469,8 @@ on_flush_due(h2o_timeout_entry_t *entry)
 
 	if (ws->conn != NULL && ws->conn->sock != NULL)
 	{
+		/* Bytes gathered with no write started yet go first. */
+		write_gathered(ws);
 		h2o_websocket_proceed(ws->conn);
 		/* proceed may have ended the socket (and freed it, with nothing queued). */
 	}
@@ -556,6 +661,7 @@ ws_start(h2o_req_t *req, const char *key, const WsHandlers *handlers,
 											  ALLOCSET_SMALL_SIZES);
 	WsSocket   *ws = MemoryContextAllocZero(cxt, sizeof(WsSocket));
 	WsHandlers *h = &ws->handlers;
+	struct wslay_event_callbacks callbacks;
 
 	ws->cxt = cxt;
 	h->conn_id = handlers->conn_id;
@@ -586,6 +692,10 @@ ws_start(h2o_req_t *req, const char *key, const WsHandlers *handlers,
 				   H2O_STRLIT(WEBGRES_SERVER_NAME));
 	ws->conn = h2o_upgrade_to_websocket(req, key, ws, on_ws_message);
 	wslay_event_config_set_max_recv_msg_length(ws->conn->ws_ctx, ws_settings.max_message);
+	/* libh2o's callbacks, but for sending: a write per batch, not per piece. */
+	callbacks = ws->conn->ws_callbacks;
+	callbacks.send_callback = gather_send;
+	wslay_event_config_set_callbacks(ws->conn->ws_ctx, &callbacks);
 	/* Goes out once the 101 has: libh2o then proceeds with the socket. */
 	if (first != NULL && firstlen > 0)
 	{
@@ -644,7 +754,8 @@ sockets_writing(void)
 		WsSocket   *ws = dlist_container(WsSocket, node, iter.cur);
 
 		if (ws->conn != NULL && ws->conn->sock != NULL &&
-			(wslay_event_want_write(ws->conn->ws_ctx) || h2o_socket_is_writing(ws->conn->sock)))
+			(wslay_event_want_write(ws->conn->ws_ctx) || h2o_socket_is_writing(ws->conn->sock) ||
+			 (ws->gathered.data != NULL && ws->gathered.len > 0)))
 			return true;
 	}
 	return false;

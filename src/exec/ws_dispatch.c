@@ -23,7 +23,9 @@
  * The run, wherever it is: the call runs in a transaction of its own, as the
  * role and with the settings (request.jwt.claims and the rest) its socket's
  * open handler had, under the route's search_path, in a security-restricted
- * operation like every handler, bounded by webgres.handler_timeout.  Each
+ * operation like every handler, bounded by webgres.handler_timeout; what it
+ * changes in the settings, even for the session, ends with it, as an HTTP
+ * handler's changes end with its request.  Each
  * row's first column is a message: bytea as binary, anything else as text.
  *
  * A call's payload: kind (1 byte), connection id (8), close code (4),
@@ -37,6 +39,7 @@
 #include <unistd.h>
 
 #include "access/xact.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -276,6 +279,34 @@ set_local(const char *name, const char *value)
 							 true, 0, false);
 }
 
+/*
+ * Puts the call's settings (request.jwt.claims and the rest) in effect
+ * until clear_settings(), as message/request.c does for a request: as an
+ * override, not stacked, since Postgres 15 ends a nest level or a
+ * transaction in which anything was stacked by walking every setting there
+ * is (AtEOXact_GUC).  What the handler sets on top is stacked in its own
+ * nest level and undone when the call ends.
+ */
+static void
+apply_settings(const WsCallSpec *c)
+{
+	for (int i = 0; i < c->nsettings; i++)
+		(void) set_config_option(c->names[i], c->values[i], PGC_USERSET, PGC_S_OVERRIDE,
+								 GUC_ACTION_SET, true, 0, false);
+}
+
+/*
+ * Takes the call's settings away again (empty, as request.c leaves them),
+ * so that no later handler sees them; in or out of a transaction.
+ */
+static void
+clear_settings(const WsCallSpec *c)
+{
+	for (int i = 0; i < c->nsettings; i++)
+		(void) set_config_option(c->names[i], "", PGC_USERSET, PGC_S_OVERRIDE,
+								 GUC_ACTION_SET, true, 0, false);
+}
+
 /* Appends a frame per row of the result: its first column as a message. */
 static void
 put_rows(StringInfo out)
@@ -299,6 +330,17 @@ put_rows(StringInfo out)
 				continue;
 			b = DatumGetByteaPP(d);
 			put_frame(out, WS_FRAME_BINARY, VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b));
+		}
+		else if (TupleDescAttr(desc, 0)->atttypid == TEXTOID)
+		{
+			/* Its bytes are its output: no output function, copy or strlen. */
+			Datum		d = SPI_getbinval(tup, desc, 1, &isnull);
+			text	   *t;
+
+			if (isnull)
+				continue;
+			t = DatumGetTextPP(d);
+			put_frame(out, WS_FRAME_TEXT, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
 		}
 		else
 		{
@@ -402,15 +444,23 @@ run_call(const WsCallSpec *c, StringInfo out, WsRunPlace place)
 		char		nulls[3] = {' ', ' ', ' '};
 		int			nargs = 3;
 		int			rc;
+		int			nguc;
 		uint32		ms;
 
 		pgstat_report_activity(STATE_RUNNING, c->sql);
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "SPI_connect failed");
 		PushActiveSnapshot(GetTransactionSnapshot());
-		for (int i = 0; i < c->nsettings; i++)
-			set_local(c->names[i], c->values[i]);
-		if (c->search_path != NULL)
+		/* What the handler sets, even for the session, ends with the call. */
+		nguc = NewGUCNestLevel();
+		apply_settings(c);
+		/*
+		 * Only if another one is in force (as handler.c's
+		 * enter_search_path): setting it, even to the same value, throws
+		 * away the namespace lookup's cached path, which the plan cache's
+		 * check of every kept plan then computes again.
+		 */
+		if (c->search_path != NULL && strcmp(c->search_path, namespace_search_path) != 0)
 			set_local("search_path", c->search_path);
 		if (c->timeout_ms > 0)
 			enable_timeout_after(STATEMENT_TIMEOUT, c->timeout_ms);
@@ -452,6 +502,8 @@ run_call(const WsCallSpec *c, StringInfo out, WsRunPlace place)
 			put_rows(out);
 		SetUserIdAndSecContext(save_userid, save_sec_context);
 		disable_timeout(STATEMENT_TIMEOUT, false);
+		AtEOXact_GUC(false, nguc);
+		clear_settings(c);
 
 		SPI_finish();
 		PopActiveSnapshot();
@@ -481,6 +533,7 @@ run_call(const WsCallSpec *c, StringInfo out, WsRunPlace place)
 		FreeErrorData(edata);
 		FlushErrorState();
 		AbortCurrentTransaction();
+		clear_settings(c);
 		out->len = start;
 		out->data[start] = '\0';
 		if (end == WS_RUN_FAILED)

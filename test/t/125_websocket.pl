@@ -1,7 +1,9 @@
 # WebSocket routes, spoken to by a client on a raw socket (WsClient.pm):
 # the handshake's accept key, messages echoed through SQL handlers (on the
-# worker or executors) as the route's owner or the token's role with its claims, the
-# open handler's refusals and first message, the close handler, the
+# worker or executors) as the route's owner or the token's role with its
+# claims, each reply in one write, what a handler sets ending with its
+# message, the open handler's refusals and first message, the close
+# handler, the
 # upgrade's refusals (no key 400, bad version 426, foreign Origin 403, no
 # token 401), NOTIFY delivered as messages, and a slow message handler
 # that holds up neither another socket nor HTTP on the same worker.
@@ -14,6 +16,7 @@ use WebgresTest;
 use WsClient;
 
 my $secret = 'the-test-secret-of-at-least-32-bytes!';
+my $r;
 my $node = WebgresTest->new_node('websocket', workers => 1, conf => <<"EOC");
 webgres.jwt_secret = '$secret'
 webgres.executors = 2
@@ -86,6 +89,25 @@ is($f->{payload}, "echo: h\xc3\xa9llo", 'the message handler got the text as $2 
 $c->send_text("m$_") for 1 .. 20;
 my @got = map { ($c->next_message // {})->{payload} // '' } 1 .. 20;
 is_deeply(\@got, [map { "echo: m$_" } 1 .. 20], 'messages of one socket are handled in order');
+
+# A reply goes out in one write (frame header and payload together, as
+# one TCP segment), not one write for each: the worker's count of write
+# system calls (/proc/PID/io, syscw) grows by about one per message.
+my ($worker) = WebgresTest::worker_pids($node);
+sub write_calls
+{
+	open my $io, '<', "/proc/$worker/io" or die "/proc/$worker/io: $!";
+	my ($n) = join('', <$io>) =~ /^syscw:\s*(\d+)/m;
+	return $n;
+}
+my $writes = write_calls();
+for my $i (1 .. 100)
+{
+	$c->send_text("w$i");
+	($c->next_message // {})->{payload} eq "echo: w$i" or last;
+}
+$writes = write_calls() - $writes;
+cmp_ok($writes, '<', 150, "100 replies take about 100 writes ($writes), not two each");
 $c->send_close(1000, 'bye');
 is($c->wait_close, 1000, 'the close is echoed with its code');
 ok($c->wait_eof, 'then the server closes the connection');
@@ -193,6 +215,35 @@ is($node->safe_psql('postgres', q{
 	SELECT webgres.openapi() #> '{paths,/ping,get}' ? 'x-webgres-upgrade'}),
 	'f', '... and no other');
 
+# What a message handler sets, even for the session, ends with its
+# message, as an HTTP handler's changes end with its request: neither the
+# socket's next message nor an HTTP request the same worker serves after
+# it sees it (a forged request.jwt.claims among them).  Both routes run on
+# the worker's loop.
+$node->safe_psql('postgres', q{
+	SET ROLE authenticator;
+	INSERT INTO webgres.routes (method, path, handler, upgrade, on_message, owner, mode)
+	VALUES ('GET', '/setter', 'SELECT NULL AS body', 'websocket',
+	        $h$SELECT coalesce(nullif(current_setting('app.note', true), ''), 'none')
+	                  || ' ' || set_config('app.note', $2, false)
+	                  || ' ' || set_config('request.jwt.claims', '{"role":"forged"}', false)$h$,
+	        'authenticator', 'inline');
+	INSERT INTO webgres.routes (method, path, handler, owner, mode)
+	VALUES ('GET', '/claims', $h$SELECT 'claims:' || coalesce(current_setting('request.jwt.claims', true), '')
+	                                    || ' note:' || coalesce(current_setting('app.note', true), '') AS body$h$,
+	        'authenticator', 'inline')});
+WebgresTest::wait_for_status($port, '/claims', 200);
+$c = WsClient->open($port, '/setter');
+$c->send_text('first');
+like(($c->next_message // {})->{payload} // '', qr/^none first /, 'a handler sets app.note for the session');
+$c->send_text('second');
+like(($c->next_message // {})->{payload} // '', qr/^none second /,
+	"the socket's next message does not see it");
+$r = WebgresTest::http_get($port, '/claims');
+is($r->{body}, 'claims: note:', 'nor does a later HTTP request, whose claims are not the forged ones');
+$c->send_close(1000);
+$c->wait_close;
+
 # ---- roles and claims ----
 my $token = $node->safe_psql('postgres',
 	q{SELECT webgres.jwt_sign('{"role":"alice","sub":"u1"}', '1 hour')});
@@ -237,7 +288,7 @@ my $other = WsClient->open($port, '/echo');
 is(($other->next_message // {})->{payload}, 'hello authenticator', 'another socket opens meanwhile');
 $other->send_text('quick');
 is(($other->next_message // {})->{payload}, 'echo: quick', 'and is answered meanwhile');
-my $r = WebgresTest::http_get($port, '/ping');
+$r = WebgresTest::http_get($port, '/ping');
 is($r->{body}, 'pong', 'HTTP is served meanwhile');
 is($node->safe_psql('postgres', $waiting), '1', 'all while the slow handler still runs');
 $gate->query_safe('COMMIT');
