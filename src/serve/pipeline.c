@@ -737,6 +737,44 @@ answer_from_mount(Request *rq, MountTable *mounts)
 }
 
 /*
+ * True if a route that rq matches before route last (which wants an
+ * executor) answers with an event stream: the request then stays on the
+ * loop, where only that stream can be served; a route after it runs only
+ * if the stream declines, and run_matching_routes() sends the request on
+ * from there as it would for any route.  Outside a transaction (in_xact
+ * false), a route whose handler this worker has not described yet leaves
+ * the question to the request's transaction (rq->deferred) and the answer
+ * is false.  Asked only when a route after the first wants an executor,
+ * so a path with one route never pays for it.
+ */
+static bool
+stream_comes_first(Request *rq, const RouteTable *routes, const Route *last,
+				   bool in_xact, PathCapture *caps)
+{
+	MemoryContext oldcxt = MemoryContextSwitchTo(request_cxt);
+	RouteMatch	m;
+	Route	   *r;
+	int			ncaps;
+	bool		stream = false;
+
+	routes_match_init(&m, routes, &rq->segs);
+	while (!stream && (r = routes_match_next(&m, &ncaps, caps)) != NULL && r != last)
+	{
+		if (!method_matches(r, rq->req, rq->is_head))
+			continue;
+		if (!in_xact && !handler_knows_event_stream(r))
+		{
+			rq->deferred = true;
+			break;
+		}
+		stream = handler_answers_event_stream(r);
+	}
+	routes_match_end(&m);
+	MemoryContextSwitchTo(oldcxt);
+	return stream;
+}
+
+/*
  * Looks at the routes the request matches in the table as last loaded,
  * without a transaction.  Answers from the cached response of a constant
  * route, if the first match is one and the table was checked recently, and
@@ -776,6 +814,13 @@ answer_without_transaction(Request *rq)
 			case PLACE_EXECUTOR:
 				/* A request runs wholly in one place: any route may send it off. */
 				rq->share = false;
+				/*
+				 * ... but an event stream before it keeps it on the loop; a
+				 * route before it not described yet leaves that to the
+				 * transaction (place_deferred).
+				 */
+				if (!first && (stream_comes_first(rq, routes, r, false, caps) || rq->deferred))
+					return false;
 				/* Nothing looked at the token yet: run_handlers() has not run. */
 				auth_begin(&rq->auth);
 				if (first && !admit_to_executor(rq, r))
@@ -933,6 +978,9 @@ place_deferred(Request *rq, const RouteTable *routes, PathCapture *caps)
 			continue;
 		if (wants_executor(rq, r, true))
 		{
+			/* An event stream before it is served here, as it must be. */
+			if (!first && stream_comes_first(rq, routes, r, true, caps))
+				return false;
 			if (!first || admit_to_executor(rq, r))
 				set_hand_off(rq, r, false);
 			return true;

@@ -1,11 +1,14 @@
 # Where an event stream runs when webgres.inline_budget is 0, which sends
 # every other request of a route in mode auto to an executor: on the
 # worker's loop, which listens, from the first request of a route the
-# worker has never run (mode auto and mode executor alike); and an executor
-# handed an event stream all the same (a later route of its path runs
-# there) answers it with an error instead of dying, as it does when a lock
-# held the stream's first run past the default budget before the worker
-# could tell it was a stream; the route then stays on the loop.
+# worker has never run (mode auto and mode executor alike), and also when
+# a later route of its path runs on executors (which still serve that
+# route's requests); an executor handed an event stream all the same (the
+# stream declined on the loop, the later route sent the request there and
+# the stream answered there) answers it with an error instead of dying.
+# With the default budget, a lock that holds a stream's first run past it
+# before the worker could tell it was a stream sends it to an executor as
+# any slow route's; the route then stays on the loop.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -20,8 +23,10 @@ my $port = $node->{webgres_port};
 
 # One statement, so one route table holds them all: the marker (inline)
 # shows the worker has it without running, or preparing, any other route.
-# /mixed's first route answers only on an executor, so that a request to
-# it goes there (its second route is in mode executor) and meets a stream.
+# /mixed's first route answers only on an executor: it declines on the
+# loop, its second route (mode executor) sends the request there, and
+# there it meets a stream.  /feed and /feed2 share their path between a
+# stream and a route in mode executor: for any method, and for POST.
 my %id = map { split /\|/ } split /\n/, $node->safe_psql('postgres', q{
 	INSERT INTO webgres.routes (method, path, priority, handler, mode) VALUES
 	  ('GET', '/marker', 0, $$SELECT 'here' AS body$$, 'inline'),
@@ -31,7 +36,13 @@ my %id = map { split /\|/ } split /\n/, $node->safe_psql('postgres', q{
 	  ('GET', '/mixed', 1, $$SELECT ARRAY['mixed'] AS channels FROM request
 	                         WHERE EXISTS (SELECT FROM pg_stat_activity WHERE pid = pg_backend_pid()
 	                                       AND application_name LIKE 'webgres executor%')$$, 'auto'),
-	  ('GET', '/mixed', 0, $$SELECT 'not reached' AS body FROM request$$, 'executor')
+	  ('GET', '/mixed', 0, $$SELECT 'not reached' AS body FROM request$$, 'executor'),
+	  ('GET', '/feed', 1, $$SELECT ARRAY['feed'] AS channels FROM request$$, 'auto'),
+	  (NULL, '/feed', 0, $$SELECT 'from ' || application_name AS body FROM pg_stat_activity
+	                     WHERE pid = pg_backend_pid()$$, 'executor'),
+	  ('GET', '/feed2', 1, $$SELECT ARRAY['feed2'] AS channels FROM request$$, 'auto'),
+	  ('POST', '/feed2', 0, $$SELECT 'from ' || application_name AS body FROM pg_stat_activity
+	                     WHERE pid = pg_backend_pid()$$, 'executor')
 	RETURNING path || priority, id});
 WebgresTest::wait_for_status($port, '/marker', 200);
 
@@ -55,6 +66,32 @@ my %placed = map { $_ => 1 } split /\n/,
   $node->safe_psql('postgres', 'SELECT route_id FROM webgres.route_execution()');
 ok($placed{ $id{'/plain0'} }, '... from an executor');
 ok(!$placed{ $id{'/auto/:ch0'} } && !$placed{ $id{'/exec/:ch0'} }, 'no stream was handed to an executor');
+
+# A path whose event stream shares it with a route in mode executor: a GET
+# (or HEAD) the stream comes first for is served on the loop as if the
+# path had no other route, and every other request still goes to an
+# executor.  Twice for each: the worker's first request describes the
+# handlers in its transaction, the second is placed from what it knows.
+for my $p ('/feed', '/feed2')
+{
+	for my $round (1, 2)
+	{
+		(my $ch = $p) =~ s{^/}{};
+		my $c = SseReader::open_h1($port, $p);
+		like($c->{head} // '', qr{^HTTP/1\.1 200 .*text/event-stream}s,
+			"$p ($round): the event stream sharing its path with an executor route opens (200)");
+		$node->safe_psql('postgres', "NOTIFY $ch, '$round shared'");
+		SseReader::read_until([$c], sub { $c->{n} >= 1 }, 30);
+		is($c->{n}, 1, "$p ($round): ... on the loop: a NOTIFY reaches it");
+		close $c->{sock};
+		my $post = WebgresTest::request($port, 'POST', $p);
+		is($post->{status}, 200, "$p ($round): POST is answered by the executor route");
+		like($post->{body}, qr/^from webgres executor/, "$p ($round): ... on an executor");
+	}
+}
+%placed = map { $_ => 1 } split /\n/,
+  $node->safe_psql('postgres', 'SELECT route_id FROM webgres.route_execution()');
+ok(!$placed{ $id{'/feed1'} } && !$placed{ $id{'/feed21'} }, 'neither shared stream went to an executor');
 
 # An executor that meets a stream answers 500 and says why; it goes on.
 my $res = WebgresTest::http_get($port, '/mixed');
@@ -82,6 +119,14 @@ $node->safe_psql('postgres', q{
 	  ('GET', '/marker2', $$SELECT 'here' AS body$$, 'inline'),
 	  ('GET', '/gated/:ch', $$SELECT ARRAY[request.params->>'ch'] AS channels FROM request, (SELECT count(*) FROM gate) AS g$$, 'auto')});
 WebgresTest::wait_for_status($port, '/marker2', 200);
+# The new table's first request to /feed, with the default budget: its
+# stream is still served on the loop.
+{
+	my $c = SseReader::open_h1($port, '/feed');
+	like($c->{head} // '', qr{^HTTP/1\.1 200 .*text/event-stream}s,
+		'/feed with a budget of 10 ms: the shared stream opens (200)');
+	close $c->{sock};
+}
 {
 	my $locker = $node->background_psql('postgres');
 	$locker->query_safe('BEGIN; LOCK TABLE gate IN ACCESS EXCLUSIVE MODE');
