@@ -876,6 +876,34 @@ run_stream(Request *rq, Route *r)
 }
 
 /*
+ * Seconds a client is asked to wait (Retry-After) before it asks again for
+ * an event stream that reached an executor because a lock held its first
+ * run on the loop past webgres.inline_budget.
+ */
+#define STREAM_RETRY_AFTER_SECONDS "1"
+
+/*
+ * Answers, on an executor, the event stream of route r whose first run the
+ * loop cut after webgres.inline_budget: a lock on a table its handler
+ * reads (an ALTER TABLE) kept the worker from telling it was a stream.  It
+ * waited here for that lock as any handler would (handler_timeout, then
+ * 504); now that it ran, it cannot be held open here: 503 with Retry-After,
+ * and the worker, which can now describe the handler, serves the next
+ * request on its loop.  Not an error of the handler's.
+ */
+static void
+answer_stream_retry(Request *rq, Route *r)
+{
+	ereport(LOG,
+			(errmsg("webgres route %s answers with an event stream, and its first run waited for a lock past webgres.inline_budget",
+					r->label),
+			 errdetail("It ran on an executor, which cannot hold a stream open: it was answered 503 with Retry-After, and the worker serves the next request.")));
+	response_simple(rq->req, 503, http_reason(503), rq->body, rq->bodylen);
+	h2o_add_header(&rq->req->pool, &rq->req->res.headers, H2O_TOKEN_RETRY_AFTER, NULL,
+				   H2O_STRLIT(STREAM_RETRY_AFTER_SECONDS));
+}
+
+/*
  * Runs route r's handler for the request (with its captures set); true if
  * the route answered.  An event stream's rows go to events.c, which answers
  * or LISTENs (phase 1).
@@ -917,13 +945,18 @@ run_route(Request *rq, Route *r)
 	if (result == HANDLER_EVENT_ROWS)
 	{
 		/* Only a worker's loop holds a stream: an executor must not LISTEN. */
+		if (!events_served_here() && rq->run->cut_route_id == r->id)
+		{
+			answer_stream_retry(rq, r);
+			return true;
+		}
 		if (!events_served_here())
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("webgres route %s answers with an event stream, which an executor cannot serve",
 							r->label),
 					 errdetail("Event streams and WebSockets are held open by the HTTP worker that listens for their notifications."),
-					 errhint("A request that another route of the same path sends to executors (mode executor or stream, or a slow auto route) runs wholly there: give the event stream a path of its own.")));
+					 errhint("A request that a route before the event stream on the same path sends to executors (mode executor or stream, or a slow auto route) runs wholly there, as does one the stream declined on the loop: give the event stream a path of its own.")));
 		rq->listening = events_first_phase(&rq->rd, rows, &rq->listen, rq->body, rq->bodylen);
 		rq->event_route_id = r->id;
 	}

@@ -8,7 +8,9 @@
 # the stream answered there) answers it with an error instead of dying.
 # With the default budget, a lock that holds a stream's first run past it
 # before the worker could tell it was a stream sends it to an executor as
-# any slow route's; the route then stays on the loop.
+# any slow route's: it waits there as any handler would, and is answered
+# 503 with Retry-After once the lock is gone, or 504 at handler_timeout,
+# never 500; the route then stays on the loop.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -109,9 +111,10 @@ is($stream{auto}{n}, 2, 'the first stream still gets notifications');
 # handler reads is locked (an ALTER TABLE in progress): the worker waits
 # only a few milliseconds to tell what the handler answers, so the run
 # goes on under the budget, is cut there and goes to an executor as any
-# slow route's, which answers 500 rather than dying.  Once the lock is
-# gone, the route, marked slow, is told to be a stream and served on the
-# loop.
+# slow route's.  The executor waits for the lock as any handler would;
+# once it is gone it cannot hold the stream open, so it answers 503 with
+# Retry-After (never 500: the lock is someone else's).  The route, marked
+# slow, is then told to be a stream and served on the loop.
 ok(WebgresTest::reload_and_wait($node, "webgres.inline_budget = 10\n"), 'the budget is back to 10 ms');
 $node->safe_psql('postgres', q{
 	CREATE TABLE gate (x int);
@@ -139,7 +142,8 @@ WebgresTest::wait_for_status($port, '/marker2', 200);
 	$locker->query_safe('COMMIT');
 	$locker->quit;
 	SseReader::read_until([$first], sub { defined $first->{head} }, 30);
-	like($first->{head} // '', qr{^HTTP/1\.1 500 }, '... which answers 500 once the lock is gone');
+	like($first->{head} // '', qr{^HTTP/1\.1 503 }, '... which answers 503 once the lock is gone, not 500');
+	like($first->{head} // '', qr{^Retry-After: 1\r?$}mi, '... with Retry-After');
 	close $first->{sock};
 	is($node->safe_psql('postgres', q{SELECT e.slow FROM webgres.route_execution() e
 		JOIN webgres.routes r ON r.id = e.route_id WHERE r.path = '/gated/:ch'}), 't', '... and the route is marked slow');
@@ -151,6 +155,25 @@ WebgresTest::wait_for_status($port, '/marker2', 200);
 	SseReader::read_until([$gated], sub { $gated->{n} >= 1 }, 30);
 	is($gated->{n}, 1, '... and gets a NOTIFY');
 	close $gated->{sock};
+}
+
+# A lock held past webgres.handler_timeout: the first run of a stream the
+# worker could not describe ends as any handler's would, 504, not 500.
+ok(WebgresTest::reload_and_wait($node, "webgres.handler_timeout = 2000\n"), 'handler_timeout is 2 s');
+$node->safe_psql('postgres', q{
+	INSERT INTO webgres.routes (method, path, handler, mode) VALUES
+	  ('GET', '/marker3', $$SELECT 'here' AS body$$, 'inline'),
+	  ('GET', '/held/:ch', $$SELECT ARRAY[request.params->>'ch'] AS channels FROM request, (SELECT count(*) FROM gate) AS g$$, 'auto')});
+WebgresTest::wait_for_status($port, '/marker3', 200);
+{
+	my $locker = $node->background_psql('postgres');
+	$locker->query_safe('BEGIN; LOCK TABLE gate IN ACCESS EXCLUSIVE MODE');
+	my $held = SseReader::open_h1($port, '/held/ch_held', no_wait => 1);
+	SseReader::read_until([$held], sub { defined $held->{head} }, 30);
+	like($held->{head} // '', qr{^HTTP/1\.1 504 }, 'a stream\'s first run held by a lock past handler_timeout answers 504');
+	close $held->{sock};
+	$locker->query_safe('COMMIT');
+	$locker->quit;
 }
 
 is($node->safe_psql('postgres', 'SELECT 1'), '1', 'the cluster is up');
