@@ -751,13 +751,16 @@ static bool
 stream_comes_first(Request *rq, const RouteTable *routes, const Route *last,
 				   bool in_xact, PathCapture *caps)
 {
-	MemoryContext oldcxt = MemoryContextSwitchTo(request_cxt);
+	MemoryContext oldcxt;
 	RouteMatch	m;
 	Route	   *r;
 	int			ncaps;
 	bool		stream = false;
 
+	/* As match_begin(): the walk's memory, if any, goes with the request. */
+	oldcxt = MemoryContextSwitchTo(request_cxt);
 	routes_match_init(&m, routes, &rq->segs);
+	MemoryContextSwitchTo(oldcxt);
 	while (!stream && (r = routes_match_next(&m, &ncaps, caps)) != NULL && r != last)
 	{
 		if (!method_matches(r, rq->req, rq->is_head))
@@ -770,7 +773,6 @@ stream_comes_first(Request *rq, const RouteTable *routes, const Route *last,
 		stream = handler_answers_event_stream(r);
 	}
 	routes_match_end(&m);
-	MemoryContextSwitchTo(oldcxt);
 	return stream;
 }
 
