@@ -303,6 +303,7 @@ serve_connection(int fd, MemoryContext cxt)
 	memset(&run, 0, sizeof(run));
 	run.place = PIPELINE_RUN_HERE;
 	run.head_at = meta.head_at;
+	run.cut_route_id = meta.rerun ? meta.route_id : 0;
 	run.sink = &sink;
 	run.client = NULL;
 	/* The pipeline's modules go on from the states the worker handed over. */

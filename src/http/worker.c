@@ -204,6 +204,7 @@ route_request(h2o_req_t *req, char *body, size_t bodylen)
 	run.sink = NULL;			/* streams run on executors */
 	in_request = true;
 	run.static_ok = true;
+	run.cut_route_id = 0;
 	run.client = req->conn;
 	outcome = pipeline_run(req, &run, &body, &bodylen);
 	in_request = false;

@@ -737,6 +737,46 @@ answer_from_mount(Request *rq, MountTable *mounts)
 }
 
 /*
+ * True if a route that rq matches before route last (which wants an
+ * executor) answers with an event stream: the request then stays on the
+ * loop, where only that stream can be served; a route after it runs only
+ * if the stream declines, and run_matching_routes() sends the request on
+ * from there as it would for any route.  Outside a transaction (in_xact
+ * false), a route whose handler this worker has not described yet leaves
+ * the question to the request's transaction (rq->deferred) and the answer
+ * is false.  Asked only when a route after the first wants an executor,
+ * so a path with one route never pays for it.
+ */
+static bool
+stream_comes_first(Request *rq, const RouteTable *routes, const Route *last,
+				   bool in_xact, PathCapture *caps)
+{
+	MemoryContext oldcxt;
+	RouteMatch	m;
+	Route	   *r;
+	int			ncaps;
+	bool		stream = false;
+
+	/* As match_begin(): the walk's memory, if any, goes with the request. */
+	oldcxt = MemoryContextSwitchTo(request_cxt);
+	routes_match_init(&m, routes, &rq->segs);
+	MemoryContextSwitchTo(oldcxt);
+	while (!stream && (r = routes_match_next(&m, &ncaps, caps)) != NULL && r != last)
+	{
+		if (!method_matches(r, rq->req, rq->is_head))
+			continue;
+		if (!in_xact && !handler_knows_event_stream(r))
+		{
+			rq->deferred = true;
+			break;
+		}
+		stream = handler_answers_event_stream(r);
+	}
+	routes_match_end(&m);
+	return stream;
+}
+
+/*
  * Looks at the routes the request matches in the table as last loaded,
  * without a transaction.  Answers from the cached response of a constant
  * route, if the first match is one and the table was checked recently, and
@@ -776,6 +816,13 @@ answer_without_transaction(Request *rq)
 			case PLACE_EXECUTOR:
 				/* A request runs wholly in one place: any route may send it off. */
 				rq->share = false;
+				/*
+				 * ... but an event stream before it keeps it on the loop; a
+				 * route before it not described yet leaves that to the
+				 * transaction (place_deferred).
+				 */
+				if (!first && (stream_comes_first(rq, routes, r, false, caps) || rq->deferred))
+					return false;
 				/* Nothing looked at the token yet: run_handlers() has not run. */
 				auth_begin(&rq->auth);
 				if (first && !admit_to_executor(rq, r))
@@ -831,6 +878,34 @@ run_stream(Request *rq, Route *r)
 }
 
 /*
+ * Seconds a client is asked to wait (Retry-After) before it asks again for
+ * an event stream that reached an executor because a lock held its first
+ * run on the loop past webgres.inline_budget.
+ */
+#define STREAM_RETRY_AFTER_SECONDS "1"
+
+/*
+ * Answers, on an executor, the event stream of route r whose first run the
+ * loop cut after webgres.inline_budget: a lock on a table its handler
+ * reads (an ALTER TABLE) kept the worker from telling it was a stream.  It
+ * waited here for that lock as any handler would (handler_timeout, then
+ * 504); now that it ran, it cannot be held open here: 503 with Retry-After,
+ * and the worker, which can now describe the handler, serves the next
+ * request on its loop.  Not an error of the handler's.
+ */
+static void
+answer_stream_retry(Request *rq, Route *r)
+{
+	ereport(LOG,
+			(errmsg("webgres route %s answers with an event stream, and its first run waited for a lock past webgres.inline_budget",
+					r->label),
+			 errdetail("It ran on an executor, which cannot hold a stream open: it was answered 503 with Retry-After, and the worker serves the next request.")));
+	response_simple(rq->req, 503, http_reason(503), rq->body, rq->bodylen);
+	h2o_add_header(&rq->req->pool, &rq->req->res.headers, H2O_TOKEN_RETRY_AFTER, NULL,
+				   H2O_STRLIT(STREAM_RETRY_AFTER_SECONDS));
+}
+
+/*
  * Runs route r's handler for the request (with its captures set); true if
  * the route answered.  An event stream's rows go to events.c, which answers
  * or LISTENs (phase 1).
@@ -872,13 +947,18 @@ run_route(Request *rq, Route *r)
 	if (result == HANDLER_EVENT_ROWS)
 	{
 		/* Only a worker's loop holds a stream: an executor must not LISTEN. */
+		if (!events_served_here() && rq->run->cut_route_id == r->id)
+		{
+			answer_stream_retry(rq, r);
+			return true;
+		}
 		if (!events_served_here())
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("webgres route %s answers with an event stream, which an executor cannot serve",
 							r->label),
 					 errdetail("Event streams and WebSockets are held open by the HTTP worker that listens for their notifications."),
-					 errhint("A request that another route of the same path sends to executors (mode executor or stream, or a slow auto route) runs wholly there: give the event stream a path of its own.")));
+					 errhint("A request that a route before the event stream on the same path sends to executors (mode executor or stream, or a slow auto route) runs wholly there, as does one the stream declined on the loop: give the event stream a path of its own.")));
 		rq->listening = events_first_phase(&rq->rd, rows, &rq->listen, rq->body, rq->bodylen);
 		rq->event_route_id = r->id;
 	}
@@ -933,6 +1013,9 @@ place_deferred(Request *rq, const RouteTable *routes, PathCapture *caps)
 			continue;
 		if (wants_executor(rq, r, true))
 		{
+			/* An event stream before it is served here, as it must be. */
+			if (!first && stream_comes_first(rq, routes, r, true, caps))
+				return false;
 			if (!first || admit_to_executor(rq, r))
 				set_hand_off(rq, r, false);
 			return true;

@@ -100,6 +100,10 @@ typedef struct PipelineRun
 	const struct StreamSink *sink;	/* in: where a route in mode stream writes;
 									 * NULL: such routes answer 503 */
 	bool		static_ok;		/* in: the caller can serve static mounts */
+	int64		cut_route_id;	/* in, PIPELINE_RUN_HERE: the route whose run
+								 * on the loop was cut after
+								 * webgres.inline_budget, sending the request
+								 * here; 0: none */
 	struct st_h2o_conn_t *client;	/* in: the connection the pipeline's
 									 * modules begin their states with;
 									 * NULL: they use states as handed over */
