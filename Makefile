@@ -14,19 +14,10 @@
 #   make fuzz       run each libFuzzer harness in fuzz/ for FUZZ_SECONDS (60)
 
 MODULE_big = webgres
-# One line a folder, top floor first (docs/internals-modules.md).
-OBJS = \
-	src/module/settings.o src/module/supervisor.o src/module/webgres.o \
-	src/sql/cache.o src/sql/functions.o src/sql/html.o src/sql/ingest.o src/sql/ingest_copy.o src/sql/jwt_sign.o src/sql/sample.o src/sql/uploads.o \
-	src/http/body_early.o src/http/capacity.o src/http/h2_guard.o src/http/health.o src/http/http_guard.o src/http/listen.o src/http/metrics.o src/http/respond.o src/http/response_phases.o src/http/security_headers.o src/http/static_files.o src/http/timeouts.o src/http/tls.o src/http/tls_tickets.o src/http/worker.o src/http/worker_phases.o \
-	src/exec/exec_socket.o src/exec/executor.o src/exec/handoff.o src/exec/handoff_frame.o src/exec/ws_dispatch.o \
-	src/serve/access_log.o src/serve/auth.o src/serve/body_limit.o src/serve/compress.o src/serve/cors.o src/serve/cors_policy.o src/serve/jwt_keys.o src/serve/jwt_secret.o src/serve/phase.o src/serve/pipeline.o src/serve/rate_limit.o src/serve/refusal_log.o src/serve/replica.o src/serve/ws_admit.o \
-	src/events/events.o src/events/notify_sign.o src/events/sse.o src/events/ws_socket.o \
-	src/handler/handler.o src/handler/plan_clock.o src/handler/simple_eval.o src/handler/splice.o src/handler/stream.o \
-	src/routes/mounts.o src/routes/ownership.o src/routes/route_modules.o src/routes/route_placement.o src/routes/route_names.o src/routes/route_stats.o src/routes/route_trie.o src/routes/routes.o \
-	src/message/errors.o src/message/form_data.o src/message/querystring.o src/message/request.o src/message/response.o src/message/response_abort.o \
-	src/parse/accept_encoding.o src/parse/accept_media.o src/parse/auth_headers.o src/parse/byte_ranges.o src/parse/cors_syntax.o src/parse/csv.o src/parse/formscan.o src/parse/frame_decode.o src/parse/h2_screen.o src/parse/jwk.o src/parse/jwt.o src/parse/listen_syntax.o src/parse/multipart.o src/parse/networks.o src/parse/pattern.o src/parse/percent.o src/parse/screen.o src/parse/sse_format.o src/parse/static_path.o src/parse/ws_call_decode.o \
-	src/core/h2o_mirror.o src/core/rate_buckets.o src/core/shmem.o src/core/stats.o
+# Every C file under src/, one folder a floor (docs/internals-modules.md):
+# a new module is its file, with no line here.  Named relative to the
+# source folder, as DATA below, so a VPATH build finds them.
+OBJS = $(patsubst $(srcdir)/%.c,%.o,$(sort $(wildcard $(srcdir)/src/*/*.c)))
 
 MODULEDIR = extension
 # (named relative to the source folder, which PGXS puts before them: a VPATH
