@@ -15,7 +15,7 @@ case $seconds in
 	''|*[!0-9]*|0) echo "fuzz: SECONDS must be a whole number above 0, not '$seconds'" >&2; exit 2 ;;
 esac
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(screen pattern form h2_screen accept_encoding static_path jwt handoff_frame accept_media listen cors sse_format auth_headers jwk byte_ranges networks multipart csv ws_call)
+[ ${#targets[@]} -eq 0 ] && targets=(screen pattern form h2_screen accept_encoding static_path jwt handoff_frame accept_media listen cors sse_format auth_headers jwk byte_ranges networks multipart csv ws_call html)
 
 # Without a working clang nothing was fuzzed: that is a failure, never a
 # pass (make test and make fuzz install it through WEBGRES_DEPS_EXTRA).
@@ -58,6 +58,7 @@ flags=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefine
 "$cc" "${flags[@]}" "$src/fuzz/fuzz_listen.c" "$src/src/parse/listen_syntax.c" "$src/fuzz/shim/shim.c" \
 	-o "$bin/fuzz_listen"
 "$cc" "${flags[@]}" "$src/fuzz/fuzz_cors.c" "$src/src/parse/cors_syntax.c" -o "$bin/fuzz_cors"
+"$cc" "${flags[@]}" "$src/fuzz/fuzz_html.c" "$src/src/sql/html.c" "$src/fuzz/shim/shim.c" -o "$bin/fuzz_html"
 "$cc" "${flags[@]}" "$src/fuzz/fuzz_auth_headers.c" "$src/src/parse/auth_headers.c" -o "$bin/fuzz_auth_headers"
 # OpenSSL's own ECDSA encoder is the reference the conversion is checked against.
 "$cc" "${flags[@]}" "$src/fuzz/fuzz_jwk.c" "$src/src/parse/jwk.c" "$src/src/parse/jwt.c" "$src/fuzz/shim/shim.c" \

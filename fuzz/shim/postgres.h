@@ -14,6 +14,7 @@
 
 #define Min(a, b) ((a) < (b) ? (a) : (b))
 #define Max(a, b) ((a) > (b) ? (a) : (b))
+#define UINT64CONST(x) (x##ULL)
 
 extern void *palloc(size_t size);
 extern void *repalloc(void *p, size_t size);

@@ -1,5 +1,7 @@
-/* The arena behind fuzz/shim/postgres.h. */
+/* The arena behind fuzz/shim/postgres.h, and lib/stringinfo.h on it. */
 #include "postgres.h"
+
+#include "lib/stringinfo.h"
 
 typedef struct Chunk
 {
@@ -59,6 +61,38 @@ psprintf(const char *fmt, ...)
 	vsnprintf(p, n + 1, fmt, ap);
 	va_end(ap);
 	return p;
+}
+
+void
+initStringInfo(StringInfo str)
+{
+	str->maxlen = 16;
+	str->data = palloc(str->maxlen);
+	str->data[0] = '\0';
+	str->len = 0;
+	str->cursor = 0;
+}
+
+/* Room for needed more bytes and the terminating NUL, as Postgres' does. */
+void
+enlargeStringInfo(StringInfo str, int needed)
+{
+	if (needed < 0 || (size_t) str->len + needed + 1 > 0x3fffffff)
+		abort();
+	if (str->len + needed + 1 <= str->maxlen)
+		return;
+	while (str->len + needed + 1 > str->maxlen)
+		str->maxlen *= 2;
+	str->data = repalloc(str->data, str->maxlen);
+}
+
+void
+appendBinaryStringInfo(StringInfo str, const void *data, int datalen)
+{
+	enlargeStringInfo(str, datalen);
+	memcpy(str->data + str->len, data, datalen);
+	str->len += datalen;
+	str->data[str->len] = '\0';
 }
 
 void

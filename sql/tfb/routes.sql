@@ -43,13 +43,14 @@ FROM request,
 $sql$),
 
 -- The 12 fortunes plus one added at request time, sorted by message in
--- code-point order here, outside the statement that reads the table.
+-- code-point order here, outside the statement that reads the table, and
+-- rendered by webgres.html_rows, a table template in C: a row per fortune,
+-- cells id and message, escaped, in the order of message's bytes.
 ('GET', '/fortunes', $sql$
 SELECT 'text/html; charset=utf-8' AS content_type,
        '<!DOCTYPE html><html><head><title>Fortunes</title></head><body><table>'
        || '<tr><th>id</th><th>message</th></tr>'
-       || string_agg('<tr><td>' || id || '</td><td>' || webgres.html_escape(message) || '</td></tr>',
-                     '' ORDER BY message COLLATE "C")
+       || webgres.html_rows(message, id, message)
        || '</table></body></html>' AS body
 FROM fortunes()
 $sql$),

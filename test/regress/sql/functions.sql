@@ -7,6 +7,23 @@ SELECT webgres.html_escape('フレームワーク — <b>');
 SELECT webgres.html_escape('');
 SELECT webgres.html_escape(NULL);
 
+-- html_rows: rows of an HTML table, cells escaped, sorted by the key's bytes
+-- (COLLATE "C"): '<' before 'A', 'A ' before 'Ad', 'Feature' before
+-- 'fortune', Japanese after ASCII; NULL keys last, ties in arrival order.
+SELECT webgres.html_rows(msg, id, msg)
+FROM (VALUES (1, 'fortune: no'), (2, 'Feature'), (3, '<script>"x" & ''y''</script>'),
+             (4, 'Ad'), (5, 'A b'), (6, 'フレーム'), (7, NULL), (8, 'Ad')) AS f(id, msg);
+-- Any type is written by its output function and escaped; NULL cells are empty.
+SELECT webgres.html_rows(k, n, b, j, NULL::text, 'lit')
+FROM (VALUES ('b', 1.50, true, '{"a": "<x>"}'::jsonb), ('a', NULL, false, NULL)) AS t(k, n, b, j);
+-- Cells given as one VARIADIC array; a NULL array is a row with no cells.
+SELECT webgres.html_rows(k, VARIADIC c)
+FROM (VALUES ('2', ARRAY['x<', NULL, 'z']), ('1', ARRAY[]::text[]), ('3', NULL)) AS t(k, c);
+-- No rows give NULL; one result per group.
+SELECT webgres.html_rows(k, k) IS NULL AS no_rows FROM (VALUES ('a')) AS t(k) WHERE false;
+SELECT g, webgres.html_rows(k, k) FROM (VALUES (1, 'y'), (2, 'b'), (1, 'x'), (2, 'a')) AS t(g, k)
+GROUP BY g ORDER BY g;
+
 -- int_param: parse, default, clamp (the TechEmpower query-count rule).
 SELECT v, webgres.int_param(v, 1, 1, 500) AS clamped
 FROM (VALUES (NULL), (''), ('foo'), ('0'), ('-3'), ('1'), ('20'), ('500'), ('501'),

@@ -41,7 +41,8 @@ SELECT path, compress FROM webgres.routes ORDER BY id;
 -- An updated database has exactly what a new one has: the same objects,
 -- each with the same definition.  webgres_definitions describes every
 -- object of the extension as (kind, object, definition) rows: functions as
--- pg_get_functiondef gives them, with their privileges and comments;
+-- pg_get_functiondef gives them (aggregates as pg_aggregate describes them),
+-- with their privileges and comments;
 -- tables and views with their columns (position among the live columns,
 -- type, default, nullability, identity), constraints, indexes, triggers
 -- (and whether they fire), policies, row security, privileges, comments
@@ -62,7 +63,13 @@ procs AS (
 SELECT 'member' AS kind, pg_describe_object(classid, objid, objsubid) AS object, '' AS definition
   FROM members
 UNION ALL
-SELECT 'function', name, pg_get_functiondef(oid) FROM procs
+SELECT 'function', name, pg_get_functiondef(oid) FROM procs WHERE prokind <> 'a'
+UNION ALL
+SELECT 'aggregate', p.name,
+       format('(%s) transition %s state %s final %s modify %s volatility %s parallel %s',
+         pg_get_function_arguments(p.oid), a.aggtransfn, a.aggtranstype::regtype,
+         a.aggfinalfn, a.aggfinalmodify, p.provolatile, p.proparallel)
+  FROM procs p JOIN pg_aggregate a ON a.aggfnoid = p.oid
 UNION ALL
 SELECT 'function privileges', name, coalesce(proacl::text, 'default') FROM procs
 UNION ALL
@@ -119,7 +126,7 @@ SELECT 'schema privileges', n.nspname, coalesce(n.nspacl::text, 'default')
 
 CREATE TEMP TABLE updated AS SELECT * FROM webgres_definitions;
 -- Each kind of definition was found (lists those that were not).
-SELECT kind AS not_described FROM (VALUES ('member'), ('function'), ('function privileges'),
+SELECT kind AS not_described FROM (VALUES ('member'), ('function'), ('aggregate'), ('function privileges'),
     ('function comment'), ('relation'), ('relation privileges'), ('relation comment'), ('view'),
     ('column'), ('constraint'), ('index'), ('trigger'), ('policy'), ('sequence'), ('dumped'),
     ('schema privileges')) k(kind)

@@ -1,7 +1,7 @@
--- webgres 1.6: the whole SQL surface, for a new installation.
--- Every change in webgres--1.4--1.5.sql and webgres--1.5--1.6.sql is made
--- here too: an updated database must hold exactly what a new one holds
--- (test/regress/sql/upgrade.sql).
+-- webgres 1.7: the whole SQL surface, for a new installation.
+-- Every change in webgres--1.4--1.5.sql, webgres--1.5--1.6.sql and
+-- webgres--1.6--1.7.sql is made here too: an updated database must hold
+-- exactly what a new one holds (test/regress/sql/upgrade.sql).
 
 \echo Use "CREATE EXTENSION webgres" to load this file. \quit
 
@@ -774,3 +774,31 @@ END;
 
 COMMENT ON FUNCTION webgres.openapi(text[], text, text) IS
   'An OpenAPI 3.1 document describing the routes the calling role can see: paths (parameters as {name}), methods, summary and description from the description column, request bodies (multipart/form-data for handlers that read body_files, text/csv, application/x-ndjson and JSON arrays for handlers that call ingest), response content types (stream formats, text/event-stream, a content_type the handler names), WebSocket routes (101 and x-webgres-upgrade), 413 for routes with max_body_size, and the bearer token (or cookie) security of routes with auth. servers: the base URLs clients use.';
+
+-- ==== from webgres--1.6--1.7.sql ====
+-- ==== HTML rows (docs/routes.md) ====
+-- An aggregate that renders its rows as HTML table rows, each cell escaped,
+-- sorted by a key in byte order: a server-side template for a table, in C.
+
+CREATE FUNCTION webgres.html_rows_add(internal, key text, VARIADIC cells "any")
+	RETURNS internal
+	LANGUAGE c STABLE PARALLEL SAFE
+	AS 'MODULE_PATHNAME', 'webgres_html_rows_add';
+COMMENT ON FUNCTION webgres.html_rows_add(internal, text, VARIADIC "any") IS
+  'The transition function of webgres.html_rows.';
+
+CREATE FUNCTION webgres.html_rows_final(internal) RETURNS text
+	LANGUAGE c STABLE PARALLEL SAFE
+	AS 'MODULE_PATHNAME', 'webgres_html_rows_final';
+COMMENT ON FUNCTION webgres.html_rows_final(internal) IS
+  'The final function of webgres.html_rows.';
+
+CREATE AGGREGATE webgres.html_rows(key text, VARIADIC cells "any") (
+	SFUNC = webgres.html_rows_add,
+	STYPE = internal,
+	FINALFUNC = webgres.html_rows_final,
+	FINALFUNC_MODIFY = READ_ONLY,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE webgres.html_rows(text, VARIADIC "any") IS
+  'The rows as HTML table rows, <tr><td>cell</td>...</tr> each, every cell as text (its output function) with & < > " and '' escaped and NULL empty, sorted by key in byte order (COLLATE "C", code-point order in UTF-8) with NULL keys last and ties in arrival order; NULL when there are no rows.';
