@@ -9,7 +9,7 @@
  * then sets up a sort and compiles the concatenation for every execution
  * and copies each row into the sort as a tuple; for a page of a dozen rows
  * that is most of the request.  Here a row costs one call that appends its
- * rendered cells to a buffer, and the final call sorts an array of offsets.
+ * rendered cells to a buffer, and the final call sorts an array of pointers.
  */
 #include "postgres.h"
 
