@@ -133,7 +133,8 @@ done
 
 # resumed VERSION: how many of RESUMES connections offering one session resumed it.
 resumed() {
-	local v=$1 sess="$OUT/session.$v.pem" n=0
+	local v=$1 n=0
+	local sess="$OUT/session.$v.pem"
 	local req='GET /json HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'
 	printf "$req" | openssl s_client -connect "127.0.0.1:$TLS_PORT" "-$v" -ign_eof \
 		-sess_out "$sess" > /dev/null 2>&1 || true
