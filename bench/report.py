@@ -1514,7 +1514,8 @@ def tls_md(raw):
     if rows:
         body = tls_table(rows)
     elif os.path.exists(table):
-        body = open(table).read()
+        with open(table) as f:
+            body = f.read()
     else:
         return ""
     return ("\n## TLS tier: what TLS costs, against nginx\n\n"
