@@ -38,7 +38,7 @@
 # Writes OUTDIR/tls.jsonl (one line per run, with "server") and prints (and
 # writes to OUTDIR/tls.md, through bench/report.py tls-md) the tables.
 #
-# Settings (environment): REPS (3), DURATION (10), CONNS (64), WORKERS
+# Settings (environment): REPS (3), DURATION (10), TLS_CONNS (64), WORKERS
 # (2 x nproc), RESUMES (200), BENCH_TFB_DB (scripts/tfb-db.sh).
 set -euo pipefail
 
