@@ -12,6 +12,10 @@
         smallest loss the run could flag; exits 1 if any case lost, 2 if no
         case lost but some case was measured too coarsely to see LOSS.
 
+    report.py tls-md TLS_JSONL
+        prints the TLS tier's tables (markdown) from bench/tls.sh's tls.jsonl;
+        bench/tls.sh writes them to its tls.md with it
+
     report.py pgbench-json PGBENCH_OUTPUT LOGDIR
         prints "WRKJSON {...}" for a pgbench run (its text output plus the
         per-transaction logs written with -l --log-prefix=LOGDIR/log), in the
@@ -1346,18 +1350,183 @@ def stream_md(raw):
             "counts the shared buffers they touched).\n\n" + open(table).read())
 
 
+TLS_CASES = {
+    "clear-h1": "cleartext HTTP/1.1, keep-alive",
+    "tls-h1": "TLS, HTTP/1.1 (ALPN), keep-alive",
+    "tls-h2": "TLS, HTTP/2 (ALPN), one stream per connection at a time",
+    "clear-h1-close": "cleartext HTTP/1.1, a new connection per request",
+    "tls-h1-close": "TLS HTTP/1.1, a new connection per request (full handshakes)",
+}
+TLS_TABLE = [("h2load", "/json", ["clear-h1", "tls-h1", "tls-h2"]),
+             ("h2load", "/db", ["clear-h1", "tls-h1", "tls-h2"]),
+             ("wrk", "/json", ["clear-h1", "clear-h1-close", "tls-h1-close"])]
+TLS_HANDSHAKE_TARGET = 0.9      # full handshakes per second, webgres ÷ nginx
+TLS_KEEPALIVE_TARGET = 0.85     # TLS ÷ cleartext HTTP/1.1 keep-alive, webgres
+
+
+def tls_table(rows):
+    """The TLS tier's tables from the lines of its tls.jsonl (bench/tls.sh).
+
+    A line without "server" is webgres' (runs before nginx was measured);
+    a line without "cpu_s" has no CPU figure.
+    """
+    rows = [dict(r, server=r.get("server", "webgres")) for r in rows]
+    resumption = [r for r in rows if r.get("case") == "resumption"]
+    negotiated = [r for r in rows if r.get("case") == "negotiated"]
+    runs = [r for r in rows if r.get("case") in TLS_CASES]
+    servers = ["webgres"] + (["nginx"] if any(r["server"] == "nginx" for r in runs) else [])
+
+    def sel(server, case, tool, path):
+        return [r for r in runs if (r["server"], r["case"], r["tool"], r["path"]) == (server, case, tool, path)]
+
+    def med(server, case, tool, path, f=lambda r: r["rps"]):
+        xs = [f(r) for r in sel(server, case, tool, path)]
+        xs = [x for x in xs if x is not None]
+        return statistics.median(xs) if xs else None
+
+    def per_cpu(r):
+        return r["rps"] * r["wall_s"] / r["cpu_s"] if r.get("cpu_s") and r.get("wall_s") else None
+
+    def busy(r):
+        return r["cpu_s"] / r["wall_s"] if r.get("cpu_s") is not None and r.get("wall_s") else None
+
+    def trouble(server, case, tool, path):
+        rs = sel(server, case, tool, path)
+        e = sum(max(r["errors"], 0) for r in rs)
+        n = sum(max(r["non2xx"], 0) for r in rs)
+        failed = sum(1 for r in rs if r["errors"] < 0 or r["non2xx"] < 0 or not r["rps"])
+        if not (e or n or failed):
+            return ""
+        return " ⚠ %d socket errors, %d non-2xx%s" % (e, n, ", %d runs unread" % failed if failed else "")
+
+    def ratio(a, b, *marks):
+        if a is None or not b:
+            return "—"
+        return "%.2f×%s" % (a / b, " ⚠" if any(marks) else "")
+
+    reps = len({r["rep"] for r in runs})
+    conns = sorted({r["conns"] for r in runs})
+    out = ["%s connections; medians of %d repetition%s; each ratio is within one tool and one server "
+           "unless it says webgres ÷ nginx.%s" % (
+               "/".join(str(c) for c in conns) or "?", reps, "" if reps == 1 else "s",
+               "" if "nginx" in servers else " nginx was not measured in this run."), ""]
+    head = "| case | path | tool | webgres req/s | ÷ its cleartext keep-alive |"
+    rule = "| --- | --- | --- | --- | --- |"
+    if "nginx" in servers:
+        head += " nginx req/s | ÷ its cleartext keep-alive | webgres ÷ nginx |"
+        rule += " --- | --- | --- |"
+    out += [head, rule]
+    for tool, path, cases in TLS_TABLE:
+        for c in cases:
+            w = med("webgres", c, tool, path)
+            if w is None:
+                continue
+            wt = trouble("webgres", c, tool, path)
+            line = "| %s | %s | %s | %.0f%s | %s |" % (
+                TLS_CASES[c], path, tool, w, wt,
+                ratio(w, med("webgres", "clear-h1", tool, path), wt, trouble("webgres", "clear-h1", tool, path)))
+            if "nginx" in servers:
+                n = med("nginx", c, tool, path)
+                nt = trouble("nginx", c, tool, path) if n is not None else ""
+                line += " %s%s | %s | %s |" % (
+                    "—" if n is None else "%.0f" % n, nt,
+                    ratio(n, med("nginx", "clear-h1", tool, path), nt, trouble("nginx", "clear-h1", tool, path)),
+                    ratio(w, n, wt, nt))
+            out.append(line)
+    out.append("")
+
+    if any(r.get("cpu_s") for r in runs):
+        out += ["Requests per CPU-second of the server's own processes (webgres: the postmaster and all "
+                "its children; nginx: its master and workers; utime + stime over the whole run, warm-up "
+                "included), and how many cores the server kept busy: on a shared 2-core machine, where "
+                "the load generator takes the rest, the fairer figure.", ""]
+        head = "| case | path | tool | webgres cores busy | webgres req/CPU-s |"
+        rule = "| --- | --- | --- | --- | --- |"
+        if "nginx" in servers:
+            head += " nginx cores busy | nginx req/CPU-s | webgres ÷ nginx |"
+            rule += " --- | --- | --- |"
+        out += [head, rule]
+        for tool, path, cases in TLS_TABLE:
+            for c in cases:
+                w = med("webgres", c, tool, path, per_cpu)
+                if w is None:
+                    continue
+                line = "| %s | %s | %s | %.2f | %.0f |" % (
+                    TLS_CASES[c], path, tool, med("webgres", c, tool, path, busy), w)
+                if "nginx" in servers:
+                    n = med("nginx", c, tool, path, per_cpu)
+                    nb = med("nginx", c, tool, path, busy)
+                    line += " %s | %s | %s |" % ("—" if nb is None else "%.2f" % nb,
+                                                 "—" if n is None else "%.0f" % n, ratio(w, n))
+                out.append(line)
+        out.append("")
+
+    hs = {s: med(s, "tls-h1-close", "wrk", "/json") for s in servers}
+    hs_bad = any(trouble(s, "tls-h1-close", "wrk", "/json") for s in servers)
+    if hs["webgres"]:
+        line = "Full TLS handshakes per second (ECDSA P-256, one per request, wrk): webgres %.0f" % hs["webgres"]
+        if hs.get("nginx"):
+            r = hs["webgres"] / hs["nginx"]
+            line += ", nginx %.0f: webgres ÷ nginx **%.2f×** (target ≥ %.1f×: %s)" % (
+                hs["nginx"], r, TLS_HANDSHAKE_TARGET,
+                "not judged, a run had errors" if hs_bad else "met" if r >= TLS_HANDSHAKE_TARGET else "not met")
+            wc, nc = (med(s, "tls-h1-close", "wrk", "/json", per_cpu) for s in ("webgres", "nginx"))
+            if wc and nc:
+                line += "; per CPU-second %.0f and %.0f: %.2f×" % (wc, nc, wc / nc)
+        out.append(line + ".")
+    ka = {s: (med(s, "tls-h1", "h2load", "/json"), med(s, "clear-h1", "h2load", "/json"),
+              med(s, "tls-h2", "h2load", "/json")) for s in servers}
+    if ka["webgres"][0] and ka["webgres"][1]:
+        r = ka["webgres"][0] / ka["webgres"][1]
+        bad = any(trouble("webgres", c, "h2load", "/json") for c in ("tls-h1", "clear-h1"))
+        line = ("TLS ÷ cleartext keep-alive (h2load, HTTP/1.1, /json): webgres **%.2f×** (target ≥ %.2f×: %s)" % (
+            r, TLS_KEEPALIVE_TARGET,
+            "not judged, a run had errors" if bad else "met" if r >= TLS_KEEPALIVE_TARGET else "not met"))
+        if "nginx" in servers and ka["nginx"][0] and ka["nginx"][1]:
+            line += (", nginx %.2f×: what TLS costs nginx on this machine, where the load generator "
+                     "encrypts and decrypts on the same cores" % (ka["nginx"][0] / ka["nginx"][1]))
+        h2 = ["%s %.2f×" % (s, ka[s][2] / ka[s][1]) for s in servers if ka[s][1] and ka[s][2]]
+        if h2:
+            line += "; over HTTP/2: " + ", ".join(h2)
+        out.append(line + ".")
+    for r in negotiated:
+        out.append("Negotiated with %s by %s: %s, %s, %s." % (
+            r.get("client", "?"), r["server"], r.get("protocol") or "?", r.get("cipher") or "?",
+            r.get("group") or "?"))
+    by_h2load = {}
+    for r in runs:
+        if r.get("negotiated"):
+            by_h2load.setdefault(r["server"], set()).add(r["negotiated"])
+    for s in servers:
+        if s in by_h2load:
+            out.append("Negotiated with h2load by %s: %s." % (s, "; ".join(
+                x.replace("/", ", ") for x in sorted(by_h2load[s]))))
+    for r in resumption:
+        out.append("Session resumption across %d %s workers: TLS 1.2 %d of %d connections resumed, "
+                   "TLS 1.3 %d of %d." % (r["workers"], r["server"], r["tls12"], r["of"], r["tls13"], r["of"]))
+    return "\n".join(out) + "\n"
+
+
 def tls_md(raw):
-    """The TLS tier's section (bench/tls.sh wrote its table), or nothing."""
+    """The TLS tier's section (from bench/tls.sh's tls.jsonl, or its table), or nothing."""
+    rows = load_jsonl(os.path.join(raw, "tls", "tls.jsonl"))
     table = os.path.join(raw, "tls", "tls.md")
-    if not os.path.exists(table):
+    if rows:
+        body = tls_table(rows)
+    elif os.path.exists(table):
+        with open(table) as f:
+            body = f.read()
+    else:
         return ""
-    return ("\n## TLS tier: what TLS costs\n\n"
+    return ("\n## TLS tier: what TLS costs, against nginx\n\n"
             "bench/tls.sh: its own cluster with the TechEmpower database, webgres on a cleartext "
-            "and a TLS port (ECDSA P-256 certificate). Keep-alive cases by h2load (HTTP/2: one "
-            "stream per connection at a time, so every case has the same requests in flight); "
-            "new-connection cases by wrk with Connection: close, so each TLS request is a full "
-            "handshake. Each ratio is to cleartext HTTP/1.1 keep-alive measured by the same "
-            "tool.\n\n" + open(table).read())
+            "and a TLS port (ECDSA P-256 certificate), and nginx-light with the same certificate, "
+            "TLS versions, ciphers, groups and session settings, as many worker processes as "
+            "webgres has workers, answering /json, measured in the same repetitions. Keep-alive "
+            "cases by h2load (HTTP/2: one stream per connection at a time, so every case has the "
+            "same requests in flight); new-connection cases by wrk with Connection: close, so "
+            "each TLS request is a full handshake. Each ratio to cleartext is to cleartext "
+            "HTTP/1.1 keep-alive measured by the same tool on the same server.\n\n" + body)
 
 
 def static_md(raw):
@@ -1442,6 +1611,8 @@ def main(argv):
         build(argv[2])
     elif len(argv) in (3, 4) and argv[1] == "guard":
         return guard_report(argv[2], float(argv[3]) if len(argv) == 4 else GUARD_LOSS)
+    elif len(argv) == 3 and argv[1] == "tls-md":
+        sys.stdout.write(tls_table(load_jsonl(argv[2])))
     elif len(argv) == 4 and argv[1] == "pgbench-json":
         pgbench_json(argv[2], argv[3])
     else:

@@ -130,7 +130,7 @@ command -v python3 >/dev/null || bench_packages+=(python3)
 command -v node >/dev/null || bench_packages+=(nodejs)
 command -v npm >/dev/null || bench_packages+=(npm)
 command -v pgrep >/dev/null || bench_packages+=(procps)   # worker and CPU accounting
-command -v nginx >/dev/null || bench_packages+=(nginx-light)   # the static tier's reference
+command -v nginx >/dev/null || bench_packages+=(nginx-light)   # the static and TLS tiers' reference
 [ "$PROFILE" = 1 ] && ! command -v perf >/dev/null && bench_packages+=(linux-perf)
 WEBGRES_DEPS_EXTRA="${bench_packages[*]}" "$ROOT/scripts/deps.sh" ||
 	die "could not install what the bench needs (run as root, or install: ${bench_packages[*]:-see scripts/deps.sh})"

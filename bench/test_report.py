@@ -9,8 +9,9 @@ from made-up raw results in a temporary directory and reads them back:
 latency that cannot be right (pipelined wrk runs, percentiles of 0, pgbench
 logging 0 us transactions) is never reported, a ratio against a server that
 had errors is marked and not counted, the guard calls a loss only where
-the pairs agree, and the fault tier's errors, a dirty
-tree and the command are stated. Python 3 standard library only.
+the pairs agree, the fault tier's errors, a dirty
+tree and the command are stated, and the TLS tier's table reads its lines
+against nginx's and without them (runs before nginx was measured). Python 3 standard library only.
 """
 import contextlib
 import io
@@ -310,6 +311,101 @@ class ReportTest(unittest.TestCase):
         _, md = self.build()
         self.assertIn("read 358, write 344086", md)
         self.assertIn("write errors count reconnection attempts", md)
+
+    def tls_rows(self, nginx=True, server_field=True, cpu=True):
+        """Made-up lines of bench/tls.sh's tls.jsonl: two repetitions."""
+        rows = []
+        figures = {("clear-h1", "h2load", "/json"): (100000, 120000),
+                   ("tls-h1", "h2load", "/json"): (80000, 84000),
+                   ("tls-h2", "h2load", "/json"): (70000, 78000),
+                   ("clear-h1", "h2load", "/db"): (50000, None),
+                   ("tls-h1", "h2load", "/db"): (40000, None),
+                   ("tls-h2", "h2load", "/db"): (38000, None),
+                   ("clear-h1", "wrk", "/json"): (110000, 130000),
+                   ("clear-h1-close", "wrk", "/json"): (30000, 28000),
+                   ("tls-h1-close", "wrk", "/json"): (1500, 2000)}
+        for rep, scale in ((1, 0.9), (2, 1.1)):
+            for (c, tool, path), (w, n) in figures.items():
+                for server, rps in (("webgres", w), ("nginx", n)):
+                    if rps is None or (server == "nginx" and not nginx):
+                        continue
+                    r = {"case": c, "tool": tool, "path": path, "conns": 64, "rep": rep,
+                         "rps": rps * scale, "errors": 0, "non2xx": 0}
+                    if server_field:
+                        r["server"] = server
+                    if cpu:
+                        # webgres keeps 1 core busy, nginx 0.8, over 2 s
+                        r.update(cpu_s=2.0 if server == "webgres" else 1.6, wall_s=2.0)
+                    rows.append(r)
+        rows.append({"case": "resumption", "tls12": 200, "tls13": 199, "of": 200, "workers": 4})
+        if nginx:
+            for server in ("webgres", "nginx"):
+                rows.append({"case": "negotiated", "server": server, "client": "openssl s_client",
+                             "protocol": "TLSv1.3", "cipher": "TLS_AES_256_GCM_SHA384",
+                             "group": "X25519, 253 bits", "alpn": ""})
+        return rows
+
+    def build_tls(self, rows):
+        os.mkdir(os.path.join(self.dir, "raw", "tls"))
+        with open(os.path.join(self.dir, "raw", "tls", "tls.jsonl"), "w") as f:
+            for r in rows:
+                f.write(json.dumps(r) + "\n")
+        _, md = self.build()
+        return md.split("## TLS tier")[1].split("\n## ")[0]
+
+    def test_tls_against_nginx(self):
+        section = self.build_tls(self.tls_rows())
+        # medians of 0.9x and 1.1x are the figures; ratios to each server's own cleartext
+        self.assertIn("| TLS, HTTP/1.1 (ALPN), keep-alive | /json | h2load | 80000 | 0.80× | 84000 | 0.70× | 0.95× |",
+                      section)
+        self.assertIn("| cleartext HTTP/1.1, keep-alive | /db | h2load | 50000 | 1.00× | — | — | — |", section)
+        self.assertIn("| TLS HTTP/1.1, a new connection per request (full handshakes) | /json | wrk "
+                      "| 1500 | 0.01× | 2000 | 0.02× | 0.75× |", section)
+        self.assertIn("webgres 1500, nginx 2000: webgres ÷ nginx **0.75×** (target ≥ 0.9×: not met)", section)
+        # per CPU-second: 1500 req/s on 1 core against 2000 on 0.8
+        self.assertIn("per CPU-second 1500 and 2500: 0.60×", section)
+        self.assertIn("| TLS HTTP/1.1, a new connection per request (full handshakes) | /json | wrk "
+                      "| 1.00 | 1500 | 0.80 | 2500 | 0.60× |", section)
+        self.assertIn("webgres **0.80×** (target ≥ 0.85×: not met), nginx 0.70×", section)
+        self.assertIn("over HTTP/2: webgres 0.70×, nginx 0.65×", section)
+        self.assertIn("Negotiated with openssl s_client by nginx: TLSv1.3, TLS_AES_256_GCM_SHA384, X25519", section)
+        self.assertIn("Session resumption across 4 webgres workers: TLS 1.2 200 of 200", section)
+
+    def test_tls_targets_met_and_errors_marked(self):
+        rows = self.tls_rows()
+        for r in rows:
+            if r.get("case") == "tls-h1-close" and r.get("server") == "webgres":
+                r["rps"] *= 1.25                 # 1875 beside 2000
+            if r.get("case") == "tls-h1" and r.get("server") == "webgres" and r["path"] == "/json":
+                r["rps"] *= 1.1                  # 88000 beside 100000
+        section = self.build_tls(rows)
+        self.assertIn("webgres ÷ nginx **0.94×** (target ≥ 0.9×: met)", section)
+        self.assertIn("webgres **0.88×** (target ≥ 0.85×: met)", section)
+        for r in rows:
+            if r.get("case") == "tls-h1-close" and r.get("server") == "nginx" and r["rep"] == 1:
+                r["non2xx"] = 7
+        shutil.rmtree(os.path.join(self.dir, "raw", "tls"))
+        section = self.build_tls(rows)
+        self.assertIn("| 2000 ⚠ 0 socket errors, 7 non-2xx | 0.02× ⚠ | 0.94× ⚠ |", section)
+        self.assertIn("(target ≥ 0.9×: not judged, a run had errors)", section)
+
+    def test_tls_without_nginx_lines_still_renders(self):
+        # a tls.jsonl written before nginx was measured: no "server", no CPU
+        section = self.build_tls(self.tls_rows(nginx=False, server_field=False, cpu=False))
+        self.assertIn("nginx was not measured in this run", section)
+        self.assertIn("| case | path | tool | webgres req/s | ÷ its cleartext keep-alive |\n", section)
+        self.assertIn("| TLS, HTTP/1.1 (ALPN), keep-alive | /json | h2load | 80000 | 0.80× |", section)
+        self.assertIn("Full TLS handshakes per second (ECDSA P-256, one per request, wrk): webgres 1500.", section)
+        self.assertNotIn("per CPU-second", section)
+        self.assertNotIn("nginx req/s", section)
+
+    def test_tls_table_of_an_older_run(self):
+        # before tls.jsonl: the report quotes the tls.md bench/tls.sh wrote
+        os.makedirs(os.path.join(self.dir, "raw", "tls"))
+        with open(os.path.join(self.dir, "raw", "tls", "tls.md"), "w") as f:
+            f.write("| case | path |\n| --- | --- |\n| old | /json |\n")
+        _, md = self.build()
+        self.assertIn("| old | /json |", md.split("## TLS tier")[1])
 
     def test_provenance_is_stated(self):
         self.meta["git"] = "abc1234-dirty"
