@@ -747,14 +747,25 @@ if [ "$PROFILE" = 1 ]; then
 			log "profiling $path on worker $wpid ($mid connections, $DURATION s)"
 			wrk_cmd "$RAW/profile-load$name.txt" "http://127.0.0.1:$WG_PORT$path" "$accept" "$mid" $(( DURATION + 3 )) report.lua &
 			lpid=$!; PIDS+=("$lpid")
+			# perf attaches now, its events off until the fifo turns them on:
+			# the CPU time and requests read just outside them bracket them
+			rm -f "$TMP/perf.ctl" "$TMP/perf.ack"; mkfifo "$TMP/perf.ctl" "$TMP/perf.ack"
+			perf record -e cpu-clock -F "$PROFILE_FREQ" --call-graph "dwarf,$PROFILE_STACK" -p "$wpid" \
+				-D -1 --control "fifo:$TMP/perf.ctl,$TMP/perf.ack" -o "$TMP/perf$name.data" > "$RAW/perf-record$name.log" 2>&1 &
+			ppid=$!; PIDS+=("$ppid")
+			exec 8<> "$TMP/perf.ctl" 9<> "$TMP/perf.ack"
 			sleep 1
 			# one second unprofiled first: what the sampling itself costs the worker
-			q0=$(worker_requests "$wpid"); b0=$(task_ns "$wpid")
+			b0=$(task_ns "$wpid"); q0=$(worker_requests "$wpid")
 			sleep 1
-			r0=$(worker_requests "$wpid"); c0=$(task_ns "$wpid")
-			perf record -e cpu-clock -F "$PROFILE_FREQ" --call-graph "dwarf,$PROFILE_STACK" -p "$wpid" \
-				-o "$TMP/perf$name.data" -- sleep "$DURATION" > "$RAW/perf-record$name.log" 2>&1 || true
+			c0=$(task_ns "$wpid"); echo enable >&8; read -r -t 10 _ <&9 || true
+			r0=$(worker_requests "$wpid")
+			sleep "$DURATION"
+			echo disable >&8; read -r -t 10 _ <&9 || true
 			c1=$(task_ns "$wpid"); r1=$(worker_requests "$wpid")
+			kill -INT "$ppid" 2>/dev/null || true
+			wait "$ppid" || true
+			exec 8>&- 9<&-
 			wait "$lpid" || true
 			if [ -z "$r0" ] || [ -z "$r1" ] || [ $(( r1 - r0 )) -le 0 ]; then
 				note "profile_request:$path" "$(jstr "no requests counted for worker $wpid in webgres.workers")"
@@ -770,6 +781,8 @@ a = json.loads(sys.argv[1])
 if isinstance(a, dict):
     a.update(pid=int(sys.argv[2]), conns=int(sys.argv[3]), seconds=int(sys.argv[4]),
              freq=int(sys.argv[5]), call_graph="dwarf," + sys.argv[6])
+    if a.get("cpu_us"):        # samples taken of those the CPU time allows
+        a["sample_coverage"] = round(a["samples"] / (a["cpu_us"] / 1e6 * a["freq"]), 3)
     cpu, n = (int(x or 0) for x in sys.argv[8:10])
     if cpu > 0 and n > 0:
         a["us_per_request_unprofiled"] = round(cpu / 1000 / n, 3)
