@@ -1057,7 +1057,9 @@ def profile_md(ops):
             ["%.1f µs" % prof[r]["us_per_request_unprofiled"] if prof[r].get("us_per_request_unprofiled")
              else "–" for r in done],
             ["requests the worker served while profiled"] + [fmt_count(prof[r]["requests"]) for r in done],
-            ["perf samples"] + [str(prof[r].get("samples", "–")) for r in done],
+            ["perf samples (of the CPU time's at the sampling rate)"] +
+            ["%s (%.0f %%)" % (prof[r].get("samples", "–"), 100 * prof[r]["sample_coverage"])
+             if prof[r].get("sample_coverage") else str(prof[r].get("samples", "–")) for r in done],
             ["*by library (self)*"] + [""] * len(done)]
 
     def cell(r, kind, name):

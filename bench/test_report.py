@@ -329,7 +329,7 @@ class ReportTest(unittest.TestCase):
                 25.0, 20000, {"kernel": 15, "postgres": 5, "libh2o": 2, "webgres.so": 2, "libc": 1},
                 {"sending (respond_send: filters, h2o_send)": 10},
                 [("tcp_sendmsg", "[kernel.kallsyms]", 5), ("AllocSetAlloc", "postgres", 1)],
-                us_per_request_unprofiled=24.0)},
+                us_per_request_unprofiled=24.0, sample_coverage=0.95)},
             {"key": "profile_request:/db", "value": self.profile_note(
                 60.0, 9000, {"kernel": 20, "postgres": 30, "libh2o": 3, "webgres.so": 4, "libc": 3},
                 {"executor run (ExecutorRun)": 12},
@@ -342,6 +342,7 @@ class ReportTest(unittest.TestCase):
         self.assertIn("| **worker CPU per request** | **25.0 µs** | **60.0 µs** |", section)
         self.assertIn("| worker CPU per request without perf | 24.0 µs | – |", section)
         self.assertIn("| requests the worker served while profiled | 20k | 9k |", section)
+        self.assertIn("| perf samples (of the CPU time's at the sampling rate) | 1000 (95 %) | 1000 |", section)
         self.assertIn("| kernel | 15.0 (60 %) | 20.0 (33 %) |", section)
         self.assertIn("| postgres | 5.00 (20 %) | 30.0 (50 %) |", section)
         self.assertIn("| executor run (ExecutorRun) | – | 12.0 (20 %) |", section)
