@@ -1044,8 +1044,9 @@ def profile_md(ops):
              "clock cannot interrupt the kernel where interrupts are off, so that time is "
              "charged to where they come back on (`finish_task_switch`, "
              "`_raw_spin_unlock_irqrestore`). The row without perf is the same worker's CPU "
-             "time per request in the second before perf's events were turned on: the "
-             "difference is a rough gauge of what the sampling costs it."
+             "time per request, under the same load, for as long again without sampling "
+             "(half just before perf's window, half just after): the difference is what the "
+             "sampling costs it, and the profiled figures include it."
              % (first.get("pid", "?"), first.get("conns", "?"), first.get("seconds", "?"),
                 str(ops.get("profile", "perf record")).rstrip(".")))
     L.append("")

@@ -10,7 +10,7 @@
 # case), CONNS (levels for plaintext/json/db/fortunes), QCONNS (connections
 # for queries/updates/cached-queries), SOAK (1: soak and fault tier; default
 # on, off with QUICK), SOAK_REQUESTS, PROFILE (1: where a request's time goes,
-# from perf on one worker; PROFILE_FREQ, PROFILE_STACK), RSS_STEPS (request
+# from perf on one worker; PROFILE_FREQ, PROFILE_CALLGRAPH), RSS_STEPS (request
 # counts for the RSS tier), BENCH_TFB_DB (script
 # that sets up the TechEmpower database; default scripts/tfb-db.sh), WEBGRES
 # (0: references only, to check the harness where webgres is not installed),
@@ -81,7 +81,7 @@ AXUM=${AXUM:-1}
 AXUM_THREADS=${AXUM_THREADS:-$(nproc)}
 # what the report states as the command that made it
 BENCH_COMMAND=""
-for v in QUICK WORKERS AXUM AXUM_THREADS REPS DURATION MIXED_DURATION CONNS QCONNS SOAK SOAK_REQUESTS RSS_STEPS PROFILE PROFILE_FREQ PROFILE_STACK WEBGRES ONLY NODE_POOL HANDLER_TIMEOUT_MS CAPACITY CAP_CONNS CAP_DURATION SSE AUTH ROUTE_COUNTS BENCH_TFB_DB BASE_BUILD; do
+for v in QUICK WORKERS AXUM AXUM_THREADS REPS DURATION MIXED_DURATION CONNS QCONNS SOAK SOAK_REQUESTS RSS_STEPS PROFILE PROFILE_FREQ PROFILE_CALLGRAPH WEBGRES ONLY NODE_POOL HANDLER_TIMEOUT_MS CAPACITY CAP_CONNS CAP_DURATION SSE AUTH ROUTE_COUNTS BENCH_TFB_DB BASE_BUILD; do
 	[ -n "${!v:-}" ] && BENCH_COMMAND+="$v='${!v}' "
 done
 # BENCH_VIA: the command that ran this script (bench/before_after.sh sets it)
@@ -721,12 +721,13 @@ fi
 # thread's schedstat, in ns) over the requests it served in it (its row of
 # webgres.workers) gives its CPU microseconds per request, and
 # bench/profile_account.py splits them by library, by step and by function.
-# Call graphs are unwound from copies of the stack (dwarf: libc has no frame
-# pointers), at PROFILE_FREQ samples a second of PROFILE_STACK bytes each;
-# a second without perf first says what the sampling costs the worker.
+# PROFILE_FREQ samples a second of the worker's CPU time, call graphs by
+# PROFILE_CALLGRAPH (perf's --call-graph; dwarf, copies of the stack, by
+# default: libc has no frame pointers). As long again without perf, half
+# before its window and half after, says what the sampling costs the worker.
 # It runs whenever PROFILE=1, whatever ONLY says.
 PROFILE_FREQ=${PROFILE_FREQ:-1999}
-PROFILE_STACK=${PROFILE_STACK:-8192}
+PROFILE_CALLGRAPH=${PROFILE_CALLGRAPH:-dwarf,8192}
 # task_ns PID: CPU nanoseconds all of PID's threads have run so far
 task_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f", s }'; }
 worker_requests() {
@@ -745,24 +746,28 @@ if [ "$PROFILE" = 1 ]; then
 			[ -n "$wpid" ] || break
 			name=$(printf %s "$path" | tr -c 'A-Za-z0-9' '_')
 			log "profiling $path on worker $wpid ($mid connections, $DURATION s)"
-			wrk_cmd "$RAW/profile-load$name.txt" "http://127.0.0.1:$WG_PORT$path" "$accept" "$mid" $(( DURATION + 3 )) report.lua &
+			wrk_cmd "$RAW/profile-load$name.txt" "http://127.0.0.1:$WG_PORT$path" "$accept" "$mid" $(( 2 * DURATION + 3 )) report.lua &
 			lpid=$!; PIDS+=("$lpid")
 			# perf attaches now, its events off until the fifo turns them on:
 			# the CPU time and requests read just outside them bracket them
 			rm -f "$TMP/perf.ctl" "$TMP/perf.ack"; mkfifo "$TMP/perf.ctl" "$TMP/perf.ack"
-			perf record -e cpu-clock -F "$PROFILE_FREQ" --call-graph "dwarf,$PROFILE_STACK" -p "$wpid" \
+			perf record -e cpu-clock -F "$PROFILE_FREQ" --call-graph "$PROFILE_CALLGRAPH" -p "$wpid" \
 				-D -1 --control "fifo:$TMP/perf.ctl,$TMP/perf.ack" -o "$TMP/perf$name.data" > "$RAW/perf-record$name.log" 2>&1 &
 			ppid=$!; PIDS+=("$ppid")
 			exec 8<> "$TMP/perf.ctl" 9<> "$TMP/perf.ack"
 			sleep 1
-			# one second unprofiled first: what the sampling itself costs the worker
+			# half of DURATION unprofiled before perf's window and half after:
+			# what the sampling itself costs the worker, drift cancelled
+			half=$(awk -v d="$DURATION" 'BEGIN { print d / 2 }')
 			b0=$(task_ns "$wpid"); q0=$(worker_requests "$wpid")
-			sleep 1
+			sleep "$half"
 			c0=$(task_ns "$wpid"); echo enable >&8; read -r -t 10 _ <&9 || true
 			r0=$(worker_requests "$wpid")
 			sleep "$DURATION"
 			echo disable >&8; read -r -t 10 _ <&9 || true
 			c1=$(task_ns "$wpid"); r1=$(worker_requests "$wpid")
+			sleep "$half"
+			b1=$(task_ns "$wpid"); q1=$(worker_requests "$wpid")
 			kill -INT "$ppid" 2>/dev/null || true
 			wait "$ppid" || true
 			exec 8>&- 9<&-
@@ -780,7 +785,7 @@ import json, sys
 a = json.loads(sys.argv[1])
 if isinstance(a, dict):
     a.update(pid=int(sys.argv[2]), conns=int(sys.argv[3]), seconds=int(sys.argv[4]),
-             freq=int(sys.argv[5]), call_graph="dwarf," + sys.argv[6])
+             freq=int(sys.argv[5]), call_graph=sys.argv[6])
     if a.get("cpu_us"):        # samples taken of those the CPU time allows
         a["sample_coverage"] = round(a["samples"] / (a["cpu_us"] / 1e6 * a["freq"]), 3)
     cpu, n = (int(x or 0) for x in sys.argv[8:10])
@@ -790,11 +795,11 @@ if isinstance(a, dict):
         if line.startswith("WRKJSON "):
             w = json.loads(line[8:])
             a["wrk_requests"] = w.get("requests")
-print(json.dumps(a))' "$acct" "$wpid" "$mid" "$DURATION" "$PROFILE_FREQ" "$PROFILE_STACK" "$RAW/profile-load$name.txt" \
-				"$(( ${c0:-0} - ${b0:-0} ))" "$(( ${r0:-0} - ${q0:-0} ))")"
+print(json.dumps(a))' "$acct" "$wpid" "$mid" "$DURATION" "$PROFILE_FREQ" "$PROFILE_CALLGRAPH" "$RAW/profile-load$name.txt" \
+				"$(( ${c0:-0} - ${b0:-0} + ${b1:-0} - ${c1:-0} ))" "$(( ${r0:-0} - ${q0:-0} + ${q1:-0} - ${r1:-0} ))")"
 			rm -f "$TMP/perf$name.data"
 		done
-		note profile "$(jstr "perf record -e cpu-clock -F $PROFILE_FREQ --call-graph dwarf,$PROFILE_STACK on one webgres worker (software clock: this machine exposes no hardware counters)")"
+		note profile "$(jstr "perf record -e cpu-clock -F $PROFILE_FREQ --call-graph $PROFILE_CALLGRAPH on one webgres worker (software clock: this machine exposes no hardware counters)")"
 	fi
 fi
 
