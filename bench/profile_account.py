@@ -12,7 +12,16 @@ point, since one step's entry points call each other), and the top functions
 by self time.  With REQUESTS (the requests the worker served while
 recorded) and the worker's CPU microseconds per request (CPU_US_PER_REQUEST
 in the environment), each share is also given in microseconds per request.
+
+    bench/profile_account.py --json perf.data REQUESTS CPU_US [MARKDOWN]
+
+prints the same account as one JSON object instead, for bench/run.sh's
+profile tier: the worker's CPU microseconds (CPU_US) over the REQUESTS it
+served while recorded, the samples, and for each library, step and top
+function its share and its microseconds per request (and writes the
+markdown account, in microseconds per request, to MARKDOWN).
 """
+import json
 import os
 import re
 import subprocess
@@ -50,56 +59,94 @@ def report(data, *args):
 
 
 def rows(text):
-    """(children %, self %, dso, symbol) or (self %, dso, symbol) lines."""
+    """(children %, self %, dso, symbol, samples) from lines of perf report:
+    children %, then self % (with --children), then the sample count (with
+    -n), then the dso (when sorted by it), then [.] or [k] and the symbol."""
     out = []
     for line in text.splitlines():
         if line.startswith("#") or "%" not in line:
             continue
-        m = re.match(r"\s*([\d.]+)%\s+(?:([\d.]+)%\s+)?(?:(\S+)\s+)?\[(.)\]\s+(.*)$", line)
+        m = re.match(r"\s*([\d.]+)%\s+(?:([\d.]+)%\s+)?(?:(\d+)\s+)?(?:(\S+)\s+)?\[(.)\]\s+(.*)$", line)
         if m:
-            a, b, dso, _, sym = m.groups()
+            a, b, n, dso, _, sym = m.groups()
             sym = re.sub(r"\s+-\s+-\s*$", "", sym).strip()
-            out.append((float(a), float(b) if b else None, dso or "", sym))
+            out.append((float(a), float(b) if b else None, dso or "", sym, int(n) if n else 0))
     return out
 
 
+def library(dso):
+    """The library a dso is counted under."""
+    return ("kernel" if dso.startswith("[kernel") else
+            "libh2o" if "libh2o" in dso else
+            "webgres.so" if "webgres" in dso else
+            "postgres" if dso == "postgres" else
+            "plpgsql.so" if "plpgsql" in dso else
+            "pg_stat_statements.so" if "pg_stat_statements" in dso else
+            "libc" if dso.startswith("libc") else "other")
+
+
+def account(data):
+    """(samples, {library: %}, [(step, %)], [(symbol, dso, %)]) of a perf.data."""
+    flat = rows(report(data, "-n", "--no-children", "--sort", "dso,symbol"))
+    samples = sum(r[4] for r in flat)
+    bydso = {}
+    for pct, _, dso, _, _ in flat:
+        bydso[library(dso)] = bydso.get(library(dso), 0.0) + pct
+    incl = {}
+    for a, _, _, sym, _ in rows(report(data, "--children", "--sort", "symbol")):
+        incl[sym] = max(incl.get(sym, 0.0), a)
+    steps = [(name, max((incl.get(f, 0.0) for f in funcs), default=0.0)) for name, funcs in STEPS]
+    top = [(sym, dso, pct) for pct, _, dso, sym, _ in flat]
+    return samples, bydso, steps, top
+
+
+def markdown(samples, bydso, steps, top, us=0.0, requests=0):
+    """The account as markdown tables; with us (the worker's CPU microseconds
+    per request), each share in microseconds per request too."""
+    scale = (lambda p: f" | {p * us / 100:.2f}") if us else (lambda p: "")
+    unit = " | µs/request" if us else ""
+    out = [f"| self time in | share{unit} |\n|---|---|" + ("---|" if us else "")]
+    for kind, pct in sorted(bydso.items(), key=lambda kv: -kv[1]):
+        out.append(f"| {kind} | {pct:.1f} %{scale(pct)} |")
+    out.append(f"\n| step (inclusive) | share{unit} |\n|---|---|" + ("---|" if us else ""))
+    for name, pct in steps:
+        if pct > 0:
+            out.append(f"| {name} | {pct:.1f} %{scale(pct)} |")
+    out.append(f"\n| function (self) | library | share{unit} |\n|---|---|---|" + ("---|" if us else ""))
+    for sym, dso, pct in top[:25]:
+        out.append(f"| `{sym}` | {dso} | {pct:.1f} %{scale(pct)} |")
+    out.append(f"\n{samples} samples.")
+    if requests:
+        out.append(f"{requests} requests while recorded.")
+    return "\n".join(out) + "\n"
+
+
+def json_main(data, requests, cpu_us, md_path=None):
+    samples, bydso, steps, top = account(data)
+    us = cpu_us / requests if requests else None
+    per = (lambda p: round(p * us / 100, 3)) if us else (lambda p: None)
+    if md_path:
+        with open(md_path, "w") as f:
+            f.write(markdown(samples, bydso, steps, top, us or 0.0, requests))
+    print(json.dumps({
+        "cpu_us": round(cpu_us), "requests": requests, "samples": samples,
+        "us_per_request": round(us, 3) if us else None,
+        "libraries": [{"name": k, "share": round(p, 2), "us": per(p)}
+                      for k, p in sorted(bydso.items(), key=lambda kv: -kv[1])],
+        "steps": [{"name": n, "share": round(p, 2), "us": per(p)} for n, p in steps if p > 0],
+        "top": [{"symbol": s, "dso": d, "share": round(p, 2), "us": per(p)} for s, d, p in top[:15]],
+    }))
+
+
 def main():
+    if sys.argv[1] == "--json":
+        json_main(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]),
+                  sys.argv[5] if len(sys.argv) > 5 else None)
+        return
     data = sys.argv[1]
     requests = int(sys.argv[2]) if len(sys.argv) > 2 else 0
     us = float(os.environ.get("CPU_US_PER_REQUEST", "0"))
-    scale = (lambda p: f" | {p * us / 100:.2f}") if us else (lambda p: "")
-    unit = " | µs/request" if us else ""
-
-    flat = rows(report(data, "--no-children", "--sort", "dso,symbol"))
-    bydso = {}
-    for pct, _, dso, sym in flat:
-        kind = ("kernel" if dso.startswith("[kernel") else
-                "libh2o" if "libh2o" in dso else
-                "webgres.so" if "webgres" in dso else
-                "postgres" if dso == "postgres" else
-                "plpgsql.so" if "plpgsql" in dso else
-                "pg_stat_statements.so" if "pg_stat_statements" in dso else
-                "libc" if dso.startswith("libc") else "other")
-        bydso[kind] = bydso.get(kind, 0.0) + pct
-    print(f"| self time in | share{unit} |\n|---|---|" + ("---|" if us else ""))
-    for kind, pct in sorted(bydso.items(), key=lambda kv: -kv[1]):
-        print(f"| {kind} | {pct:.1f} %{scale(pct)} |")
-
-    children = rows(report(data, "--children", "--sort", "symbol"))
-    incl = {}
-    for a, _, _, sym in children:
-        incl[sym] = max(incl.get(sym, 0.0), a)
-    print(f"\n| step (inclusive) | share{unit} |\n|---|---|" + ("---|" if us else ""))
-    for name, funcs in STEPS:
-        pct = max((incl.get(f, 0.0) for f in funcs), default=0.0)
-        if pct > 0:
-            print(f"| {name} | {pct:.1f} %{scale(pct)} |")
-
-    print(f"\n| function (self) | library | share{unit} |\n|---|---|---|" + ("---|" if us else ""))
-    for pct, _, dso, sym in flat[:25]:
-        print(f"| `{sym}` | {dso} | {pct:.1f} %{scale(pct)} |")
-    if requests:
-        print(f"\n{requests} requests while recorded.")
+    sys.stdout.write(markdown(*account(data), us, requests))
 
 
 if __name__ == "__main__":

@@ -972,23 +972,144 @@ def report_md(meta, summary, ops, target_rows):
         L.append("Not run (SOAK=1 runs it; on by default in full runs, off with QUICK=1).")
         L.append("")
 
-    L.append("## Profile of the hot path")
-    L.append("")
+    L += profile_md(ops)
+    # runs before the per-request account: perf report text while serving a path
     prof = [k for k in ops if k.startswith("profile:")]
-    if "profile" in ops:
-        L.append(str(ops["profile"]))
+    if prof:
+        L.append("## Profile of the hot path")
         L.append("")
-    for k in sorted(prof):
-        L.append("Self time by shared object, then the top symbols, while serving `%s`:" % k[len("profile:"):])
-        L.append("")
-        L.append("```")
-        L.append("\n".join(ops[k].splitlines()[:34]))
-        L.append("```")
-        L.append("")
-    if "profile" not in ops and not prof:
-        L.append("Not run (PROFILE=1 runs it: perf record -e cpu-clock -g on the workers under load).")
-        L.append("")
+        if isinstance(ops.get("profile"), str):
+            L.append(ops["profile"])
+            L.append("")
+        for k in sorted(prof):
+            L.append("Self time by shared object, then the top symbols, while serving `%s`:" % k[len("profile:"):])
+            L.append("")
+            L.append("```")
+            L.append("\n".join(str(ops[k]).splitlines()[:34]))
+            L.append("```")
+            L.append("")
     return "\n".join(L) + "\n"
+
+
+# -------------------------------------------------------------- profile --
+
+PROFILE_ROUTES = ["/plaintext", "/json", "/db", "/fortunes"]
+PROFILE_LIBRARIES = ["kernel", "postgres", "plpgsql.so", "pg_stat_statements.so", "libh2o",
+                     "webgres.so", "libc", "other"]
+PROFILE_TOP = 12
+
+
+def fmt_us_share(us, share):
+    """Microseconds per request and the share of the worker's CPU time."""
+    if us is None:
+        return "%.1f %%" % share
+    return "%s (%.0f %%)" % ("%.2f" % us if us < 10 else "%.1f" % us, share)
+
+
+def profile_failure(v):
+    """Why a route's per-request account is missing."""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, dict):
+        return ("the worker's CPU time over the window was not measured (%s requests, %s samples)"
+                % (v.get("requests", "?"), v.get("samples", "?")))
+    return "no account"
+
+
+def profile_md(ops):
+    """Where the time goes, per request: perf on one worker, its CPU time
+    over the requests it served, by library, step and function."""
+    L = ["## Where the time goes, per request", ""]
+    prof = {k[len("profile_request:"):]: v for k, v in ops.items() if k.startswith("profile_request:")}
+    routes = [r for r in PROFILE_ROUTES if r in prof] + sorted(r for r in prof if r not in PROFILE_ROUTES)
+    done = [r for r in routes if isinstance(prof[r], dict) and prof[r].get("us_per_request")]
+    failed = [r for r in routes if r not in done]
+    if not done:
+        L.append("Not measured in this run." + (
+            "" if prof or "profile" in ops else
+            " (PROFILE=1 runs it: perf on one worker under wrk, on /plaintext, /json, /db and /fortunes.)"))
+        L.append("")
+        if isinstance(ops.get("profile"), str) and not any(k.startswith("profile:") for k in ops):
+            L.append(ops["profile"] + ".")
+            L.append("")
+        for r in failed:
+            L.append("- `%s`: %s" % (r, profile_failure(prof[r])))
+        if failed:
+            L.append("")
+        return L
+    first = prof[done[0]]
+    L.append("One webgres worker (pid %s), profiled while wrk loads each route with %s connections "
+             "for %s s. Sampling: %s. A route's CPU time per request is that worker's CPU time over the "
+             "window (every thread's `/proc/PID/task/*/schedstat`) over the requests it served in "
+             "it (its `requests` in `webgres.workers`, read before and after); each library's, "
+             "step's and function's figure is its share of the perf samples times that. Steps "
+             "are inclusive (a step counts what it calls), so they nest and do not add up; "
+             "libraries and functions are self time and add up to the total. The software "
+             "clock cannot interrupt the kernel where interrupts are off, so that time is "
+             "charged to where they come back on (`finish_task_switch`, "
+             "`_raw_spin_unlock_irqrestore`). The row without perf is the same worker's CPU "
+             "time per request, under the same load, for as long again without sampling "
+             "(half just before perf's window, half just after): the difference is what the "
+             "sampling costs it, and the profiled figures include it."
+             % (first.get("pid", "?"), first.get("conns", "?"), first.get("seconds", "?"),
+                str(ops.get("profile", "perf record")).rstrip(".")))
+    L.append("")
+    L.append("µs per request (share of the worker's CPU time):")
+    L.append("")
+    header = [""] + ["`%s`" % r for r in done]
+    rows = [["**worker CPU per request**"] + ["**%.1f µs**" % prof[r]["us_per_request"] for r in done],
+            ["worker CPU per request without perf"] +
+            ["%.1f µs" % prof[r]["us_per_request_unprofiled"] if prof[r].get("us_per_request_unprofiled")
+             else "–" for r in done],
+            ["requests the worker served while profiled"] + [fmt_count(prof[r]["requests"]) for r in done],
+            ["perf samples (of the CPU time's at the sampling rate)"] +
+            ["%s (%.0f %%)" % (prof[r].get("samples", "–"), 100 * prof[r]["sample_coverage"])
+             if prof[r].get("sample_coverage") else str(prof[r].get("samples", "–")) for r in done],
+            ["*by library (self)*"] + [""] * len(done)]
+
+    def cell(r, kind, name):
+        for e in prof[r].get(kind, []):
+            if e.get("name") == name:
+                return fmt_us_share(e.get("us"), e["share"])
+        return "–"
+    libs = [n for n in PROFILE_LIBRARIES if any(cell(r, "libraries", n) != "–" for r in done)]
+    libs += sorted({e["name"] for r in done for e in prof[r].get("libraries", [])} - set(libs))
+    for n in libs:
+        rows.append([n] + [cell(r, "libraries", n) for r in done])
+    steps = []
+    for r in done:
+        for e in prof[r].get("steps", []):
+            if e["name"] not in steps:
+                steps.append(e["name"])
+    try:        # in the order of a request, as bench/profile_account.py lists them
+        from profile_account import STEPS
+        order = [n for n, _ in STEPS]
+        steps.sort(key=lambda n: order.index(n) if n in order else len(order))
+    except ImportError:
+        pass
+    if steps:
+        rows.append(["*by step (inclusive)*"] + [""] * len(done))
+        for n in steps:
+            rows.append([n] + [cell(r, "steps", n) for r in done])
+    L.append(md_table(header, rows))
+    L.append("")
+    L.append("Top functions by self time, µs per request (share):")
+    L.append("")
+    top = []
+    for i in range(PROFILE_TOP):
+        row = [str(i + 1)]
+        for r in done:
+            t = prof[r].get("top", [])
+            row.append("`%s` (%s) %s" % (t[i]["symbol"], t[i]["dso"], fmt_us_share(t[i].get("us"), t[i]["share"]))
+                       if i < len(t) else "")
+        if any(row[1:]):
+            top.append(row)
+    L.append(md_table(["#"] + ["`%s`" % r for r in done], top))
+    L.append("")
+    for r in failed:
+        L.append("`%s`: not measured: %s" % (r, profile_failure(prof[r])))
+        L.append("")
+    return L
 
 
 # ------------------------------------------------------------------ sse --

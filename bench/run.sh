@@ -9,8 +9,9 @@
 # Settings (environment): QUICK, WORKERS (default 2 x nproc), REPS, DURATION (s a
 # case), CONNS (levels for plaintext/json/db/fortunes), QCONNS (connections
 # for queries/updates/cached-queries), SOAK (1: soak and fault tier; default
-# on, off with QUICK), SOAK_REQUESTS, PROFILE (1: perf profile of the hot
-# path), RSS_STEPS (request counts for the RSS tier), BENCH_TFB_DB (script
+# on, off with QUICK), SOAK_REQUESTS, PROFILE (1: where a request's time goes,
+# from perf on one worker; PROFILE_FREQ, PROFILE_CALLGRAPH), RSS_STEPS (request
+# counts for the RSS tier), BENCH_TFB_DB (script
 # that sets up the TechEmpower database; default scripts/tfb-db.sh), WEBGRES
 # (0: references only, to check the harness where webgres is not installed),
 # ONLY (an extended regex: run only the endpoints it matches, e.g. 'db|json'),
@@ -80,7 +81,7 @@ AXUM=${AXUM:-1}
 AXUM_THREADS=${AXUM_THREADS:-$(nproc)}
 # what the report states as the command that made it
 BENCH_COMMAND=""
-for v in QUICK WORKERS AXUM AXUM_THREADS REPS DURATION MIXED_DURATION CONNS QCONNS SOAK SOAK_REQUESTS RSS_STEPS PROFILE WEBGRES ONLY NODE_POOL HANDLER_TIMEOUT_MS CAPACITY CAP_CONNS CAP_DURATION SSE AUTH ROUTE_COUNTS BENCH_TFB_DB BASE_BUILD; do
+for v in QUICK WORKERS AXUM AXUM_THREADS REPS DURATION MIXED_DURATION CONNS QCONNS SOAK SOAK_REQUESTS RSS_STEPS PROFILE PROFILE_FREQ PROFILE_CALLGRAPH WEBGRES ONLY NODE_POOL HANDLER_TIMEOUT_MS CAPACITY CAP_CONNS CAP_DURATION SSE AUTH ROUTE_COUNTS BENCH_TFB_DB BASE_BUILD; do
 	[ -n "${!v:-}" ] && BENCH_COMMAND+="$v='${!v}' "
 done
 # BENCH_VIA: the command that ran this script (bench/before_after.sh sets it)
@@ -715,32 +716,90 @@ if [ "$CAPACITY" = 1 ] && [ "$WEBGRES" = 1 ]; then
 fi
 
 # --- tier 4: where the time goes (PROFILE=1) --------------------------------
+# perf on one worker while wrk loads /plaintext, /json, /db and /fortunes at
+# the middle connection count: that worker's CPU time over the window (every
+# thread's schedstat, in ns) over the requests it served in it (its row of
+# webgres.workers) gives its CPU microseconds per request, and
+# bench/profile_account.py splits them by library, by step and by function.
+# PROFILE_FREQ samples a second of the worker's CPU time, call graphs by
+# PROFILE_CALLGRAPH (perf's --call-graph; dwarf, copies of the stack, by
+# default: libc has no frame pointers). As long again without perf, half
+# before its window and half after, says what the sampling costs the worker.
+# It runs whenever PROFILE=1, whatever ONLY says.
+PROFILE_FREQ=${PROFILE_FREQ:-1999}
+PROFILE_CALLGRAPH=${PROFILE_CALLGRAPH:-dwarf,8192}
+# task_ns PID: CPU nanoseconds all of PID's threads have run so far
+task_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f", s }'; }
+worker_requests() {
+	"$CLUSTER" psql "$PGDIR" -d hello_world -At -c "SELECT requests FROM webgres.workers WHERE pid = $1" 2>> "$RAW/profile.err"
+}
 if [ "$PROFILE" = 1 ]; then
 	if ! command -v perf >/dev/null; then
 		note profile '"perf is not installed (apt-get install linux-perf)"'
 	elif ! perf record -e cpu-clock -o "$TMP/probe.data" -- true >/dev/null 2>&1; then
 		note profile '"perf record does not work on this machine (perf_event_paranoid or no PMU access)"'
 	else
-		for path in /plaintext /db; do
-			pids=$(worker_pids | tr ' ' ',')
-			[ -n "$pids" ] || break
-			log "profiling $path on workers $pids"
-			wrk_cmd "$RAW/profile-load.txt" "http://127.0.0.1:$WG_PORT$path" "$ACCEPT_JSON" "$mid" $(( DURATION + 2 )) report.lua &
-			wpid=$!; PIDS+=("$wpid")
-			sleep 1
-			perf record -e cpu-clock -F 999 -g -p "$pids" -o "$TMP/perf.data" -- sleep "$DURATION" > /dev/null 2>&1 || true
-			wait "$wpid" || true
+		for spec in "/plaintext $ACCEPT_PLAIN" "/json $ACCEPT_JSON" "/db $ACCEPT_JSON" "/fortunes $ACCEPT_HTML"; do
+			path=${spec%% *}; accept=${spec#* }
+			# the first HTTP worker: the load spreads over all of them alike
+			wpid=$("$CLUSTER" psql "$PGDIR" -d hello_world -At -c "SELECT pid FROM webgres.workers ORDER BY worker LIMIT 1" 2>> "$RAW/profile.err")
+			[ -n "$wpid" ] || break
 			name=$(printf %s "$path" | tr -c 'A-Za-z0-9' '_')
-			{
-				perf report -i "$TMP/perf.data" --stdio --no-children -g none --sort dso 2>/dev/null \
-					| grep -E '^ +[0-9.]+%' | sed 's/[[:space:]-]*$//' | head -n 8
-				echo
-				perf report -i "$TMP/perf.data" --stdio --no-children -g none --sort dso,symbol 2>/dev/null \
-					| grep -E '^ +[0-9.]+%' | sed 's/[[:space:]-]*$//' | head -n 30
-			} > "$RAW/profile$name.txt" || true
-			note "profile:$path" "$(python3 -c 'import json,sys; print(json.dumps(open(sys.argv[1]).read()))' "$RAW/profile$name.txt")"
+			log "profiling $path on worker $wpid ($mid connections, $DURATION s)"
+			wrk_cmd "$RAW/profile-load$name.txt" "http://127.0.0.1:$WG_PORT$path" "$accept" "$mid" $(( 2 * DURATION + 3 )) report.lua &
+			lpid=$!; PIDS+=("$lpid")
+			# perf attaches now, its events off until the fifo turns them on:
+			# the CPU time and requests read just outside them bracket them
+			rm -f "$TMP/perf.ctl" "$TMP/perf.ack"; mkfifo "$TMP/perf.ctl" "$TMP/perf.ack"
+			perf record -e cpu-clock -F "$PROFILE_FREQ" --call-graph "$PROFILE_CALLGRAPH" -p "$wpid" \
+				-D -1 --control "fifo:$TMP/perf.ctl,$TMP/perf.ack" -o "$TMP/perf$name.data" > "$RAW/perf-record$name.log" 2>&1 &
+			ppid=$!; PIDS+=("$ppid")
+			exec 8<> "$TMP/perf.ctl" 9<> "$TMP/perf.ack"
+			sleep 1
+			# half of DURATION unprofiled before perf's window and half after:
+			# what the sampling itself costs the worker, drift cancelled
+			half=$(awk -v d="$DURATION" 'BEGIN { print d / 2 }')
+			b0=$(task_ns "$wpid"); q0=$(worker_requests "$wpid")
+			sleep "$half"
+			c0=$(task_ns "$wpid"); echo enable >&8; read -r -t 10 _ <&9 || true
+			r0=$(worker_requests "$wpid")
+			sleep "$DURATION"
+			echo disable >&8; read -r -t 10 _ <&9 || true
+			c1=$(task_ns "$wpid"); r1=$(worker_requests "$wpid")
+			sleep "$half"
+			b1=$(task_ns "$wpid"); q1=$(worker_requests "$wpid")
+			kill -INT "$ppid" 2>/dev/null || true
+			wait "$ppid" || true
+			exec 8>&- 9<&-
+			wait "$lpid" || true
+			if [ -z "$r0" ] || [ -z "$r1" ] || [ $(( r1 - r0 )) -le 0 ]; then
+				note "profile_request:$path" "$(jstr "no requests counted for worker $wpid in webgres.workers")"
+				continue
+			fi
+			acct=$(nice python3 "$BENCH/profile_account.py" --json "$TMP/perf$name.data" $(( r1 - r0 )) \
+				"$(awk -v n=$(( c1 - c0 )) 'BEGIN { printf "%.0f", n / 1000 }')" "$RAW/profile$name.md" 2> "$RAW/profile$name.err") ||
+				acct=$(jstr "bench/profile_account.py failed (see raw/profile$name.err)")
+			# the pid, the load's figures and the sampling, beside the account
+			note "profile_request:$path" "$(python3 -c '
+import json, sys
+a = json.loads(sys.argv[1])
+if isinstance(a, dict):
+    a.update(pid=int(sys.argv[2]), conns=int(sys.argv[3]), seconds=int(sys.argv[4]),
+             freq=int(sys.argv[5]), call_graph=sys.argv[6])
+    if a.get("cpu_us"):        # samples taken of those the CPU time allows
+        a["sample_coverage"] = round(a["samples"] / (a["cpu_us"] / 1e6 * a["freq"]), 3)
+    cpu, n = (int(x or 0) for x in sys.argv[8:10])
+    if cpu > 0 and n > 0:
+        a["us_per_request_unprofiled"] = round(cpu / 1000 / n, 3)
+    for line in open(sys.argv[7]):
+        if line.startswith("WRKJSON "):
+            w = json.loads(line[8:])
+            a["wrk_requests"] = w.get("requests")
+print(json.dumps(a))' "$acct" "$wpid" "$mid" "$DURATION" "$PROFILE_FREQ" "$PROFILE_CALLGRAPH" "$RAW/profile-load$name.txt" \
+				"$(( ${c0:-0} - ${b0:-0} + ${b1:-0} - ${c1:-0} ))" "$(( ${r0:-0} - ${q0:-0} + ${q1:-0} - ${r1:-0} ))")"
+			rm -f "$TMP/perf$name.data"
 		done
-		note profile '"perf record -e cpu-clock -g on the webgres workers (software clock: this machine exposes no hardware counters)"'
+		note profile "$(jstr "perf record -e cpu-clock -F $PROFILE_FREQ --call-graph $PROFILE_CALLGRAPH on one webgres worker (software clock: this machine exposes no hardware counters)")"
 	fi
 fi
 

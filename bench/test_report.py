@@ -9,9 +9,11 @@ from made-up raw results in a temporary directory and reads them back:
 latency that cannot be right (pipelined wrk runs, percentiles of 0, pgbench
 logging 0 us transactions) is never reported, a ratio against a server that
 had errors is marked and not counted, the guard calls a loss only where
-the pairs agree, the fault tier's errors, a dirty
-tree and the command are stated, and the TLS tier's table reads its lines
-against nginx's and without them (runs before nginx was measured). Python 3 standard library only.
+the pairs agree, the fault tier's errors, a dirty tree and the command
+are stated, the TLS tier's table reads its lines against nginx's and
+without them (runs before nginx was measured), and the profile tier's
+per-request account renders (or says it was not measured). Python 3
+standard library only.
 """
 import contextlib
 import io
@@ -406,6 +408,61 @@ class ReportTest(unittest.TestCase):
             f.write("| case | path |\n| --- | --- |\n| old | /json |\n")
         _, md = self.build()
         self.assertIn("| old | /json |", md.split("## TLS tier")[1])
+    def profile_note(self, us, requests, libraries, steps, top, **extra):
+        total = sum(libraries.values())
+        per = lambda v: round(v / total * us, 3)
+        return {"cpu_us": us * requests, "requests": requests, "samples": 1000,
+                "us_per_request": us, "pid": 4242, "conns": 64, "seconds": 3,
+                "wrk_requests": requests * 4,
+                "libraries": [{"name": n, "share": v / total * 100, "us": per(v)} for n, v in libraries.items()],
+                "steps": [{"name": n, "share": v / total * 100, "us": per(v)} for n, v in steps.items()],
+                "top": [{"symbol": sym, "dso": dso, "share": v / total * 100, "us": per(v)}
+                        for sym, dso, v in top], **extra}
+
+    def test_profile_per_request_is_rendered(self):
+        self.ops += [
+            {"key": "profile_request:/json", "value": self.profile_note(
+                25.0, 20000, {"kernel": 15, "postgres": 5, "libh2o": 2, "webgres.so": 2, "libc": 1},
+                {"sending (respond_send: filters, h2o_send)": 10},
+                [("tcp_sendmsg", "[kernel.kallsyms]", 5), ("AllocSetAlloc", "postgres", 1)],
+                us_per_request_unprofiled=24.0, sample_coverage=0.95)},
+            {"key": "profile_request:/db", "value": self.profile_note(
+                60.0, 9000, {"kernel": 20, "postgres": 30, "libh2o": 3, "webgres.so": 4, "libc": 3},
+                {"executor run (ExecutorRun)": 12},
+                [("ExecInterpExpr", "postgres", 3)])},
+            {"key": "profile_request:/fortunes", "value": "no requests counted for worker 4242 in webgres.workers"},
+            {"key": "profile", "value": "perf record -e cpu-clock -F 499 --call-graph dwarf,8192 on one webgres worker"}]
+        _, md = self.build()
+        section = md.split("## Where the time goes, per request")[1].split("\n## ")[0]
+        self.assertIn("|  | `/json` | `/db` |", section)
+        self.assertIn("| **worker CPU per request** | **25.0 µs** | **60.0 µs** |", section)
+        self.assertIn("| worker CPU per request without perf | 24.0 µs | – |", section)
+        self.assertIn("| requests the worker served while profiled | 20k | 9k |", section)
+        self.assertIn("| perf samples (of the CPU time's at the sampling rate) | 1000 (95 %) | 1000 |", section)
+        self.assertIn("| kernel | 15.0 (60 %) | 20.0 (33 %) |", section)
+        self.assertIn("| postgres | 5.00 (20 %) | 30.0 (50 %) |", section)
+        self.assertIn("| executor run (ExecutorRun) | – | 12.0 (20 %) |", section)
+        self.assertIn("| 1 | `tcp_sendmsg` ([kernel.kallsyms]) 5.00 (20 %) | `ExecInterpExpr` (postgres) 3.00 (5 %) |", section)
+        self.assertIn("| 2 | `AllocSetAlloc` (postgres) 1.00 (4 %) |  |", section)
+        self.assertIn("`/fortunes`: not measured: no requests counted", section)
+        self.assertIn("pid 4242", section)
+        self.assertNotIn("## Profile of the hot path", md)
+
+    def test_profile_not_run_says_so(self):
+        _, md = self.build()
+        section = md.split("## Where the time goes, per request")[1].split("\n## ")[0]
+        self.assertIn("Not measured in this run.", section)
+        self.assertIn("PROFILE=1 runs it", section)
+
+    def test_old_profile_text_still_renders(self):
+        self.ops += [{"key": "profile", "value": "perf record -e cpu-clock -g on the webgres workers"},
+                     {"key": "profile:/db", "value": "    40.00%  postgres\n    30.00%  [kernel.kallsyms]\n"}]
+        _, md = self.build()
+        self.assertIn("Not measured in this run.", md.split("## Where the time goes, per request")[1])
+        old = md.split("## Profile of the hot path")[1]
+        self.assertIn("perf record -e cpu-clock -g on the webgres workers", old)
+        self.assertIn("while serving `/db`:", old)
+        self.assertIn("40.00%  postgres", old)
 
     def test_provenance_is_stated(self):
         self.meta["git"] = "abc1234-dirty"
