@@ -13,6 +13,13 @@
 #   make demo       the board, a whole application, over HTTPS (examples/board)
 #   make fuzz       run each libFuzzer harness in fuzz/ for FUZZ_SECONDS (60)
 
+# PROFILE is the bench's setting (bench/README.md: a perf profile of the
+# workers), but PGXS adds PROFILE to CFLAGS and LDFLAGS as profiling flags:
+# `make bench PROFILE=1` would compile with "1".  Keep the bench's value and
+# hide it from PGXS, here and in every make this one starts.
+BENCH_PROFILE := $(PROFILE)
+override PROFILE :=
+
 MODULE_big = webgres
 # Every C file under src/, one folder a floor (docs/internals-modules.md):
 # a new module is its file, with no line here.  Named relative to the
@@ -129,7 +136,7 @@ run: deps
 bench: deps
 	$(MAKE) all
 	$(MAKE) install
-	bench/run.sh
+	PROFILE=$(BENCH_PROFILE) bench/run.sh
 	@if [ -n "$(GUARD)" ]; then bench/guard.sh $(GUARD); fi
 
 # bench/guard.sh builds and installs both builds itself; make bench

@@ -59,7 +59,7 @@ log "building the older build ${base_sha:0:7} into a copy of Postgres in $SRC/pg
 build_into_copy "$SRC/tree" "$SRC/pg" "$SRC/build-before.log"
 
 log "building and installing this tree ($(git -C "$ROOT" describe --always --dirty))"
-make -C "$ROOT" -s all install > "$SRC/build-after.log" 2>&1 \
+env -u PROFILE make -C "$ROOT" -s all install > "$SRC/build-after.log" 2>&1 \
 	|| { tail -n 20 "$SRC/build-after.log" >&2; exit 1; }
 
 # BENCH_OUT names another result directory (bench/guard.sh sets it)

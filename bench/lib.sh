@@ -74,8 +74,9 @@ pg_install_copy() {
 # on failure, prints the log's last lines and returns 1.
 build_into_copy() {
 	local tree=$1 dir=$2 logfile=$3
-	if ! { make -C "$tree" -s all > "$logfile" 2>&1 &&
-		make -C "$tree" -s install DESTDIR="$dir" >> "$logfile" 2>&1; }; then
+	# PGXS reads PROFILE as compiler flags; the bench's PROFILE=1 is not one
+	if ! { env -u PROFILE make -C "$tree" -s all > "$logfile" 2>&1 &&
+		env -u PROFILE make -C "$tree" -s install DESTDIR="$dir" >> "$logfile" 2>&1; }; then
 		tail -n 20 "$logfile" >&2
 		return 1
 	fi
