@@ -1647,7 +1647,8 @@ def tls_md(raw):
             "cases by h2load (HTTP/2: one stream per connection at a time, so every case has the "
             "same requests in flight); new-connection cases by wrk with Connection: close, so "
             "each TLS request is a full handshake. Each ratio to cleartext is to cleartext "
-            "HTTP/1.1 keep-alive measured by the same tool on the same server.\n\n" + body)
+            "HTTP/1.1 keep-alive measured by the same tool on the same server.\n\n"
+            + body.rstrip("\n") + "\n\n")  # a blank line before the next section
 
 
 def static_md(raw):
