@@ -92,3 +92,16 @@ commit_tree() {
 		{ log "error: could not check $2 out into $3"; return 1; }
 	chmod -R a+rX "$3"
 }
+
+# nginx_conf_head DIR WORKERS: the top of a tier's nginx.conf: the user its
+# workers drop to when started as root, WORKERS worker processes, the pid
+# file and error log in DIR, and the events block.
+nginx_conf_head() {
+	if [ "$(id -u)" -eq 0 ]; then echo "user www-data;"; fi
+	cat <<EOF
+worker_processes $2;
+pid $1/nginx.pid;
+error_log $1/error.log warn;
+events { worker_connections 4096; }
+EOF
+}

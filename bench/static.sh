@@ -41,14 +41,7 @@ chmod 644 "$FILES"/*
 
 # nginx, stopped with the cluster.
 NGINX_PORT=$(free_port)
-nginx_user=
-[ "$(id -u)" -eq 0 ] && nginx_user="user www-data;"
-cat > "$NGINX_DIR/nginx.conf" <<EOF
-$nginx_user
-worker_processes $WORKERS;
-pid $NGINX_DIR/nginx.pid;
-error_log $NGINX_DIR/error.log warn;
-events { worker_connections 4096; }
+{ nginx_conf_head "$NGINX_DIR" "$WORKERS"; cat <<EOF
 http {
 	include /etc/nginx/mime.types;
 	access_log off;
@@ -65,6 +58,7 @@ http {
 	}
 }
 EOF
+} > "$NGINX_DIR/nginx.conf"
 nginx -c "$NGINX_DIR/nginx.conf" -p "$NGINX_DIR"
 trap 'nginx -c "$NGINX_DIR/nginx.conf" -p "$NGINX_DIR" -s stop 2>/dev/null || true;
 	"$CLUSTER" stop "$PGDIR" immediate >/dev/null 2>&1 || true; rm -rf "$PGDIR" "$WORK"' EXIT

@@ -97,19 +97,12 @@ cp "$PGDIR/server.pem" "$PGDIR/server.key" "$NGINX_DIR/"
 chmod 600 "$NGINX_DIR/server.key"
 NGINX_PORT=$(free_port)
 NGINX_TLS_PORT=$(free_port)
-nginx_user=
-[ "$(id -u)" -eq 0 ] && nginx_user="user www-data;"
 CIPHERS=$(sed -n '/^#define INTERMEDIATE_CIPHERS /,/[^\\]$/p' "$ROOT/src/http/tls.c" | grep -o '"[^"]*"' | tr -d '"\n')
 SUITES=$(sed -n '/^#define INTERMEDIATE_CIPHERSUITES/,/[^\\]$/p' "$ROOT/src/http/tls.c" | grep -o '"[^"]*"' | tr -d '"\n')
 TLS_GROUPS=$(sed -n 's/^#define TLS_GROUPS "\(.*\)"$/\1/p' "$ROOT/src/http/tls.c")
 [ -n "$CIPHERS" ] && [ -n "$SUITES" ] && [ -n "$TLS_GROUPS" ] ||
 	{ log "could not read webgres' TLS settings from src/http/tls.c"; exit 1; }
-cat > "$NGINX_DIR/nginx.conf" <<EOF2
-$nginx_user
-worker_processes $WORKERS;
-pid $NGINX_DIR/nginx.pid;
-error_log $NGINX_DIR/error.log warn;
-events { worker_connections 4096; }
+{ nginx_conf_head "$NGINX_DIR" "$WORKERS"; cat <<EOF2
 http {
 	access_log off;
 	tcp_nodelay on;
@@ -137,6 +130,7 @@ http {
 	}
 }
 EOF2
+} > "$NGINX_DIR/nginx.conf"
 nginx -c "$NGINX_DIR/nginx.conf" -p "$NGINX_DIR"
 
 "$CLUSTER" start "$PGDIR"
