@@ -27,7 +27,7 @@ LANGUAGE plpgsql STABLE STRICT AS $$
 DECLARE
   result json;
 BEGIN
-  SELECT json_build_object('id', id, 'randomNumber', randomnumber) INTO result
+  SELECT webgres.json_build('id', id, 'randomNumber', randomnumber) INTO result
   FROM world WHERE id = wanted;
   RETURN result;
 END
@@ -59,7 +59,7 @@ BEGIN
     CONTINUE WHEN NOT FOUND;
     ids := ids || current.id;
     numbers := numbers || (1 + floor(random() * 10000)::integer);
-    objects := objects || json_build_object('id', current.id, 'randomNumber', numbers[cardinality(numbers)]);
+    objects := objects || webgres.json_build('id', current.id, 'randomNumber', numbers[cardinality(numbers)]);
   END LOOP;
 
   UPDATE world SET randomnumber = fresh.randomnumber
