@@ -8,12 +8,12 @@
  * call: its base type, whether it is an array or a row type, its output
  * function, four catalog-cache searches an argument.  A handler that builds
  * an object per row, or per request, pays that each time: for
- * {"id":..,"randomNumber":..} it is a third of the instructions of the
- * index lookup that read the row.  Here the arguments' types are resolved on
- * the first call and kept in fn_extra, as Postgres' own aggregates keep
- * theirs; every call still writes every value.  Types with no shortcut here
- * (arrays, rows, dates and times, types with a cast to json, extensions'
- * types) are written by Postgres' to_json(), so the values are exactly
+ * {"id":..,"randomNumber":..} about a tenth of the instructions of the
+ * request that read the row.  Here what the catalog said is kept per type
+ * for the backend's life (json_types), and per call site in fn_extra; every
+ * call still writes every value.  Types with no shortcut here (arrays,
+ * rows, dates and times, types with a cast to json, extensions' types) are
+ * written by Postgres' to_json(), so the values are exactly
  * json_build_object()'s.
  */
 #include "postgres.h"
@@ -25,7 +25,11 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/syscache.h"
 
 PG_FUNCTION_INFO_V1(webgres_json_build);
 
@@ -50,11 +54,19 @@ typedef enum JsonWrite
 	JSON_WRITE_TO_JSON			/* anything else: Postgres' to_json() */
 } JsonWrite;
 
-/* One argument's type and how to write it. */
+/* What the catalog says about writing one type (json_types' entry). */
+typedef struct JsonType
+{
+	Oid			type;			/* the hash key */
+	JsonWrite	write;
+	bool		is_string;		/* of the string category: may be a key */
+	Oid			output;			/* its output function, if write uses one */
+} JsonType;
+
+/* One argument of a call site: its type and how to write it. */
 typedef struct JsonArg
 {
-	Oid			type;
-	JsonWrite	write;
+	JsonType	info;
 	FmgrInfo	fn;				/* the output function, or to_json() */
 } JsonArg;
 
@@ -69,6 +81,26 @@ typedef struct JsonBuildArgs
 	JsonArg		args[FLEXIBLE_ARRAY_MEMBER];
 } JsonBuildArgs;
 
+/*
+ * The types seen by this backend, by OID.  fn_extra lives only as long as
+ * the expression, and Postgres builds a kept plan's expressions again for
+ * every execution, so a handler's call site is new on every request: the
+ * catalog's answers are kept here instead.  Any change to pg_type empties
+ * it (json_types_changed); it is rebuilt as types are met again.
+ */
+static HTAB *json_types = NULL;
+static bool json_types_valid = false;
+
+/* Types json_types holds before it first grows. */
+#define JSON_TYPES_INITIAL	32
+
+/* Syscache callback: a type was created, changed or dropped. */
+static void
+json_types_changed(Datum arg, int cacheid, uint32 hashvalue)
+{
+	json_types_valid = false;
+}
+
 /* Whether a (base) type is of the string category: text, char, name... */
 static bool
 type_is_string(Oid base)
@@ -80,68 +112,116 @@ type_is_string(Oid base)
 	return category == TYPCATEGORY_STRING;
 }
 
-/* Chooses how to write values of type; key: the argument is a key. */
-static void
-json_arg_init(JsonArg *arg, Oid type, bool key, int argno, MemoryContext mcxt)
+/* Asks the catalog how to write values of type, as json_build_object would. */
+static JsonType
+json_type_from_catalog(Oid type)
 {
+	JsonType	info;
 	Oid			base = getBaseType(type);
-	Oid			output;
 	bool		varlena;
 
-	arg->type = type;
+	info.type = type;
+	info.output = InvalidOid;
+	info.is_string = (base == UNKNOWNOID || type_is_string(base));
 	switch (base)
 	{
 		case TEXTOID:
 		case VARCHAROID:
-			arg->write = JSON_WRITE_TEXT;
-			return;
+			info.write = JSON_WRITE_TEXT;
+			break;
 		case UNKNOWNOID:
-			arg->write = JSON_WRITE_CSTRING;
-			return;
+			info.write = JSON_WRITE_CSTRING;
+			break;
 		case BOOLOID:
-			arg->write = JSON_WRITE_BOOL;
+			info.write = JSON_WRITE_BOOL;
 			break;
 		case INT2OID:
-			arg->write = JSON_WRITE_INT2;
+			info.write = JSON_WRITE_INT2;
 			break;
 		case INT4OID:
-			arg->write = JSON_WRITE_INT4;
+			info.write = JSON_WRITE_INT4;
 			break;
 		case INT8OID:
-			arg->write = JSON_WRITE_INT8;
+			info.write = JSON_WRITE_INT8;
 			break;
 		case FLOAT4OID:
 		case FLOAT8OID:
 		case NUMERICOID:
-			arg->write = JSON_WRITE_NUMBER;
+			info.write = JSON_WRITE_NUMBER;
 			break;
 		case JSONOID:
 		case JSONBOID:
-			arg->write = JSON_WRITE_JSON;
+			info.write = JSON_WRITE_JSON;
 			break;
 		case DATEOID:
 		case TIMESTAMPOID:
 		case TIMESTAMPTZOID:
-			arg->write = JSON_WRITE_TO_JSON;
+			info.write = JSON_WRITE_TO_JSON;
 			break;
 		default:
 			/* Built-in scalars are written as their text; the rest by to_json() */
 			if (base >= FirstNormalObjectId ||
 				OidIsValid(get_element_type(base)) || type_is_rowtype(base))
-				arg->write = JSON_WRITE_TO_JSON;
+				info.write = JSON_WRITE_TO_JSON;
 			else
-				arg->write = JSON_WRITE_STRING;
+				info.write = JSON_WRITE_STRING;
 			break;
 	}
+	if (info.write == JSON_WRITE_NUMBER || info.write == JSON_WRITE_STRING ||
+		info.write == JSON_WRITE_JSON)
+		getTypeOutputInfo(base, &info.output, &varlena);
+	return info;
+}
 
-	if (key && !type_is_string(base))
+/* How to write values of type: from json_types, or the catalog the first time. */
+static JsonType
+json_type_lookup(Oid type)
+{
+	JsonType   *entry;
+	JsonType	info;
+	bool		found;
+
+	if (!json_types_valid)
+	{
+		HASHCTL		ctl;
+
+		if (json_types == NULL)
+			CacheRegisterSyscacheCallback(TYPEOID, json_types_changed, (Datum) 0);
+		else
+			hash_destroy(json_types);
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(JsonType);
+		ctl.hcxt = CacheMemoryContext;
+		json_types = hash_create("webgres.json_build types", JSON_TYPES_INITIAL,
+								 &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		json_types_valid = true;
+	}
+
+	entry = hash_search(json_types, &type, HASH_FIND, NULL);
+	if (entry != NULL)
+		return *entry;
+
+	/* Catalog first: a change it reads in empties the table only on the next lookup */
+	info = json_type_from_catalog(type);
+	entry = hash_search(json_types, &type, HASH_ENTER, &found);
+	*entry = info;
+	return info;
+}
+
+/* Sets arg up to write values of type; key: the argument is a key. */
+static void
+json_arg_init(JsonArg *arg, Oid type, bool key, int argno, MemoryContext mcxt)
+{
+	arg->info = json_type_lookup(type);
+
+	if (key && !arg->info.is_string)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("webgres.json_build: key %d is of type %s, not text",
 						argno, format_type_be(type)),
 				 errhint("Cast the key to text.")));
 
-	if (arg->write == JSON_WRITE_TO_JSON)
+	if (arg->info.write == JSON_WRITE_TO_JSON)
 	{
 		/* to_json() learns its argument's type from its call expression */
 		MemoryContext old = MemoryContextSwitchTo(mcxt);
@@ -153,12 +233,8 @@ json_arg_init(JsonArg *arg, Oid type, bool key, int argno, MemoryContext mcxt)
 						 InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
 		MemoryContextSwitchTo(old);
 	}
-	else if (arg->write != JSON_WRITE_BOOL && arg->write != JSON_WRITE_INT2 &&
-			 arg->write != JSON_WRITE_INT4 && arg->write != JSON_WRITE_INT8)
-	{
-		getTypeOutputInfo(base, &output, &varlena);
-		fmgr_info_cxt(output, &arg->fn, mcxt);
-	}
+	else if (OidIsValid(arg->info.output))
+		fmgr_info_cxt(arg->info.output, &arg->fn, mcxt);
 }
 
 /* The arguments of this call site, resolved on its first call. */
@@ -276,7 +352,7 @@ append_json_value(StringInfo out, JsonArg *arg, Datum value, bool isnull)
 		APPEND_LITERAL(out, "null");
 		return;
 	}
-	switch (arg->write)
+	switch (arg->info.write)
 	{
 		case JSON_WRITE_BOOL:
 			if (DatumGetBool(value))
@@ -372,7 +448,7 @@ webgres_json_build(PG_FUNCTION_ARGS)
 		if (PG_ARGISNULL(0))
 			PG_RETURN_NULL();
 		array = PG_GETARG_ARRAYTYPE_P(0);
-		deconstruct_array(array, args->args[0].type, args->elem_len,
+		deconstruct_array(array, args->args[0].info.type, args->elem_len,
 						  args->elem_byval, args->elem_align, &values, &nulls, &n);
 		if (n % 2 != 0)
 			ereport(ERROR,
