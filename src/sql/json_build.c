@@ -272,7 +272,7 @@ json_build_args(FunctionCallInfo fcinfo)
 		if (nargs % 2 != 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("webgres.json_build takes keys and values in pairs, not %d arguments", nargs),
+					 errmsg("webgres.json_build: an odd number of arguments (%d)", nargs),
 					 errhint("The arguments are keys and values, one after the other.")));
 		for (int i = 0; i < nargs; i++)
 		{
@@ -453,7 +453,7 @@ webgres_json_build(PG_FUNCTION_ARGS)
 		if (n % 2 != 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("webgres.json_build takes keys and values in pairs, not an array of %d elements", n),
+					 errmsg("webgres.json_build: an odd number of array elements (%d)", n),
 					 errhint("The elements are keys and values, one after the other.")));
 		for (int i = 0; i < n; i += 2)
 			append_member(&out, &args->args[0], values[i], nulls[i],
