@@ -813,3 +813,13 @@ CREATE FUNCTION webgres.json_build(VARIADIC "any") RETURNS json
 	AS 'MODULE_PATHNAME', 'webgres_json_build';
 COMMENT ON FUNCTION webgres.json_build(VARIADIC "any") IS
   'A JSON object from alternating keys (text) and values, each value written as json_build_object writes it (NULL as null), without spaces; the arguments'' types are looked up once per call site.';
+
+-- ==== random integers ====
+-- One integer drawn uniformly from a range, as Postgres 17's random(min,
+-- max) draws it, on every supported version.
+
+CREATE FUNCTION webgres.random_int(min integer, max integer) RETURNS integer
+	LANGUAGE c VOLATILE STRICT PARALLEL RESTRICTED
+	AS 'MODULE_PATHNAME', 'webgres_random_int';
+COMMENT ON FUNCTION webgres.random_int(integer, integer) IS
+  'an integer drawn uniformly at random from [min, max]; an error when min > max.';

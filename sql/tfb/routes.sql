@@ -26,11 +26,13 @@ SELECT webgres.json_build('message', 'Hello, World!') AS body
 $sql$),
 
 -- One random row. The id is computed once (an InitPlan), so this is a
--- single index lookup, not a scan that calls random() per row.
+-- single index lookup, not a scan that draws a number per row.
+-- webgres.random_int is one call where 1 + floor(random() * 10000)::integer
+-- is six, each compiled and privilege-checked when the plan starts.
 ('GET', '/db', $sql$
 SELECT webgres.json_build('id', id, 'randomNumber', randomnumber) AS body
 FROM world
-WHERE id = (SELECT 1 + floor(random() * 10000)::integer)
+WHERE id = (SELECT webgres.random_int(1, 10000))
 $sql$),
 
 -- clamp(queries) random rows, each read by a statement of its own. The ids
