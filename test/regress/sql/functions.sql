@@ -142,6 +142,14 @@ SELECT webgres.random_distinct_ints(11, 1, 10);
 SELECT webgres.random_distinct_ints(200000000, -2147483648, 2147483647);
 \set VERBOSITY default
 
+-- random_int: one integer from [min, max], each value reached.
+SELECT count(DISTINCT v) = 3 AND min(v) = -1 AND max(v) = 1 AS all_reached
+FROM (SELECT webgres.random_int(-1, 1) AS v FROM generate_series(1, 1000)) AS t;
+SELECT webgres.random_int(7, 7);
+SELECT webgres.random_int(-2147483648, 2147483647) BETWEEN -2147483648 AND 2147483647 AS in_range;
+SELECT webgres.random_int(NULL, 1);
+SELECT webgres.random_int(2, 1);
+
 -- Request bodies.
 SELECT webgres.body_text('hello'::bytea);
 SELECT webgres.body_text('\xff'::bytea);
