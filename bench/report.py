@@ -1476,11 +1476,13 @@ TLS_CASES = {
     "tls-h1": "TLS, HTTP/1.1 (ALPN), keep-alive",
     "tls-h2": "TLS, HTTP/2 (ALPN), one stream per connection at a time",
     "clear-h1-close": "cleartext HTTP/1.1, a new connection per request",
-    "tls-h1-close": "TLS HTTP/1.1, a new connection per request (full handshakes)",
+    "tls-h1-close": "TLS HTTP/1.1, a new connection per request (wrk resumes its session)",
+    "tls-h1-full": "TLS, a new connection and a full handshake per request (HTTP/1.0)",
 }
 TLS_TABLE = [("h2load", "/json", ["clear-h1", "tls-h1", "tls-h2"]),
              ("h2load", "/db", ["clear-h1", "tls-h1", "tls-h2"]),
-             ("wrk", "/json", ["clear-h1", "clear-h1-close", "tls-h1-close"])]
+             ("wrk", "/json", ["clear-h1", "clear-h1-close", "tls-h1-close"]),
+             ("s_time", "/json", ["tls-h1-full"])]
 TLS_HANDSHAKE_TARGET = 0.9      # full handshakes per second, webgres ÷ nginx
 TLS_KEEPALIVE_TARGET = 0.85     # TLS ÷ cleartext HTTP/1.1 keep-alive, webgres
 
@@ -1582,19 +1584,32 @@ def tls_table(rows):
                 out.append(line)
         out.append("")
 
-    hs = {s: med(s, "tls-h1-close", "wrk", "/json") for s in servers}
-    hs_bad = any(trouble(s, "tls-h1-close", "wrk", "/json") for s in servers)
-    if hs["webgres"]:
-        line = "Full TLS handshakes per second (ECDSA P-256, one per request, wrk): webgres %.0f" % hs["webgres"]
-        if hs.get("nginx"):
-            r = hs["webgres"] / hs["nginx"]
-            line += ", nginx %.0f: webgres ÷ nginx **%.2f×** (target ≥ %.1f×: %s)" % (
-                hs["nginx"], r, TLS_HANDSHAKE_TARGET,
-                "not judged, a run had errors" if hs_bad else "met" if r >= TLS_HANDSHAKE_TARGET else "not met")
-            wc, nc = (med(s, "tls-h1-close", "wrk", "/json", per_cpu) for s in ("webgres", "nginx"))
+    def new_connections(case, tool, label, target):
+        """A line on new connections per second, webgres against nginx."""
+        rate = {s: med(s, case, tool, "/json") for s in servers}
+        if not rate["webgres"]:
+            return
+        bad = any(trouble(s, case, tool, "/json") for s in servers)
+        line = "%s: webgres %.0f" % (label, rate["webgres"])
+        if rate.get("nginx"):
+            r = rate["webgres"] / rate["nginx"]
+            line += ", nginx %.0f: webgres ÷ nginx **%.2f×**" % (rate["nginx"], r)
+            if target:
+                line += " (target ≥ %.1f×: %s)" % (
+                    TLS_HANDSHAKE_TARGET,
+                    "not judged, a run had errors" if bad else
+                    "met" if r >= TLS_HANDSHAKE_TARGET else "not met")
+            wc, nc = (med(s, case, tool, "/json", per_cpu) for s in ("webgres", "nginx"))
             if wc and nc:
                 line += "; per CPU-second %.0f and %.0f: %.2f×" % (wc, nc, wc / nc)
         out.append(line + ".")
+
+    new_connections("tls-h1-full", "s_time",
+                    "Full TLS handshakes per second (ECDSA P-256, a fresh session each, "
+                    "openssl s_time -new)", True)
+    new_connections("tls-h1-close", "wrk",
+                    "New TLS connections per second with the session resumed (wrk, Connection: "
+                    "close; wrk keeps its session across reconnections)", False)
     ka = {s: (med(s, "tls-h1", "h2load", "/json"), med(s, "clear-h1", "h2load", "/json"),
               med(s, "tls-h2", "h2load", "/json")) for s in servers}
     if ka["webgres"][0] and ka["webgres"][1]:
@@ -1645,8 +1660,9 @@ def tls_md(raw):
             "TLS versions, ciphers, groups and session settings, as many worker processes as "
             "webgres has workers, answering /json, measured in the same repetitions. Keep-alive "
             "cases by h2load (HTTP/2: one stream per connection at a time, so every case has the "
-            "same requests in flight); new-connection cases by wrk with Connection: close, so "
-            "each TLS request is a full handshake. Each ratio to cleartext is to cleartext "
+            "same requests in flight); new-connection cases by wrk with Connection: close (wrk "
+            "resumes its TLS session on each reconnection: abbreviated handshakes) and full "
+            "handshakes by openssl s_time -new, several processes at once. Each ratio to cleartext is to cleartext "
             "HTTP/1.1 keep-alive measured by the same tool on the same server.\n\n"
             + body.rstrip("\n") + "\n\n")  # a blank line before the next section
 

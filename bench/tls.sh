@@ -18,10 +18,15 @@
 #     with h2load: cleartext HTTP/1.1 (the base), TLS HTTP/1.1 (ALPN
 #     http/1.1) and TLS HTTP/2 (ALPN h2, one stream at a time per
 #     connection, so that every case has CONNS requests in flight);
-#   - full handshakes per second: wrk with "Connection: close" on /json,
-#     so that every request opens a new connection (wrk resumes no TLS
-#     session: each is a full handshake), over TLS and in cleartext; and
-#     cleartext keep-alive /json with wrk, the base of their ratios;
+#   - a new connection per request: wrk with "Connection: close" on /json,
+#     over TLS and in cleartext, and cleartext keep-alive /json with wrk,
+#     the base of their ratios.  wrk keeps each connection's TLS session
+#     across its reconnections (SSL_clear), so its TLS connections resume
+#     that session: an abbreviated handshake, not a full one;
+#   - full handshakes per second: STIME_PROCS processes of
+#     `openssl s_time -new` at once, each opening connection after
+#     connection with a fresh session (a full handshake: key exchange and
+#     the server's ECDSA signature) and fetching /json over HTTP/1.0;
 #   - the CPU time each server spent in each case (webgres: the postmaster
 #     and all its children; nginx: its master and workers; utime + stime
 #     from /proc), for requests per CPU-second;
@@ -39,7 +44,8 @@
 # writes to OUTDIR/tls.md, through bench/report.py tls-md) the tables.
 #
 # Settings (environment): REPS (3), DURATION (10), TLS_CONNS (64), WORKERS
-# (2 x nproc), RESUMES (200), BENCH_TFB_DB (scripts/tfb-db.sh).
+# (2 x nproc), RESUMES (200), STIME_PROCS (8), BENCH_TFB_DB
+# (scripts/tfb-db.sh).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -50,6 +56,7 @@ DURATION=${DURATION:-10}
 CONNS=${TLS_CONNS:-64}
 WORKERS=${WORKERS:-$(( 2 * $(nproc) ))}
 RESUMES=${RESUMES:-200}
+STIME_PROCS=${STIME_PROCS:-8}
 
 command -v h2load > /dev/null || { log "h2load is missing (Debian: nghttp2-client)"; exit 1; }
 command -v nginx > /dev/null || { log "nginx is not installed (apt-get install nginx-light)"; exit 1; }
@@ -142,6 +149,11 @@ for url in "https://127.0.0.1:$TLS_PORT/db" "https://127.0.0.1:$NGINX_TLS_PORT/j
 		[ "$(curl -sk -o /dev/null -w '%{http_code}' "$url")" = 200 ] && break
 		sleep 0.1
 	done
+done
+# s_time asks for /json over HTTP/1.0 and reads no status: both must answer it
+for url in "https://127.0.0.1:$TLS_PORT/json" "https://127.0.0.1:$NGINX_TLS_PORT/json"; do
+	code=$(curl -sk --http1.0 -o /dev/null -w '%{http_code}' "$url")
+	[ "$code" = 200 ] || { log "error: $url answers HTTP/1.0 with $code: s_time's handshakes would not be requests served"; exit 1; }
 done
 PG_PID=$(head -n 1 "$PGDIR/postmaster.pid")
 NGINX_PID=$(cat "$NGINX_DIR/nginx.pid")
@@ -246,8 +258,44 @@ else:
 PY
 }
 
+# stime_case SERVER REP PORT: full handshakes, STIME_PROCS `openssl s_time
+# -new` at once for DURATION seconds; their connections summed, per second
+# of the case.  s_time reads no status: the statuses are checked once, by
+# curl, before the repetitions.
+stime_case() {
+	local server=$1 rep=$2 port=$3
+	local raw="$OUT/s_time.$server.r$rep"
+	measure "$server" stime_run "$port" "$raw"
+	python3 - "$raw" "$STIME_PROCS" "$WALL_NS" <<'PY' | { read -r rps errors; record "$server" tls-h1-full s_time /json "$rep" "$rps" "$errors" 0 - "$TICKS" "$WALL_NS"; }
+import re, sys
+raw, procs, wall_ns = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+conns, errors = 0, 0
+for i in range(1, procs + 1):
+    t = open('%s.%d.txt' % (raw, i)).read()
+    m = re.search(r'^(\d+) connections in [\d.]+ real seconds', t, re.M)
+    if m:
+        conns += int(m.group(1))
+    else:
+        errors += 1
+    errors += len(re.findall(r'^ERROR', t, re.M))
+print(conns / (wall_ns / 1e9), errors)
+PY
+}
+
+# stime_run PORT RAW: the s_time processes of one case, RAW.N.txt each
+stime_run() {
+	local port=$1 raw=$2 i pids=()
+	for i in $(seq 1 "$STIME_PROCS"); do
+		openssl s_time -connect "127.0.0.1:$port" -new -time "$DURATION" -www /json \
+			> "$raw.$i.txt" 2>&1 &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do wait "$i" || true; done
+}
+
 declare -A CLEAR=([webgres]=http://127.0.0.1:$WG_PORT [nginx]=http://127.0.0.1:$NGINX_PORT)
 declare -A TLS=([webgres]=https://127.0.0.1:$TLS_PORT [nginx]=https://127.0.0.1:$NGINX_TLS_PORT)
+declare -A TLS_PORTS=([webgres]=$TLS_PORT [nginx]=$NGINX_TLS_PORT)
 for rep in $(seq 1 "$REPS"); do
 	# nginx after webgres in odd repetitions, before it in even ones
 	servers="webgres nginx"
@@ -269,6 +317,8 @@ for rep in $(seq 1 "$REPS"); do
 	for s in $servers; do wrk_case "$s" clear-h1 /json "$rep" "${CLEAR[$s]}/json"; done
 	for s in $servers; do wrk_case "$s" clear-h1-close /json "$rep" "${CLEAR[$s]}/json" "Connection: close"; done
 	for s in $servers; do wrk_case "$s" tls-h1-close /json "$rep" "${TLS[$s]}/json" "Connection: close"; done
+	log "rep $rep: full TLS handshakes, $STIME_PROCS openssl s_time -new at once ($servers)"
+	for s in $servers; do stime_case "$s" "$rep" "${TLS_PORTS[$s]}"; done
 done
 
 # resumed VERSION: how many of RESUMES connections offering one session resumed it.

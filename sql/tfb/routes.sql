@@ -17,29 +17,37 @@ INSERT INTO webgres.routes (method, path, handler) VALUES
 SELECT 'Hello, World!'::text AS body
 $sql$),
 
--- A new object, serialized on every request: json_build_object is stable,
--- so the planner cannot fold it into a constant.
+-- A new object, serialized on every request: webgres.json_build is stable,
+-- so the planner cannot fold it into a constant.  It writes what
+-- json_build_object would, without spaces, and looks the arguments' types up
+-- once per call site rather than on every call (docs/routes.md).
 ('GET', '/json', $sql$
-SELECT json_build_object('message', 'Hello, World!') AS body
+SELECT webgres.json_build('message', 'Hello, World!') AS body
 $sql$),
 
 -- One random row. The id is computed once (an InitPlan), so this is a
--- single index lookup, not a scan that calls random() per row.
+-- single index lookup, not a scan that draws a number per row.
+-- webgres.random_int is one call where 1 + floor(random() * 10000)::integer
+-- is six, each compiled and privilege-checked when the plan starts.
 ('GET', '/db', $sql$
-SELECT json_build_object('id', id, 'randomNumber', randomnumber) AS body
+SELECT webgres.json_build('id', id, 'randomNumber', randomnumber) AS body
 FROM world
-WHERE id = (SELECT 1 + floor(random() * 10000)::integer)
+WHERE id = (SELECT webgres.random_int(1, 10000))
 $sql$),
 
 -- clamp(queries) random rows, each read by a statement of its own. The ids
 -- are drawn by webgres.random_distinct_ints itself rather than through
 -- random_ids: a handler calling only it and stable functions shares its
 -- transaction with other reading requests (see the README).
+-- get_world returns the row; OFFSET 0 keeps the subquery whole, so the
+-- function runs once a row and (w).id and (w).randomnumber read its result.
 ('GET', '/queries', $sql$
-SELECT json_agg(get_world(id)) AS body
-FROM request,
-     unnest(webgres.random_distinct_ints(
-              webgres.int_param(request.query->>'queries', 1, 1, 500), 1, 10000)) AS id
+SELECT json_agg(webgres.json_build('id', (w).id, 'randomNumber', (w).randomnumber)) AS body
+FROM (SELECT get_world(id) AS w
+      FROM request,
+           unnest(webgres.random_distinct_ints(
+                    webgres.int_param(request.query->>'queries', 1, 1, 500), 1, 10000)) AS id
+      OFFSET 0) AS read
 $sql$),
 
 -- The 12 fortunes plus one added at request time, sorted by message in
@@ -66,11 +74,11 @@ $sql$),
 ('GET', '/cached-queries', $sql$
 SELECT json_agg(webgres.cache_get(
          'world', id::text,
-         loader      => $$SELECT json_build_object('id', id, 'randomNumber', randomnumber)
+         loader      => $$SELECT webgres.json_build('id', id, 'randomNumber', randomnumber)
                          FROM world WHERE id = $1::integer$$,
          max_entries => 10000,
          ttl         => '1 hour',
-         preload     => $$SELECT id::text, json_build_object('id', id, 'randomNumber', randomnumber)
+         preload     => $$SELECT id::text, webgres.json_build('id', id, 'randomNumber', randomnumber)
                          FROM world$$)) AS body
 FROM request,
      unnest(random_ids(webgres.int_param(request.query->>'count', 1, 1, 500))) AS id

@@ -33,6 +33,7 @@
 PG_FUNCTION_INFO_V1(webgres_html_escape);
 PG_FUNCTION_INFO_V1(webgres_int_param);
 PG_FUNCTION_INFO_V1(webgres_random_distinct_ints);
+PG_FUNCTION_INFO_V1(webgres_random_int);
 PG_FUNCTION_INFO_V1(webgres_body_text);
 PG_FUNCTION_INFO_V1(webgres_body_json);
 PG_FUNCTION_INFO_V1(webgres_body_form);
@@ -103,6 +104,25 @@ webgres_int_param(PG_FUNCTION_ARGS)
 	if (v > hi)
 		v = hi;
 	PG_RETURN_INT32((int32) v);
+}
+
+/*
+ * random_int(min, max): an integer drawn uniformly from [min, max], as
+ * Postgres 17's random(min, max) draws one, for every supported version.
+ * One call where 1 + floor(random() * n)::integer is six, each compiled and
+ * its EXECUTE privilege checked whenever a plan starts.
+ */
+Datum
+webgres_random_int(PG_FUNCTION_ARGS)
+{
+	int32		min = PG_GETARG_INT32(0);
+	int32		max = PG_GETARG_INT32(1);
+
+	if (min > max)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("random_int: min (%d) is greater than max (%d)", min, max)));
+	PG_RETURN_INT32(sample_int32(min, max));
 }
 
 /*

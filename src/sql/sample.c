@@ -51,6 +51,13 @@ draw(uint32 lo, uint32 hi)
  */
 #define DENSE_FACTOR 4
 
+/* One random integer from [min, max] (min <= max), every value equally likely. */
+int32
+sample_int32(int32 min, int32 max)
+{
+	return (int32) ((int64) min + (int64) draw(0, (uint32) ((int64) max - (int64) min)));
+}
+
 /* Fills out with count distinct random integers from [min, max], in random order. */
 void
 sample_distinct_int32(int32 *out, int count, int32 min, int32 max)

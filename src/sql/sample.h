@@ -13,5 +13,6 @@
  * memory O(count).
  */
 extern void sample_distinct_int32(int32 *out, int count, int32 min, int32 max);
+extern int32 sample_int32(int32 min, int32 max);
 
 #endif

@@ -24,6 +24,66 @@ SELECT webgres.html_rows(k, k) IS NULL AS no_rows FROM (VALUES ('a')) AS t(k) WH
 SELECT g, webgres.html_rows(k, k) FROM (VALUES (1, 'y'), (2, 'b'), (1, 'x'), (2, 'a')) AS t(g, k)
 GROUP BY g ORDER BY g;
 
+-- json_build: the object json_build_object builds, without spaces.  Each
+-- value below is written both ways; same says the texts agree but for the
+-- spaces json_build_object puts around ':'.
+CREATE FUNCTION pg_temp.both_ways(v anyelement) RETURNS TABLE (json_build json, same boolean)
+LANGUAGE sql AS $$
+  SELECT webgres.json_build('v', v),
+         substr(webgres.json_build('v', v)::text, 6) = substr(json_build_object('v', v)::text, 8)
+$$;
+SET timezone = 'UTC';
+SELECT * FROM pg_temp.both_ways(1);
+SELECT * FROM pg_temp.both_ways((-32768)::int2);
+SELECT * FROM pg_temp.both_ways('-9223372036854775808'::int8);
+SELECT * FROM pg_temp.both_ways(1.50::numeric);
+SELECT * FROM pg_temp.both_ways('NaN'::numeric);
+SELECT * FROM pg_temp.both_ways('-Infinity'::float8);
+SELECT * FROM pg_temp.both_ways(1e100::float8);
+SELECT * FROM pg_temp.both_ways(true);
+SELECT * FROM pg_temp.both_ways(NULL::int);
+SELECT * FROM pg_temp.both_ways('a"b\c' || chr(10) || chr(9) || chr(8) || chr(12) || chr(13) || chr(1) || chr(31) || '/é'::text);
+SELECT * FROM pg_temp.both_ways('x'::varchar(3));
+SELECT * FROM pg_temp.both_ways('ab'::char(4));
+SELECT * FROM pg_temp.both_ways('n'::name);
+SELECT * FROM pg_temp.both_ways('{"k": [1, 2]}'::json);
+SELECT * FROM pg_temp.both_ways('{"k": [1, 2]}'::jsonb);
+SELECT * FROM pg_temp.both_ways(ARRAY[[1, 2], [3, NULL]]);
+SELECT * FROM pg_temp.both_ways(ROW(1, 'a'));
+SELECT * FROM pg_temp.both_ways('2026-11-28'::date);
+SELECT * FROM pg_temp.both_ways('2026-11-28 12:34:56.5'::timestamp);
+SELECT * FROM pg_temp.both_ways('2026-11-28 12:34:56+02'::timestamptz);
+SELECT * FROM pg_temp.both_ways('1 day'::interval);
+SELECT * FROM pg_temp.both_ways('\x00ff'::bytea);
+SELECT * FROM pg_temp.both_ways('10.0.0.1'::inet);
+CREATE DOMAIN pg_temp.small AS int CHECK (VALUE < 10);
+SELECT * FROM pg_temp.both_ways(3::pg_temp.small);
+CREATE TYPE pg_temp.mood AS ENUM ('sad', 'ok');
+SELECT * FROM pg_temp.both_ways('ok'::pg_temp.mood);
+-- Several pairs; keys may be untyped literals, text or other string types;
+-- one call site over many rows.
+SELECT webgres.json_build('id', id, 'name'::varchar, name, 'k'::name, 'x"y', 'n', NULL)
+FROM (VALUES (1, 'a'), (2, NULL), (3, 'c')) AS t(id, name);
+SELECT webgres.json_build(VARIADIC ARRAY['a', 'b', 'c', NULL]);
+SELECT webgres.json_build(VARIADIC NULL::text[]) IS NULL AS null_array;
+-- A type made after the first call is found too.
+CREATE TYPE pg_temp.later AS (x int);
+SELECT webgres.json_build('later', ROW(5)::pg_temp.later);
+-- Keys are text and never NULL; the arguments come in pairs.
+SELECT webgres.json_build('a');
+SELECT webgres.json_build(1, 2);
+SELECT webgres.json_build(NULL::text, 2);
+SELECT webgres.json_build('k', 1, NULL, 2);
+SELECT webgres.json_build(VARIADIC ARRAY[1, 2]);
+SELECT webgres.json_build(VARIADIC ARRAY['a', 'b', 'c']);
+SELECT webgres.json_build(VARIADIC ARRAY['a', 'b', NULL, 'd']);
+\set VERBOSITY sqlstate
+SELECT webgres.json_build('a');
+SELECT webgres.json_build(1, 2);
+SELECT webgres.json_build(NULL::text, 2);
+\set VERBOSITY default
+RESET timezone;
+
 -- int_param: parse, default, clamp (the TechEmpower query-count rule).
 SELECT v, webgres.int_param(v, 1, 1, 500) AS clamped
 FROM (VALUES (NULL), (''), ('foo'), ('0'), ('-3'), ('1'), ('20'), ('500'), ('501'),
@@ -81,6 +141,14 @@ SELECT webgres.random_distinct_ints(1, 10, 1);
 SELECT webgres.random_distinct_ints(11, 1, 10);
 SELECT webgres.random_distinct_ints(200000000, -2147483648, 2147483647);
 \set VERBOSITY default
+
+-- random_int: one integer from [min, max], each value reached.
+SELECT count(DISTINCT v) = 3 AND min(v) = -1 AND max(v) = 1 AS all_reached
+FROM (SELECT webgres.random_int(-1, 1) AS v FROM generate_series(1, 1000)) AS t;
+SELECT webgres.random_int(7, 7);
+SELECT webgres.random_int(-2147483648, 2147483647) BETWEEN -2147483648 AND 2147483647 AS in_range;
+SELECT webgres.random_int(NULL, 1);
+SELECT webgres.random_int(2, 1);
 
 -- Request bodies.
 SELECT webgres.body_text('hello'::bytea);

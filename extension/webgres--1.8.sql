@@ -1,7 +1,7 @@
--- webgres 1.7: the whole SQL surface, for a new installation.
--- Every change in webgres--1.4--1.5.sql, webgres--1.5--1.6.sql and
--- webgres--1.6--1.7.sql is made here too: an updated database must hold
--- exactly what a new one holds (test/regress/sql/upgrade.sql).
+-- webgres 1.8: the whole SQL surface, for a new installation.
+-- Every change in webgres--1.4--1.5.sql, webgres--1.5--1.6.sql,
+-- webgres--1.6--1.7.sql and webgres--1.7--1.8.sql is made here too: an
+-- updated database must hold exactly what a new one holds (test/regress/sql/upgrade.sql).
 
 \echo Use "CREATE EXTENSION webgres" to load this file. \quit
 
@@ -802,3 +802,24 @@ CREATE AGGREGATE webgres.html_rows(key text, VARIADIC cells "any") (
 );
 COMMENT ON AGGREGATE webgres.html_rows(text, VARIADIC "any") IS
   'The rows as HTML table rows, <tr><td>cell</td>...</tr> each, every cell as text (its output function) with & < > " and '' escaped and NULL empty, sorted by key in byte order (COLLATE "C", code-point order in UTF-8) with NULL keys last and ties in arrival order; NULL when there are no rows.';
+
+-- ==== from webgres--1.7--1.8.sql ====
+-- ==== JSON objects (docs/routes.md) ====
+-- json_build_object()'s values, written without spaces, with the
+-- arguments' types looked up once per call site rather than on every call.
+
+CREATE FUNCTION webgres.json_build(VARIADIC "any") RETURNS json
+	LANGUAGE c STABLE PARALLEL SAFE
+	AS 'MODULE_PATHNAME', 'webgres_json_build';
+COMMENT ON FUNCTION webgres.json_build(VARIADIC "any") IS
+  'A JSON object from alternating keys (text) and values, each value written as json_build_object writes it (NULL as null), without spaces; the arguments'' types are looked up once per call site.';
+
+-- ==== random integers ====
+-- One integer drawn uniformly from a range, as Postgres 17's random(min,
+-- max) draws it, on every supported version.
+
+CREATE FUNCTION webgres.random_int(min integer, max integer) RETURNS integer
+	LANGUAGE c VOLATILE STRICT PARALLEL RESTRICTED
+	AS 'MODULE_PATHNAME', 'webgres_random_int';
+COMMENT ON FUNCTION webgres.random_int(integer, integer) IS
+  'an integer drawn uniformly at random from [min, max]; an error when min > max.';
