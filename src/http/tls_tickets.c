@@ -164,7 +164,10 @@ set_hmac(EVP_MAC_CTX *hctx, TicketKey *k)
  * makes the IV, sets the cipher and the MAC; 1, or 0 for no ticket.
  * Decrypting: finds the key the ticket names: 1 with the current key, 2
  * with the previous (use it, and issue a new ticket), 0 with none (a full
- * handshake), -1 on an error.
+ * handshake), -1 on an error.  On TLS 1.3 always 2: a client uses a
+ * ticket once (RFC 8446, C.4), and OpenSSL sends tickets on a resumed 1.3
+ * handshake only when told to renew, so a client reconnecting on the
+ * tickets it was given would otherwise resume every other time.
  */
 static int
 on_ticket(SSL *ssl, unsigned char *name, unsigned char *iv, EVP_CIPHER_CTX *cctx,
@@ -194,7 +197,7 @@ on_ticket(SSL *ssl, unsigned char *name, unsigned char *iv, EVP_CIPHER_CTX *cctx
 		if (!set_hmac(hctx, k) ||
 			EVP_DecryptInit_ex(cctx, EVP_aes_256_cbc(), NULL, k->aes, iv) != 1)
 			return -1;
-		return i == 0 ? 1 : 2;
+		return (i == 0 && SSL_version(ssl) < TLS1_3_VERSION) ? 1 : 2;
 	}
 	return 0;
 }

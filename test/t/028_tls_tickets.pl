@@ -1,7 +1,8 @@
 # TLS session tickets shared by the workers: a session made on one worker
 # resumes on every other (SO_REUSEPORT spreads a client's connections), on
-# TLS 1.2 and 1.3; the key rotates on webgres.tls_ticket_rotation, and a
-# ticket of the previous key still resumes.  openssl s_client saves and
+# TLS 1.2 and 1.3; a resumed TLS 1.3 connection brings a new ticket; the
+# key rotates on webgres.tls_ticket_rotation, and a ticket of the previous
+# key still resumes.  openssl s_client saves and
 # offers the sessions (-sess_out, -sess_in) and says "Reused" when the
 # server took one; each request asks the worker's PID, to see which
 # worker answered.
@@ -81,6 +82,29 @@ for my $v ([ 'tls1_2', 'TLS 1.2', 30 ], [ 'tls1_3', 'TLS 1.3', 20 ])
 	}
 	is($count, $n, "$name: each of $n later connections resumed the session");
 	cmp_ok(scalar(keys %pids), '>=', 3, "$name: on " . scalar(keys %pids) . ' of the 4 workers');
+}
+
+# ---- TLS 1.3: each resumed connection brings a new ticket ----
+# A client uses a ticket once; one that reconnects on the ticket its last
+# connection brought must resume every time, not every other time.
+{
+	my $in = "$dir/chain0.sess";
+	connect_once('tls1_3', out => $in);
+	my $chained = 0;
+	for my $hop (1 .. 5)
+	{
+		my $out = "$dir/chain$hop.sess";
+		my ($r, $p, $t) = connect_once('tls1_3', in => $in, out => $out);
+		my ($ticket) = ticket_of($out);
+		if (!$r || length($ticket) != 32)
+		{
+			diag("hop $hop: " . ($r ? 'resumed, but no new ticket' : 'not resumed') . "\n$t");
+			last;
+		}
+		$chained++;
+		$in = $out;
+	}
+	is($chained, 5, 'TLS 1.3: five connections in a row each resumed on the ticket the one before brought');
 }
 
 # ---- rotation: a new key, and the previous one still decrypts ----
