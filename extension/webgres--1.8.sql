@@ -805,14 +805,14 @@ COMMENT ON AGGREGATE webgres.html_rows(text, VARIADIC "any") IS
 
 -- ==== from webgres--1.7--1.8.sql ====
 -- ==== JSON objects (docs/routes.md) ====
--- json_build_object()'s values, written without spaces, with the
--- arguments' types looked up once per call site rather than on every call.
+-- json_build_object()'s values, written without spaces, with what the
+-- catalog says about each type asked once per backend, not on every call.
 
 CREATE FUNCTION webgres.json_build(VARIADIC "any") RETURNS json
 	LANGUAGE c STABLE PARALLEL SAFE
 	AS 'MODULE_PATHNAME', 'webgres_json_build';
 COMMENT ON FUNCTION webgres.json_build(VARIADIC "any") IS
-  'A JSON object from alternating keys (text) and values, each value written as json_build_object writes it (NULL as null), without spaces; the arguments'' types are looked up once per call site.';
+  'A JSON object from alternating keys (text) and values, each value written as json_build_object writes it (NULL as null), without spaces; what the catalog says about a type is asked once per backend, not on every call.';
 
 -- ==== random integers ====
 -- One integer drawn uniformly from a range, as Postgres 17's random(min,

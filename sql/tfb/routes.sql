@@ -19,8 +19,8 @@ $sql$),
 
 -- A new object, serialized on every request: webgres.json_build is stable,
 -- so the planner cannot fold it into a constant.  It writes what
--- json_build_object would, without spaces, and looks the arguments' types up
--- once per call site rather than on every call (docs/routes.md).
+-- json_build_object would, without spaces, and asks the catalog about each
+-- type once per backend rather than on every call (docs/routes.md).
 ('GET', '/json', $sql$
 SELECT webgres.json_build('message', 'Hello, World!') AS body
 $sql$),

@@ -2,7 +2,7 @@
  * json_build.c
  *		webgres.json_build(VARIADIC "any"): a JSON object from alternating
  *		keys and values, written as json_build_object() writes each value but
- *		without spaces, with each argument's type looked up once per call site.
+ *		without spaces, with what the catalog says about a type asked once.
  *
  * json_build_object() asks the catalog how to write every argument on every
  * call: its base type, whether it is an array or a row type, its output
@@ -90,6 +90,7 @@ typedef struct JsonBuildArgs
  */
 static HTAB *json_types = NULL;
 static bool json_types_valid = false;
+static bool json_types_watched = false;	/* json_types_changed registered */
 
 /* Types json_types holds before it first grows. */
 #define JSON_TYPES_INITIAL	32
@@ -185,10 +186,14 @@ json_type_lookup(Oid type)
 	{
 		HASHCTL		ctl;
 
-		if (json_types == NULL)
+		if (!json_types_watched)
+		{
 			CacheRegisterSyscacheCallback(TYPEOID, json_types_changed, (Datum) 0);
-		else
+			json_types_watched = true;
+		}
+		if (json_types != NULL)
 			hash_destroy(json_types);
+		json_types = NULL;
 		ctl.keysize = sizeof(Oid);
 		ctl.entrysize = sizeof(JsonType);
 		ctl.hcxt = CacheMemoryContext;
