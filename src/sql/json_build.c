@@ -294,7 +294,12 @@ json_build_args(FunctionCallInfo fcinfo)
 	return args;
 }
 
-/* Appends bytes as a JSON string: quoted, with what JSON requires escaped. */
+/*
+ * Appends bytes as a JSON string: quoted, with what JSON requires escaped,
+ * as Postgres' escape_json() does.  That one takes a NUL-terminated string
+ * on 15 and 16 (escape_json_with_len() came in 17), which would cost a text
+ * value a copy on every call.
+ */
 static void
 append_json_string(StringInfo out, const char *s, size_t len)
 {
