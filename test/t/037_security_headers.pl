@@ -225,8 +225,13 @@ if (!ok((grep { -x "$_/testssl" } split /:/, $ENV{PATH}),
 	my %test_certificate = map { $_ => 1 }
 	  qw(cert_expirationStatus cert_notAfter cert_revocation cert_ocspURL cert_crlDistributionPoints
 	  OCSP_stapling DNS_CAArecord);
-	my @bad = grep { $_->{severity} =~ /^(LOW|MEDIUM|HIGH|CRITICAL|WARN)$/ && !$test_certificate{ $_->{id} } }
-	  @$findings;
+	# What testssl.sh says of its own OpenSSL, not of the server: OpenSSL
+	# 3.0.19's command line has no GOST engine (WARN engine_problem).
+	my %scanner = map { $_ => 1 } qw(engine_problem);
+	my @bad = grep {
+		$_->{severity} =~ /^(LOW|MEDIUM|HIGH|CRITICAL|WARN)$/
+		  && !$test_certificate{ $_->{id} } && !$scanner{ $_->{id} }
+	} @$findings;
 	is(scalar @bad, 0, 'testssl.sh: nothing below OK but what the test certificate brings')
 	  or diag(join("\n", map { "$_->{severity} $_->{id}: $_->{finding}" } @bad));
 	note(join("\n", map { "$_->{severity} $_->{id}: $_->{finding}" }
