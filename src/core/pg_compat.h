@@ -10,8 +10,8 @@
  * versions built and tested, and these differences.
  *
  * Include it after the Postgres headers that declare what it maps
- * (miscadmin.h, storage/proc.h, storage/latch.h, utils/fmgroids.h,
- * utils/guc.h, utils/memutils.h): it only defines names.
+ * (executor/executor.h, miscadmin.h, storage/proc.h, storage/latch.h,
+ * utils/fmgroids.h, utils/guc.h, utils/memutils.h): it only defines names.
  */
 #ifndef WEBGRES_PG_COMPAT_H
 #define WEBGRES_PG_COMPAT_H
@@ -34,6 +34,18 @@
 #define guc_malloc(elevel, size) malloc(size)
 #define guc_strdup(elevel, src) strdup(src)
 #define guc_free(ptr) free(ptr)
+
+#endif
+
+#if PG_VERSION_NUM < 180000
+
+/*
+ * 18 dropped ExecutorRun()'s execute_once (whether the plan would be run
+ * again, which only kept parallel query off): webgres runs each plan once.
+ * Include it after executor/executor.h.
+ */
+#define ExecutorRun(queryDesc, direction, count) \
+	ExecutorRun((queryDesc), (direction), (count), true)
 
 #endif
 

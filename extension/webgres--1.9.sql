@@ -1,6 +1,7 @@
--- webgres 1.8: the whole SQL surface, for a new installation.
+-- webgres 1.9: the whole SQL surface, for a new installation.
 -- Every change in webgres--1.4--1.5.sql, webgres--1.5--1.6.sql,
--- webgres--1.6--1.7.sql and webgres--1.7--1.8.sql is made here too: an
+-- webgres--1.6--1.7.sql, webgres--1.7--1.8.sql and webgres--1.8--1.9.sql
+-- is made here too: an
 -- updated database must hold exactly what a new one holds (test/regress/sql/upgrade.sql).
 
 \echo Use "CREATE EXTENSION webgres" to load this file. \quit
@@ -823,3 +824,21 @@ CREATE FUNCTION webgres.random_int(min integer, max integer) RETURNS integer
 	AS 'MODULE_PATHNAME', 'webgres_random_int';
 COMMENT ON FUNCTION webgres.random_int(integer, integer) IS
   'an integer drawn uniformly at random from [min, max]; an error when min > max.';
+
+-- ==== from webgres--1.8--1.9.sql ====
+-- ==== a query's first row (docs/routes.md) ====
+-- A read-only query run as a statement of its own, its plan kept for the
+-- backend, its first row returned as a value of the type asked for.
+
+CREATE FUNCTION webgres.select_row(type anyelement, query text)
+	RETURNS anyelement
+	LANGUAGE c STABLE
+	AS 'MODULE_PATHNAME', 'webgres_select_row';
+CREATE FUNCTION webgres.select_row(type anyelement, query text, VARIADIC args "any")
+	RETURNS anyelement
+	LANGUAGE c STABLE
+	AS 'MODULE_PATHNAME', 'webgres_select_row';
+COMMENT ON FUNCTION webgres.select_row(anyelement, text) IS
+  'The first row of a read-only query (one SELECT), run as a statement of its own with its plan kept for the backend, as a value of the first argument''s type (a row type, or the type of its one column); NULL when it returns no row.';
+COMMENT ON FUNCTION webgres.select_row(anyelement, text, VARIADIC "any") IS
+  'The first row of a read-only query (one SELECT) with parameters $1, $2... taken from args, run as a statement of its own with its plan kept for the backend, as a value of the first argument''s type (a row type, or the type of its one column); NULL when it returns no row.';

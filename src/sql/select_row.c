@@ -1,0 +1,496 @@
+/*
+ * select_row.c
+ *		webgres.select_row(type, query, args...): a read-only query run as a
+ *		statement of its own, with its plan kept for the backend, and its
+ *		first row returned as a value of the given type.
+ *
+ * The usual way to run a query once per row of another, each run its own
+ * statement (its own line in pg_stat_statements, its own executor), is a
+ * PL/pgSQL function around one SELECT ... INTO.  Beyond the statement
+ * itself that costs the PL/pgSQL call (the function's state set up, the row
+ * moved into a record variable and out again), SPI's connection and its
+ * tuple table: about a fifth of the instructions of a one-row index read.
+ * Here the query is planned once per backend into Postgres' plan cache,
+ * which plans it again after DDL on what it reads, a changed search_path
+ * or another role (row-level security), as for SPI's kept plans; each call
+ * runs the executor directly on the cached plan with the caller's snapshot,
+ * as Postgres runs the queries of a STABLE SQL function (fmgr_sql), and
+ * keeps the first row.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/tupconvert.h"
+#include "catalog/pg_type.h"
+#include "common/hashfn.h"
+#include "executor/executor.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "nodes/params.h"
+#include "parser/parser.h"
+#include "tcop/tcopprot.h"
+#include "tcop/utility.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/hsearch.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/plancache.h"
+#include "utils/snapmgr.h"
+#include "utils/typcache.h"
+
+#include "core/pg_compat.h"
+
+PG_FUNCTION_INFO_V1(webgres_select_row);
+
+/* The leading arguments before the query's parameters: type and query. */
+#define SELECT_ROW_FIXED_ARGS	2
+
+/*
+ * The most queries whose plans a backend keeps.  A query past it is planned
+ * for the call and dropped after it: text built per call cannot grow the
+ * backend without bound.
+ */
+#define SELECT_ROW_MAX_PLANS	256
+
+/* Plans select_row_plans holds before it first grows. */
+#define SELECT_ROW_PLANS_INITIAL	32
+
+/* What identifies a kept plan: the query's text and its parameters' types. */
+typedef struct SelectRowKey
+{
+	const char *sql;			/* NUL-terminated */
+	int			len;			/* strlen(sql) */
+	int			nargs;
+	const Oid  *types;			/* nargs of them */
+} SelectRowKey;
+
+/* One kept plan (select_row_plans' entry); never removed. */
+typedef struct SelectRowPlan
+{
+	SelectRowKey key;			/* its sql and types in TopMemoryContext */
+	CachedPlanSource *source;	/* saved: lives as long as the backend */
+} SelectRowPlan;
+
+/* One call site's state for an execution of its expression (fn_extra). */
+typedef struct SelectRowSite
+{
+	SelectRowPlan *plan;		/* the plan of the last call, or NULL */
+	Oid			type;			/* the type asked for */
+	TypeCacheEntry *row_type;	/* its type cache entry, if a row type */
+} SelectRowSite;
+
+/* Receives the query's first row, as the value select_row returns. */
+typedef struct FirstRowReceiver
+{
+	DestReceiver pub;
+	SelectRowSite *site;
+	MemoryContext result_cxt;	/* the caller's: where the value is made */
+	bool		whole_column;	/* one column of the type asked for */
+	TupleConversionMap *map;	/* a row of another layout, else NULL */
+	bool		got;
+	Datum		value;
+} FirstRowReceiver;
+
+/* The plans kept by this backend, by query and parameter types. */
+static HTAB *select_row_plans = NULL;
+
+/* Hashes a key: its text and its parameters' types. */
+static uint32
+select_row_key_hash(const void *key, Size keysize)
+{
+	const SelectRowKey *k = (const SelectRowKey *) key;
+
+	uint32		h = hash_bytes((const unsigned char *) k->sql, k->len);
+
+	if (k->nargs > 0)
+		h = hash_combine(h, hash_bytes((const unsigned char *) k->types,
+									   k->nargs * sizeof(Oid)));
+	return h;
+}
+
+/* Compares two keys, 0 when equal. */
+static int
+select_row_key_match(const void *key1, const void *key2, Size keysize)
+{
+	const SelectRowKey *a = (const SelectRowKey *) key1;
+	const SelectRowKey *b = (const SelectRowKey *) key2;
+
+	if (a->len != b->len || a->nargs != b->nargs ||
+		(a->nargs > 0 && memcmp(a->types, b->types, a->nargs * sizeof(Oid)) != 0))
+		return 1;
+	return memcmp(a->sql, b->sql, a->len);
+}
+
+/* Whether a kept plan is the one for this text and these parameters. */
+static bool
+plan_is_for(const SelectRowPlan *plan, const text *sql, int nargs, const Oid *types)
+{
+	return (Size) plan->key.len == VARSIZE_ANY_EXHDR(sql) &&
+		plan->key.nargs == nargs &&
+		(nargs == 0 || memcmp(plan->key.types, types, nargs * sizeof(Oid)) == 0) &&
+		memcmp(plan->key.sql, VARDATA_ANY(sql), plan->key.len) == 0;
+}
+
+/*
+ * Error context: which query failed.  A syntax error's position is in the
+ * query, not in the statement that called select_row, so it is moved there
+ * (as SPI does for the queries it runs).
+ */
+static void
+select_row_error_context(void *arg)
+{
+	const char *query = (const char *) arg;
+	int			position = geterrposition();
+
+	if (position > 0)
+	{
+		errposition(0);
+		internalerrposition(position);
+		internalerrquery(query);
+	}
+	else
+		errcontext("query of webgres.select_row: %s", query);
+}
+
+/*
+ * Parses, analyses and prepares sql with parameters of types, as
+ * SPI_prepare would: one statement, and a plain SELECT (the function is
+ * STABLE, so what it runs may not write, lock rows or change the schema).
+ * The plan source is unsaved, in the current memory context.
+ */
+static CachedPlanSource *
+prepare_select(const char *sql, int nargs, const Oid *types)
+{
+	List	   *raw = raw_parser(sql, RAW_PARSE_DEFAULT);
+	RawStmt    *stmt;
+	CachedPlanSource *source;
+	List	   *queries;
+	Query	   *query;
+
+	if (list_length(raw) != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_SYNTAX_ERROR),
+				 errmsg("webgres.select_row runs one statement, not %d",
+						list_length(raw)),
+				 errhint("Call it once for each statement.")));
+	stmt = linitial_node(RawStmt, raw);
+	source = CreateCachedPlan(stmt, sql, CreateCommandTag(stmt->stmt));
+	queries = pg_analyze_and_rewrite_fixedparams(stmt, sql, types, nargs, NULL);
+	query = list_length(queries) == 1 ? linitial_node(Query, queries) : NULL;
+	if (query == NULL || query->commandType != CMD_SELECT ||
+		query->utilityStmt != NULL || query->rowMarks != NIL ||
+		query->hasModifyingCTE)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("webgres.select_row runs only a SELECT that writes nothing and locks no rows"),
+				 errhint("Run statements that write from a handler or a function of their own.")));
+	CompleteCachedPlan(source, queries, NULL, (Oid *) types, nargs,
+					   NULL, NULL, 0, false);
+	return source;
+}
+
+/*
+ * The kept plan of sql for parameters of types, prepared as the current
+ * user on first use; NULL when the backend keeps SELECT_ROW_MAX_PLANS
+ * already (the caller then prepares one for the call).
+ */
+static SelectRowPlan *
+kept_plan(const char *sql, int nargs, const Oid *types)
+{
+	SelectRowKey key = {sql, (int) strlen(sql), nargs, types};
+	SelectRowPlan *plan;
+	CachedPlanSource *source;
+	MemoryContext old;
+	bool		found;
+
+	if (select_row_plans == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(SelectRowKey);
+		ctl.entrysize = sizeof(SelectRowPlan);
+		ctl.hash = select_row_key_hash;
+		ctl.match = select_row_key_match;
+		ctl.hcxt = TopMemoryContext;
+		select_row_plans = hash_create("webgres.select_row plans",
+									   SELECT_ROW_PLANS_INITIAL, &ctl,
+									   HASH_ELEM | HASH_FUNCTION | HASH_COMPARE |
+									   HASH_CONTEXT);
+	}
+	plan = hash_search(select_row_plans, &key, HASH_FIND, NULL);
+	if (plan != NULL)
+		return plan;
+	if (hash_get_num_entries(select_row_plans) >= SELECT_ROW_MAX_PLANS)
+		return NULL;
+
+	/* Entered only once prepared, so an error leaves no half entry. */
+	source = prepare_select(sql, nargs, types);
+	SaveCachedPlan(source);
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	key.sql = pstrdup(sql);
+	key.types = nargs > 0 ? memcpy(palloc(nargs * sizeof(Oid)), types,
+								   nargs * sizeof(Oid)) : NULL;
+	MemoryContextSwitchTo(old);
+	plan = hash_search(select_row_plans, &key, HASH_ENTER, &found);
+	plan->key = key;
+	plan->source = source;
+	return plan;
+}
+
+/* The row type's descriptor, as the type cache has it now. */
+static TupleDesc
+row_type_desc(SelectRowSite *site)
+{
+	if (site->row_type->tupDesc == NULL)
+		site->row_type = lookup_type_cache(site->type, TYPECACHE_TUPDESC);
+	return site->row_type->tupDesc;
+}
+
+/* Whether a result of layout desc is a row of target's columns as they are. */
+static bool
+same_columns(TupleDesc desc, TupleDesc target)
+{
+	if (desc->natts != target->natts)
+		return false;
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute a = TupleDescAttr(target, i);
+
+		if (a->attisdropped || a->atttypid != TupleDescAttr(desc, i)->atttypid)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Executor start: checks the query's columns against the type asked for,
+ * before any row, so a mismatch is an error whether rows come or not.
+ */
+static void
+first_row_startup(DestReceiver *self, int operation, TupleDesc desc)
+{
+	FirstRowReceiver *r = (FirstRowReceiver *) self;
+	SelectRowSite *site = r->site;
+	TupleDesc	target;
+
+	r->whole_column = desc->natts == 1 &&
+		TupleDescAttr(desc, 0)->atttypid == site->type;
+	r->map = NULL;
+	if (r->whole_column)
+		return;
+	if (site->row_type == NULL && desc->natts == 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("the query of webgres.select_row returns %s, not %s",
+						format_type_be(TupleDescAttr(desc, 0)->atttypid),
+						format_type_be(site->type)),
+				 errhint("Cast the column to the type the first argument names.")));
+	if (site->row_type == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("the query of webgres.select_row returns %d columns, not one of type %s",
+						desc->natts, format_type_be(site->type)),
+				 errhint("Select one column, or name a row type as the first argument.")));
+	target = row_type_desc(site);
+	if (!same_columns(desc, target))
+	{
+		MemoryContext old = MemoryContextSwitchTo(r->result_cxt);
+
+		/* An error here when the columns do not match in number or type. */
+		r->map = convert_tuples_by_position(desc, target,
+											gettext_noop("the query of webgres.select_row does not return the row type asked for"));
+		MemoryContextSwitchTo(old);
+	}
+}
+
+/* Keeps the first row as the value to return; the rest are not read. */
+static bool
+first_row_receive(TupleTableSlot *slot, DestReceiver *self)
+{
+	FirstRowReceiver *r = (FirstRowReceiver *) self;
+	MemoryContext old;
+
+	if (r->got)
+		return true;
+	old = MemoryContextSwitchTo(r->result_cxt);
+	slot_getallattrs(slot);
+	if (r->whole_column)
+	{
+		Form_pg_attribute a = TupleDescAttr(slot->tts_tupleDescriptor, 0);
+
+		r->value = slot->tts_isnull[0] ? (Datum) 0 :
+			datumCopy(slot->tts_values[0], a->attbyval, a->attlen);
+		r->got = !slot->tts_isnull[0];
+	}
+	else
+	{
+		HeapTuple	row;
+
+		if (r->map == NULL)
+			row = heap_form_tuple(row_type_desc(r->site), slot->tts_values,
+								  slot->tts_isnull);
+		else
+			row = execute_attr_map_tuple(heap_form_tuple(slot->tts_tupleDescriptor,
+														 slot->tts_values,
+														 slot->tts_isnull),
+										 r->map);
+		r->value = HeapTupleGetDatum(row);
+		r->got = true;
+	}
+	MemoryContextSwitchTo(old);
+
+	/*
+	 * Go on: the executor counts the row (es_processed, which
+	 * pg_stat_statements reports as the statement's rows) only when the
+	 * receiver takes it, and stops by itself after the one row asked for.
+	 */
+	return true;
+}
+
+/* Executor end: nothing to release. */
+static void
+first_row_shutdown(DestReceiver *self)
+{
+}
+
+/* The receiver lives on the caller's stack. */
+static void
+first_row_destroy(DestReceiver *self)
+{
+}
+
+/* Runs a plan source's SELECT with params and returns its first row. */
+static bool
+run_select(CachedPlanSource *source, bool saved, ParamListInfo params,
+		   FirstRowReceiver *receiver)
+{
+	ResourceOwner owner = saved ? CurrentResourceOwner : NULL;
+	CachedPlan *cplan = GetCachedPlan(source, params, owner, NULL);
+	PlannedStmt *stmt = linitial_node(PlannedStmt, cplan->stmt_list);
+	QueryDesc  *qd;
+
+	qd = CreateQueryDesc(stmt, source->query_string, GetActiveSnapshot(),
+						 InvalidSnapshot, &receiver->pub, params, NULL, 0);
+	ExecutorStart(qd, 0);
+	ExecutorRun(qd, ForwardScanDirection, 1);
+	ExecutorFinish(qd);
+	ExecutorEnd(qd);
+	FreeQueryDesc(qd);
+	ReleaseCachedPlan(cplan, owner);
+	return receiver->got;
+}
+
+/*
+ * webgres.select_row(type anyelement, query text, VARIADIC args "any")
+ * returns anyelement: query's first row as a value of type's type (NULL
+ * when it returns none).  The query may return one column of that type, or,
+ * for a row type, the row's columns in order.  Its parameters $1, $2, ...
+ * are args, of their own types (an untyped literal is text).
+ */
+Datum
+webgres_select_row(PG_FUNCTION_ARGS)
+{
+	SelectRowSite *site = (SelectRowSite *) fcinfo->flinfo->fn_extra;
+	text	   *sql;
+	Datum	   *args;
+	Oid		   *types;
+	bool	   *nulls;
+	int			nargs;
+	SelectRowPlan *plan;
+	CachedPlanSource *source;
+	ParamListInfo params;
+	FirstRowReceiver receiver;
+	ErrorContextCallback errcallback;
+	bool		pushed = false;
+
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("the query of webgres.select_row must not be null")));
+	sql = PG_GETARG_TEXT_PP(1);
+	if (PG_NARGS() > SELECT_ROW_FIXED_ARGS)
+		nargs = extract_variadic_args(fcinfo, SELECT_ROW_FIXED_ARGS, true,
+									  &args, &types, &nulls);
+	else
+		nargs = 0;				/* the overload without parameters */
+	if (nargs <= 0)				/* none, or VARIADIC NULL */
+	{
+		nargs = 0;
+		args = NULL;
+		types = NULL;
+		nulls = NULL;
+	}
+
+	if (site == NULL)
+	{
+		Oid			type = get_fn_expr_argtype(fcinfo->flinfo, 0);
+
+		if (!OidIsValid(type) || type == RECORDOID)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("webgres.select_row needs the type of its result named"),
+					 errhint("Pass a typed null as the first argument, as in NULL::my_table.")));
+		site = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(SelectRowSite));
+		site->type = type;
+		/* A domain over a row type is asked for as one column of it. */
+		if (get_typtype(type) == TYPTYPE_COMPOSITE)
+			site->row_type = lookup_type_cache(type, TYPECACHE_TUPDESC);
+		fcinfo->flinfo->fn_extra = site;
+	}
+
+	errcallback.callback = select_row_error_context;
+	errcallback.previous = error_context_stack;
+
+	/* The call site's plan of the last call, unless the query changed. */
+	plan = site->plan;
+	if (plan == NULL || !plan_is_for(plan, sql, nargs, types))
+	{
+		char	   *query = text_to_cstring(sql);
+
+		errcallback.arg = query;
+		error_context_stack = &errcallback;
+		plan = kept_plan(query, nargs, types);
+		site->plan = plan;
+		source = plan != NULL ? plan->source : prepare_select(query, nargs, types);
+		error_context_stack = errcallback.previous;
+	}
+	else
+		source = plan->source;
+
+	params = makeParamList(nargs);
+	for (int i = 0; i < nargs; i++)
+	{
+		params->params[i].value = args[i];
+		params->params[i].isnull = nulls[i];
+		params->params[i].pflags = PARAM_FLAG_CONST;
+		params->params[i].ptype = types[i];
+	}
+
+	memset(&receiver, 0, sizeof(receiver));
+	receiver.pub.receiveSlot = first_row_receive;
+	receiver.pub.rStartup = first_row_startup;
+	receiver.pub.rShutdown = first_row_shutdown;
+	receiver.pub.rDestroy = first_row_destroy;
+	receiver.pub.mydest = DestNone;
+	receiver.site = site;
+	receiver.result_cxt = CurrentMemoryContext;
+
+	errcallback.arg = (void *) source->query_string;
+	error_context_stack = &errcallback;
+	if (!ActiveSnapshotSet())
+	{
+		PushActiveSnapshot(GetTransactionSnapshot());
+		pushed = true;
+	}
+	run_select(source, plan != NULL, params, &receiver);
+	if (pushed)
+		PopActiveSnapshot();
+	error_context_stack = errcallback.previous;
+	if (plan == NULL)
+		DropCachedPlan(source);
+
+	if (!receiver.got)
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(receiver.value);
+}

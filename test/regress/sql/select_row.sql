@@ -1,0 +1,99 @@
+-- webgres.select_row: a read-only query's first row, as a value of the type
+-- the first argument names, run as a statement of its own.
+CREATE EXTENSION IF NOT EXISTS webgres;
+
+CREATE TABLE sr_item (id integer PRIMARY KEY, name text, price numeric);
+INSERT INTO sr_item VALUES (1, 'one', 1.5), (2, 'two', NULL), (3, 'three', 3);
+
+-- A whole row of a table's type, by a parameter.
+SELECT webgres.select_row(NULL::sr_item, 'SELECT * FROM sr_item WHERE id = $1', 2);
+SELECT (webgres.select_row(NULL::sr_item, 'SELECT * FROM sr_item WHERE id = $1', 1)).name;
+-- One column of the type asked for: a row value, or a scalar.
+SELECT webgres.select_row(NULL::sr_item, 'SELECT i FROM sr_item AS i WHERE id = $1', 3);
+SELECT webgres.select_row(NULL::text, 'SELECT name FROM sr_item WHERE id = $1', 3);
+-- A column that is NULL, and a query with no row, both give NULL.
+SELECT webgres.select_row(NULL::numeric, 'SELECT price FROM sr_item WHERE id = $1', 2) IS NULL AS null_column;
+SELECT webgres.select_row(NULL::sr_item, 'SELECT * FROM sr_item WHERE id = $1', 42) IS NULL AS no_row;
+-- Only the first row is returned.
+SELECT webgres.select_row(NULL::integer, 'SELECT id FROM sr_item ORDER BY id DESC');
+-- No parameters; several of different types; a NULL one; an untyped literal
+-- is text; VARIADIC arrays, and VARIADIC NULL (no parameters).
+SELECT webgres.select_row(NULL::bigint, 'SELECT count(*) FROM sr_item');
+SELECT webgres.select_row(NULL::text, 'SELECT name || $2 FROM sr_item WHERE id = $1 AND price > $3', 3, '!', 2.5);
+SELECT webgres.select_row(NULL::bigint, 'SELECT count(*) FROM sr_item WHERE price IS NOT DISTINCT FROM $1', NULL::numeric);
+SELECT webgres.select_row(NULL::integer, 'SELECT id FROM sr_item WHERE name = $1', 'two');
+SELECT webgres.select_row(NULL::integer, 'SELECT $1 + $2', VARIADIC ARRAY[2, 3]);
+SELECT webgres.select_row(NULL::integer, 'SELECT 7', VARIADIC NULL::integer[]);
+-- Once per row of the outer query, each run its own statement.
+SELECT g, (webgres.select_row(NULL::sr_item, 'SELECT * FROM sr_item WHERE id = $1', g)).name
+FROM generate_series(0, 4) AS g ORDER BY g;
+-- A query that differs from row to row, past the plans a backend keeps:
+-- those beyond are planned for the call.
+SELECT sum(webgres.select_row(NULL::integer, 'SELECT ' || g || ' + $1', 1))
+FROM generate_series(1, 300) AS g;
+
+-- The kept plan follows the table: a new column, then a dropped one (the
+-- row type keeps a dropped slot; the query's columns map onto the rest).
+ALTER TABLE sr_item ADD COLUMN stock integer DEFAULT 5;
+SELECT webgres.select_row(NULL::sr_item, 'SELECT * FROM sr_item WHERE id = $1', 1);
+ALTER TABLE sr_item DROP COLUMN price;
+SELECT webgres.select_row(NULL::sr_item, 'SELECT * FROM sr_item WHERE id = $1', 1);
+-- ... and the search_path.
+CREATE SCHEMA sr_a;
+CREATE SCHEMA sr_b;
+CREATE TABLE sr_a.sr_where (v text);
+CREATE TABLE sr_b.sr_where (v text);
+INSERT INTO sr_a.sr_where VALUES ('in a');
+INSERT INTO sr_b.sr_where VALUES ('in b');
+SET search_path = sr_a, public;
+SELECT webgres.select_row(NULL::text, 'SELECT v FROM sr_where');
+SET search_path = sr_b, public;
+SELECT webgres.select_row(NULL::text, 'SELECT v FROM sr_where');
+RESET search_path;
+
+-- It runs as the current user: privileges and row-level security hold,
+-- with the same kept plan for two roles.
+CREATE ROLE sr_alice;
+CREATE ROLE sr_bob;
+CREATE ROLE sr_nobody;
+CREATE TABLE sr_note (owner text, body text);
+INSERT INTO sr_note VALUES ('sr_alice', 'alice''s'), ('sr_bob', 'bob''s');
+ALTER TABLE sr_note ENABLE ROW LEVEL SECURITY;
+CREATE POLICY sr_own ON sr_note USING (owner = current_user);
+GRANT SELECT ON sr_note TO sr_alice, sr_bob;
+SET ROLE sr_alice;
+SELECT webgres.select_row(NULL::text, 'SELECT string_agg(body, '','') FROM sr_note');
+SET ROLE sr_bob;
+SELECT webgres.select_row(NULL::text, 'SELECT string_agg(body, '','') FROM sr_note');
+SET ROLE sr_nobody;
+SELECT webgres.select_row(NULL::text, 'SELECT string_agg(body, '','') FROM sr_note');
+RESET ROLE;
+
+-- Errors.
+-- The result's type must be named.
+SELECT webgres.select_row(NULL, 'SELECT 1');
+SELECT webgres.select_row(NULL::record, 'SELECT 1');
+SELECT webgres.select_row(NULL::integer, NULL);
+-- The query's columns must be the type asked for.
+SELECT webgres.select_row(NULL::text, 'SELECT id FROM sr_item');
+SELECT webgres.select_row(NULL::text, 'SELECT id, name FROM sr_item');
+SELECT webgres.select_row(NULL::sr_item, 'SELECT id FROM sr_item');
+SELECT webgres.select_row(NULL::sr_item, 'SELECT name, id, stock FROM sr_item');
+-- One SELECT that writes nothing and locks nothing.
+SELECT webgres.select_row(NULL::integer, 'SELECT 1; SELECT 2');
+SELECT webgres.select_row(NULL::integer, 'UPDATE sr_item SET name = name RETURNING id');
+SELECT webgres.select_row(NULL::integer, 'SELECT id FROM sr_item FOR UPDATE');
+SELECT webgres.select_row(NULL::integer, 'WITH gone AS (DELETE FROM sr_item RETURNING id) SELECT count(*)::integer FROM gone');
+SELECT webgres.select_row(NULL::integer, 'SELECT 1 INTO sr_copy');
+SELECT count(*) FROM sr_item;
+-- The query's own errors name it.
+SELECT webgres.select_row(NULL::integer, 'SELEC 1');
+SELECT webgres.select_row(NULL::integer, 'SELECT 10 / $1', 0);
+SELECT webgres.select_row(NULL::integer, 'SELECT $2', 1);
+-- The backend serves on after them.
+SELECT webgres.select_row(NULL::integer, 'SELECT 10 / $1', 5);
+
+DROP TABLE sr_note;
+DROP ROLE sr_alice, sr_bob, sr_nobody;
+DROP SCHEMA sr_a, sr_b CASCADE;
+DROP TABLE sr_item;
