@@ -25,14 +25,13 @@ $sql$),
 SELECT webgres.json_build('message', 'Hello, World!') AS body
 $sql$),
 
--- One random row. The id is computed once (an InitPlan), so this is a
--- single index lookup, not a scan that draws a number per row.
+-- One random row, read by get_world_json's statement. The handler itself
+-- is one row of expressions (no FROM), which webgres evaluates without the
+-- executor, so the read is the request's one executor run.
 -- webgres.random_int is one call where 1 + floor(random() * 10000)::integer
 -- is six, each compiled and privilege-checked when the plan starts.
 ('GET', '/db', $sql$
-SELECT webgres.json_build('id', id, 'randomNumber', randomnumber) AS body
-FROM world
-WHERE id = (SELECT webgres.random_int(1, 10000))
+SELECT get_world_json(webgres.random_int(1, 10000)) AS body
 $sql$),
 
 -- clamp(queries) random rows, each read by a statement of its own. The ids
