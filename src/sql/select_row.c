@@ -88,7 +88,8 @@ typedef struct FirstRowReceiver
 	MemoryContext result_cxt;	/* the caller's: where the value is made */
 	bool		whole_column;	/* one column of the type asked for */
 	TupleConversionMap *map;	/* a row of another layout, else NULL */
-	bool		got;
+	bool		got;			/* the first row came */
+	bool		isnull;			/* ... and its one column was NULL */
 	Datum		value;
 } FirstRowReceiver;
 
@@ -319,9 +320,9 @@ first_row_receive(TupleTableSlot *slot, DestReceiver *self)
 	{
 		Form_pg_attribute a = TupleDescAttr(slot->tts_tupleDescriptor, 0);
 
-		r->value = slot->tts_isnull[0] ? (Datum) 0 :
-			datumCopy(slot->tts_values[0], a->attbyval, a->attlen);
-		r->got = !slot->tts_isnull[0];
+		r->isnull = slot->tts_isnull[0];
+		if (!r->isnull)
+			r->value = datumCopy(slot->tts_values[0], a->attbyval, a->attlen);
 	}
 	else
 	{
@@ -336,8 +337,8 @@ first_row_receive(TupleTableSlot *slot, DestReceiver *self)
 														 slot->tts_isnull),
 										 r->map);
 		r->value = HeapTupleGetDatum(row);
-		r->got = true;
 	}
+	r->got = true;
 	MemoryContextSwitchTo(old);
 
 	/*
@@ -360,8 +361,8 @@ first_row_destroy(DestReceiver *self)
 {
 }
 
-/* Runs a plan source's SELECT with params and returns its first row. */
-static bool
+/* Runs a plan source's SELECT with params; the receiver keeps its first row. */
+static void
 run_select(CachedPlanSource *source, bool saved, ParamListInfo params,
 		   FirstRowReceiver *receiver)
 {
@@ -378,7 +379,6 @@ run_select(CachedPlanSource *source, bool saved, ParamListInfo params,
 	ExecutorEnd(qd);
 	FreeQueryDesc(qd);
 	ReleaseCachedPlan(cplan, owner);
-	return receiver->got;
 }
 
 /*
@@ -490,7 +490,7 @@ webgres_select_row(PG_FUNCTION_ARGS)
 	if (plan == NULL)
 		DropCachedPlan(source);
 
-	if (!receiver.got)
+	if (!receiver.got || receiver.isnull)
 		PG_RETURN_NULL();
 	PG_RETURN_DATUM(receiver.value);
 }
