@@ -78,7 +78,11 @@ SELECT webgres.select_row(NULL::integer, NULL);
 SELECT webgres.select_row(NULL::text, 'SELECT id FROM sr_item');
 SELECT webgres.select_row(NULL::text, 'SELECT id, name FROM sr_item');
 SELECT webgres.select_row(NULL::sr_item, 'SELECT id FROM sr_item');
+-- (terse: the detail naming the column is Postgres' own, worded
+-- differently from 18 on)
+\set VERBOSITY terse
 SELECT webgres.select_row(NULL::sr_item, 'SELECT name, id, stock FROM sr_item');
+\set VERBOSITY default
 -- One SELECT that writes nothing and locks nothing.
 SELECT webgres.select_row(NULL::integer, 'SELECT 1; SELECT 2');
 SELECT webgres.select_row(NULL::integer, 'UPDATE sr_item SET name = name RETURNING id');
