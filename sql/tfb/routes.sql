@@ -49,17 +49,17 @@ FROM (SELECT get_world(id) AS w
       OFFSET 0) AS read
 $sql$),
 
--- The 12 fortunes plus one added at request time, sorted by message in
--- code-point order here, outside the statement that reads the table, and
--- rendered by webgres.html_rows, a table template in C: a row per fortune,
--- cells id and message, escaped, in the order of message's bytes.
+-- The 12 fortunes plus one added at request time, as an array, sorted by
+-- message in code-point order here, outside the statement that reads the
+-- table, and rendered by webgres.html_rows_of, a table template in C: a row
+-- per fortune, cells id and message, escaped, in the order of message's
+-- bytes.  The handler has no FROM: one row of expressions.
 ('GET', '/fortunes', $sql$
 SELECT 'text/html; charset=utf-8' AS content_type,
        '<!DOCTYPE html><html><head><title>Fortunes</title></head><body><table>'
        || '<tr><th>id</th><th>message</th></tr>'
-       || webgres.html_rows(message, id, message)
+       || webgres.html_rows_of(fortunes(), 'message', 'id', 'message')
        || '</table></body></html>' AS body
-FROM fortunes()
 $sql$),
 
 -- clamp(queries) rows read one by one, then saved with new random numbers.

@@ -10,19 +10,32 @@
  * and copies each row into the sort as a tuple; for a page of a dozen rows
  * that is most of the request.  Here a row costs one call that appends its
  * rendered cells to a buffer, and the final call sorts an array of pointers.
+ *
+ * webgres.html_rows_of(rows, key, VARIADIC columns) renders an array of a
+ * row type the same way, named columns as cells: a handler that is one row
+ * of expressions then needs no aggregate, and no executor, around it.
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "catalog/pg_type.h"
 #include "fmgr.h"
+#include "funcapi.h"
 #include "utils/array.h"
+/* Its inline functions compare int32 with size_t (ARR_DATA_OFFSET) under -Wextra. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#include "utils/arrayaccess.h"
+#pragma GCC diagnostic pop
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/typcache.h"
 
 #include "sql/html.h"
 
 PG_FUNCTION_INFO_V1(webgres_html_rows_add);
 PG_FUNCTION_INFO_V1(webgres_html_rows_final);
+PG_FUNCTION_INFO_V1(webgres_html_rows_of);
 
 /* Appends a string literal without measuring it. */
 #define APPEND_LITERAL(out, lit) appendBinaryStringInfo((out), (lit), sizeof(lit) - 1)
@@ -172,6 +185,60 @@ append_array_cells(StringInfo out, CellTypes *types, ArrayType *array)
 		append_cell(out, &types->cells[0], values[i], nulls[i]);
 }
 
+/* A new, empty state, in the current memory context. */
+static HtmlRowsState *
+html_rows_state_new(void)
+{
+	HtmlRowsState *state = palloc0(sizeof(HtmlRowsState));
+
+	initStringInfo(&state->keys);
+	initStringInfo(&state->html);
+	state->maxrows = HTML_ROWS_INITIAL;
+	state->rows = palloc(state->maxrows * sizeof(HtmlRow));
+	return state;
+}
+
+/*
+ * Starts a row with its key (NULL: a NULL key) and opens its <tr>; the
+ * caller appends its cells to state->html, then calls html_rows_end.
+ */
+static HtmlRow *
+html_rows_begin(HtmlRowsState *state, const char *key, int key_len)
+{
+	HtmlRow    *row;
+
+	if (state->nrows == state->maxrows)
+	{
+		state->maxrows *= 2;
+		state->rows = repalloc(state->rows, state->maxrows * sizeof(HtmlRow));
+	}
+	row = &state->rows[state->nrows];
+	row->seq = state->nrows;
+	if (key == NULL)
+	{
+		row->key_off = -1;
+		row->key_len = 0;
+	}
+	else
+	{
+		row->key_off = state->keys.len;
+		row->key_len = key_len;
+		appendBinaryStringInfo(&state->keys, key, key_len);
+	}
+	row->html_off = state->html.len;
+	APPEND_LITERAL(&state->html, "<tr>");
+	return row;
+}
+
+/* Closes the row html_rows_begin started. */
+static void
+html_rows_end(HtmlRowsState *state, HtmlRow *row)
+{
+	APPEND_LITERAL(&state->html, "</tr>");
+	row->html_len = state->html.len - row->html_off;
+	state->nrows++;
+}
+
 /* html_rows' transition: renders this row and keeps it with its key. */
 Datum
 webgres_html_rows_add(PG_FUNCTION_ARGS)
@@ -190,40 +257,19 @@ webgres_html_rows_add(PG_FUNCTION_ARGS)
 
 	old = MemoryContextSwitchTo(aggcontext);
 	if (PG_ARGISNULL(0))
-	{
-		state = palloc0(sizeof(HtmlRowsState));
-		initStringInfo(&state->keys);
-		initStringInfo(&state->html);
-		state->maxrows = HTML_ROWS_INITIAL;
-		state->rows = palloc(state->maxrows * sizeof(HtmlRow));
-	}
+		state = html_rows_state_new();
 	else
 		state = (HtmlRowsState *) PG_GETARG_POINTER(0);
 
-	if (state->nrows == state->maxrows)
-	{
-		state->maxrows *= 2;
-		state->rows = repalloc(state->rows, state->maxrows * sizeof(HtmlRow));
-	}
-	row = &state->rows[state->nrows];
-	row->seq = state->nrows;
-
 	if (PG_ARGISNULL(1))
-	{
-		row->key_off = -1;
-		row->key_len = 0;
-	}
+		row = html_rows_begin(state, NULL, 0);
 	else
 	{
 		text	   *key = PG_GETARG_TEXT_PP(1);
 
-		row->key_off = state->keys.len;
-		row->key_len = VARSIZE_ANY_EXHDR(key);
-		appendBinaryStringInfo(&state->keys, VARDATA_ANY(key), row->key_len);
+		row = html_rows_begin(state, VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key));
 	}
 
-	row->html_off = state->html.len;
-	APPEND_LITERAL(&state->html, "<tr>");
 	if (types->variadic_array)
 	{
 		if (!PG_ARGISNULL(FIRST_CELL_ARG))
@@ -237,9 +283,7 @@ webgres_html_rows_add(PG_FUNCTION_ARGS)
 						PG_GETARG_DATUM(FIRST_CELL_ARG + i),
 						PG_ARGISNULL(FIRST_CELL_ARG + i));
 	}
-	APPEND_LITERAL(&state->html, "</tr>");
-	row->html_len = state->html.len - row->html_off;
-	state->nrows++;
+	html_rows_end(state, row);
 
 	MemoryContextSwitchTo(old);
 	PG_RETURN_POINTER(state);
@@ -274,27 +318,15 @@ compare_rows(const void *a, const void *b, void *arg)
 	return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
-/*
- * html_rows' final function: the rows in key order, as one text.  The state
- * is only read (the sort is of pointers), so Postgres may share it.
- */
-Datum
-webgres_html_rows_final(PG_FUNCTION_ARGS)
+/* The state's rows in key order, as one text. */
+static text *
+html_rows_text(HtmlRowsState *state)
 {
-	HtmlRowsState *state;
 	HtmlRow   **order;
 	text	   *result;
 	char	   *p;
 
-	if (!AggCheckCallContext(fcinfo, NULL))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("webgres.html_rows_final called outside an aggregate")));
-	if (PG_ARGISNULL(0))
-		PG_RETURN_NULL();
-	state = (HtmlRowsState *) PG_GETARG_POINTER(0);
-
-	order = palloc(state->nrows * sizeof(HtmlRow *));
+	order = palloc(Max(state->nrows, 1) * sizeof(HtmlRow *));
 	for (int i = 0; i < state->nrows; i++)
 		order[i] = &state->rows[i];
 	qsort_arg(order, state->nrows, sizeof(HtmlRow *), compare_rows,
@@ -308,5 +340,258 @@ webgres_html_rows_final(PG_FUNCTION_ARGS)
 		memcpy(p, state->html.data + order[i]->html_off, order[i]->html_len);
 		p += order[i]->html_len;
 	}
+	pfree(order);
+	return result;
+}
+
+/*
+ * html_rows' final function: the rows in key order, as one text.  The state
+ * is only read (the sort is of pointers), so Postgres may share it.
+ */
+Datum
+webgres_html_rows_final(PG_FUNCTION_ARGS)
+{
+	HtmlRowsState *state;
+	text	   *result;
+
+	if (!AggCheckCallContext(fcinfo, NULL))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("webgres.html_rows_final called outside an aggregate")));
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	state = (HtmlRowsState *) PG_GETARG_POINTER(0);
+
+	result = html_rows_text(state);
 	PG_RETURN_TEXT_P(result);
+}
+
+/*
+ * What html_rows_of found out about its row type and columns at one call
+ * site (fn_extra), kept while the type and the names stay the same.
+ */
+typedef struct RowsOfSite
+{
+	Oid			array_type;		/* the rows argument's array type */
+	Oid			row_type;		/* its element type */
+	TypeCacheEntry *type_entry; /* the row type's, for its descriptor */
+	uint64		desc_id;		/* the descriptor the columns were found in */
+	char	   *names;			/* key and columns, each NUL-terminated */
+	int			names_len;
+	bool		key_given;		/* key not NULL */
+	AttrNumber	key_att;		/* the key's column */
+	CellType	key;
+	int			ncols;
+	AttrNumber *atts;			/* each column's attribute number */
+	CellType   *cells;			/* ... and how it becomes text */
+} RowsOfSite;
+
+/* Appends name and its NUL to buf. */
+static void
+append_name(StringInfo buf, text *name)
+{
+	appendBinaryStringInfo(buf, VARDATA_ANY(name), VARSIZE_ANY_EXHDR(name));
+	appendStringInfoChar(buf, '\0');
+}
+
+/* The column of desc named name, or an error naming type. */
+static AttrNumber
+column_named(TupleDesc desc, const char *name, Oid type)
+{
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute a = TupleDescAttr(desc, i);
+
+		if (!a->attisdropped && strcmp(NameStr(a->attname), name) == 0)
+			return a->attnum;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_COLUMN),
+			 errmsg("webgres.html_rows_of: type %s has no column \"%s\"",
+					format_type_be(type), name)));
+	return InvalidAttrNumber;	/* not reached */
+}
+
+/*
+ * The call site's columns for this row type, key and names (each
+ * NUL-terminated in names), looked up again when any of them changed.
+ */
+static RowsOfSite *
+rows_of_site(FunctionCallInfo fcinfo, const char *names, int names_len,
+			 bool key_given, int ncols)
+{
+	FmgrInfo   *flinfo = fcinfo->flinfo;
+	RowsOfSite *site = (RowsOfSite *) flinfo->fn_extra;
+	MemoryContext mcxt = flinfo->fn_mcxt;
+	TupleDesc	desc;
+	const char *name;
+
+	if (site == NULL)
+	{
+		Oid			array_type = get_fn_expr_argtype(flinfo, 0);
+		Oid			row_type = get_element_type(array_type);
+
+		if (!OidIsValid(row_type) || !type_is_rowtype(row_type) ||
+			row_type == RECORDOID)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("webgres.html_rows_of renders an array of a named row type, not %s",
+							format_type_be(array_type)),
+					 errhint("Pass an array of a table's rows, as in ARRAY(SELECT t FROM t).")));
+		site = MemoryContextAllocZero(mcxt, sizeof(RowsOfSite));
+		site->array_type = array_type;
+		site->row_type = row_type;
+		site->type_entry = lookup_type_cache(row_type, TYPECACHE_TUPDESC);
+		flinfo->fn_extra = site;
+	}
+	if (site->type_entry->tupDesc == NULL)
+		site->type_entry = lookup_type_cache(site->row_type, TYPECACHE_TUPDESC);
+	desc = site->type_entry->tupDesc;
+	if (site->names != NULL && site->desc_id == site->type_entry->tupDesc_identifier &&
+		site->key_given == key_given && site->ncols == ncols &&
+		site->names_len == names_len && memcmp(site->names, names, names_len) == 0)
+		return site;
+
+	if (site->names != NULL)
+	{
+		pfree(site->names);
+		pfree(site->atts);
+		pfree(site->cells);
+	}
+	site->names = MemoryContextAlloc(mcxt, names_len);
+	memcpy(site->names, names, names_len);
+	site->names_len = names_len;
+	site->desc_id = site->type_entry->tupDesc_identifier;
+	site->key_given = key_given;
+	site->ncols = ncols;
+	site->atts = MemoryContextAlloc(mcxt, Max(ncols, 1) * sizeof(AttrNumber));
+	site->cells = MemoryContextAllocZero(mcxt, Max(ncols, 1) * sizeof(CellType));
+
+	name = names;
+	if (key_given)
+	{
+		site->key_att = column_named(desc, name, site->row_type);
+		cell_type_init(&site->key, TupleDescAttr(desc, site->key_att - 1)->atttypid,
+					   mcxt);
+		name += strlen(name) + 1;
+	}
+	for (int i = 0; i < ncols; i++)
+	{
+		site->atts[i] = column_named(desc, name, site->row_type);
+		cell_type_init(&site->cells[i],
+					   TupleDescAttr(desc, site->atts[i] - 1)->atttypid, mcxt);
+		name += strlen(name) + 1;
+	}
+	return site;
+}
+
+/* Starts a row with its key's text: the value of the key column, or NULL. */
+static HtmlRow *
+begin_row_of(HtmlRowsState *state, RowsOfSite *site, Datum key, bool isnull)
+{
+	if (!site->key_given || isnull)
+		return html_rows_begin(state, NULL, 0);
+	if (site->key.is_text)
+	{
+		text	   *t = DatumGetTextPP(key);
+
+		return html_rows_begin(state, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+	}
+	else
+	{
+		char	   *s = OutputFunctionCall(&site->key.output, key);
+
+		return html_rows_begin(state, s, strlen(s));
+	}
+}
+
+/*
+ * webgres.html_rows_of(rows anyarray, key text, VARIADIC columns text[])
+ * returns text: the rows of an HTML table, one for each element of rows (an
+ * array of a row type), its named columns as cells, rendered and ordered
+ * as html_rows renders and orders its rows (key names the column whose text
+ * orders them; NULL keeps the array's order).  NULL for a NULL array, empty
+ * for an empty one; a NULL element is a row of empty cells.
+ */
+Datum
+webgres_html_rows_of(PG_FUNCTION_ARGS)
+{
+	AnyArrayType *rows;
+	ArrayType  *columns;
+	Datum	   *names;
+	bool	   *name_nulls;
+	int			ncols;
+	StringInfoData joined;
+	RowsOfSite *site;
+	TupleDesc	desc;
+	int			nelems;
+	array_iter	iter;
+	Datum	   *values;
+	bool	   *nulls;
+	HtmlRowsState *state;
+
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	if (PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("webgres.html_rows_of: the columns must not be null")));
+	/* An expanded array (from ||, say) is read as it is, not flattened. */
+	rows = PG_GETARG_ANY_ARRAY_P(0);
+	columns = PG_GETARG_ARRAYTYPE_P(2);
+
+	deconstruct_array(columns, TEXTOID, -1, false, TYPALIGN_INT,
+					  &names, &name_nulls, &ncols);
+	initStringInfo(&joined);
+	if (!PG_ARGISNULL(1))
+		append_name(&joined, PG_GETARG_TEXT_PP(1));
+	for (int i = 0; i < ncols; i++)
+	{
+		if (name_nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("webgres.html_rows_of: column %d is named by a null", i + 1)));
+		append_name(&joined, DatumGetTextPP(names[i]));
+	}
+	site = rows_of_site(fcinfo, joined.data, joined.len, !PG_ARGISNULL(1), ncols);
+	desc = site->type_entry->tupDesc;
+	values = palloc(Max(desc->natts, 1) * sizeof(Datum));
+	nulls = palloc(Max(desc->natts, 1) * sizeof(bool));
+
+	nelems = ArrayGetNItems(AARR_NDIM(rows), AARR_DIMS(rows));
+	array_iter_setup(&iter, rows);
+	state = html_rows_state_new();
+	for (int i = 0; i < nelems; i++)
+	{
+		bool		row_null;
+		Datum		row = array_iter_next(&iter, &row_null, i, -1, false,
+										  TYPALIGN_DOUBLE);
+		HtmlRow    *html_row;
+
+		if (row_null)
+		{
+			/* A NULL row: every column NULL. */
+			memset(nulls, true, desc->natts * sizeof(bool));
+		}
+		else
+		{
+			HeapTupleHeader header = DatumGetHeapTupleHeader(row);
+			HeapTupleData tuple;
+
+			tuple.t_len = HeapTupleHeaderGetDatumLength(header);
+			ItemPointerSetInvalid(&tuple.t_self);
+			tuple.t_tableOid = InvalidOid;
+			tuple.t_data = header;
+			heap_deform_tuple(&tuple, desc, values, nulls);
+		}
+		html_row = site->key_given ?
+			begin_row_of(state, site, values[site->key_att - 1],
+						 nulls[site->key_att - 1]) :
+			begin_row_of(state, site, (Datum) 0, true);
+		for (int c = 0; c < ncols; c++)
+			append_cell(&state->html, &site->cells[c],
+						values[site->atts[c] - 1], nulls[site->atts[c] - 1]);
+		html_rows_end(state, html_row);
+	}
+	PG_RETURN_TEXT_P(html_rows_text(state));
 }

@@ -1,8 +1,9 @@
 /*
  * select_row.c
- *		webgres.select_row(type, query, args...): a read-only query run as a
- *		statement of its own, with its plan kept for the backend, and its
- *		first row returned as a value of the given type.
+ *		webgres.select_row(type, query, args...) and select_rows: a read-only
+ *		query run as a statement of its own, with its plan kept for the
+ *		backend, and its first row (or all its rows, as an array) returned
+ *		as a value of the given type.
  *
  * The usual way to run a query once per row of another, each run its own
  * statement (its own line in pg_stat_statements, its own executor), is a
@@ -15,7 +16,9 @@
  * or another role (row-level security), as for SPI's kept plans; each call
  * runs the executor directly on the cached plan with the caller's snapshot,
  * as Postgres runs the queries of a STABLE SQL function (fmgr_sql), and
- * keeps the first row.
+ * keeps the first row.  select_rows keeps every row, in an array: a set of
+ * rows read by one statement that the caller's expression can hold without
+ * a function scan (and the executor node around it) of its own.
  */
 #include "postgres.h"
 
@@ -30,6 +33,7 @@
 #include "parser/parser.h"
 #include "tcop/tcopprot.h"
 #include "tcop/utility.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/hsearch.h"
@@ -42,6 +46,7 @@
 #include "core/pg_compat.h"
 
 PG_FUNCTION_INFO_V1(webgres_select_row);
+PG_FUNCTION_INFO_V1(webgres_select_rows);
 
 /* The leading arguments before the query's parameters: type and query. */
 #define SELECT_ROW_FIXED_ARGS	2
@@ -55,6 +60,9 @@ PG_FUNCTION_INFO_V1(webgres_select_row);
 
 /* Plans select_row_plans holds before it first grows. */
 #define SELECT_ROW_PLANS_INITIAL	32
+
+/* Rows select_rows has room for before it first grows. */
+#define SELECT_ROWS_INITIAL		16
 
 /* What identifies a kept plan: the query's text and its parameters' types. */
 typedef struct SelectRowKey
@@ -75,23 +83,34 @@ typedef struct SelectRowPlan
 /* One call site's state for an execution of its expression (fn_extra). */
 typedef struct SelectRowSite
 {
+	const char *fname;			/* webgres.select_row or select_rows */
 	SelectRowPlan *plan;		/* the plan of the last call, or NULL */
 	Oid			type;			/* the type asked for */
 	TypeCacheEntry *row_type;	/* its type cache entry, if a row type */
+	int16		typlen;			/* the type's storage, for select_rows' array */
+	bool		typbyval;
+	char		typalign;
 } SelectRowSite;
 
-/* Receives the query's first row, as the value select_row returns. */
-typedef struct FirstRowReceiver
+/*
+ * Receives the query's first row, as the value select_row returns, or all
+ * of them (select_rows).
+ */
+typedef struct RowsReceiver
 {
 	DestReceiver pub;
 	SelectRowSite *site;
-	MemoryContext result_cxt;	/* the caller's: where the value is made */
+	MemoryContext result_cxt;	/* the caller's: where the values are made */
+	bool		all;			/* keep every row, not only the first */
 	bool		whole_column;	/* one column of the type asked for */
 	TupleConversionMap *map;	/* a row of another layout, else NULL */
-	bool		got;			/* the first row came */
-	bool		isnull;			/* ... and its one column was NULL */
-	Datum		value;
-} FirstRowReceiver;
+	int			nrows;			/* rows kept */
+	int			maxrows;		/* room in values and nulls */
+	Datum	   *values;			/* each row as a value of the type */
+	bool	   *nulls;
+	Datum		first_value;	/* the room of select_row's one row */
+	bool		first_null;
+} RowsReceiver;
 
 /* The plans kept by this backend, by query and parameter types. */
 static HTAB *select_row_plans = NULL;
@@ -133,6 +152,13 @@ plan_is_for(const SelectRowPlan *plan, const text *sql, int nargs, const Oid *ty
 		memcmp(plan->key.sql, VARDATA_ANY(sql), plan->key.len) == 0;
 }
 
+/* What an error names: the function and its query. */
+typedef struct SelectRowErrorArg
+{
+	const char *fname;
+	const char *query;
+} SelectRowErrorArg;
+
 /*
  * Error context: which query failed.  A syntax error's position is in the
  * query, not in the statement that called select_row, so it is moved there
@@ -141,17 +167,17 @@ plan_is_for(const SelectRowPlan *plan, const text *sql, int nargs, const Oid *ty
 static void
 select_row_error_context(void *arg)
 {
-	const char *query = (const char *) arg;
+	const SelectRowErrorArg *e = (const SelectRowErrorArg *) arg;
 	int			position = geterrposition();
 
 	if (position > 0)
 	{
 		errposition(0);
 		internalerrposition(position);
-		internalerrquery(query);
+		internalerrquery(e->query);
 	}
 	else
-		errcontext("query of webgres.select_row: %s", query);
+		errcontext("query of %s: %s", e->fname, e->query);
 }
 
 /*
@@ -161,7 +187,7 @@ select_row_error_context(void *arg)
  * The plan source is unsaved, in the current memory context.
  */
 static CachedPlanSource *
-prepare_select(const char *sql, int nargs, const Oid *types)
+prepare_select(const char *fname, const char *sql, int nargs, const Oid *types)
 {
 	List	   *raw = raw_parser(sql, RAW_PARSE_DEFAULT);
 	RawStmt    *stmt;
@@ -172,8 +198,8 @@ prepare_select(const char *sql, int nargs, const Oid *types)
 	if (list_length(raw) != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_SYNTAX_ERROR),
-				 errmsg("webgres.select_row runs one statement, not %d",
-						list_length(raw)),
+				 errmsg("%s runs one statement, not %d",
+						fname, list_length(raw)),
 				 errhint("Call it once for each statement.")));
 	stmt = linitial_node(RawStmt, raw);
 	source = CreateCachedPlan(stmt, sql, CreateCommandTag(stmt->stmt));
@@ -184,7 +210,8 @@ prepare_select(const char *sql, int nargs, const Oid *types)
 		query->hasModifyingCTE)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("webgres.select_row runs only a SELECT that writes nothing and locks no rows"),
+				 errmsg("%s runs only a SELECT that writes nothing and locks no rows",
+						fname),
 				 errhint("Run statements that write from a handler or a function of their own.")));
 	CompleteCachedPlan(source, queries, NULL, (Oid *) types, nargs,
 					   NULL, NULL, 0, false);
@@ -197,7 +224,7 @@ prepare_select(const char *sql, int nargs, const Oid *types)
  * already (the caller then prepares one for the call).
  */
 static SelectRowPlan *
-kept_plan(const char *sql, int nargs, const Oid *types)
+kept_plan(const char *fname, const char *sql, int nargs, const Oid *types)
 {
 	SelectRowKey key = {sql, (int) strlen(sql), nargs, types};
 	SelectRowPlan *plan;
@@ -226,7 +253,7 @@ kept_plan(const char *sql, int nargs, const Oid *types)
 		return NULL;
 
 	/* Entered only once prepared, so an error leaves no half entry. */
-	source = prepare_select(sql, nargs, types);
+	source = prepare_select(fname, sql, nargs, types);
 	SaveCachedPlan(source);
 	old = MemoryContextSwitchTo(TopMemoryContext);
 	key.sql = pstrdup(sql);
@@ -269,9 +296,9 @@ same_columns(TupleDesc desc, TupleDesc target)
  * before any row, so a mismatch is an error whether rows come or not.
  */
 static void
-first_row_startup(DestReceiver *self, int operation, TupleDesc desc)
+rows_startup(DestReceiver *self, int operation, TupleDesc desc)
 {
-	FirstRowReceiver *r = (FirstRowReceiver *) self;
+	RowsReceiver *r = (RowsReceiver *) self;
 	SelectRowSite *site = r->site;
 	TupleDesc	target;
 
@@ -283,15 +310,15 @@ first_row_startup(DestReceiver *self, int operation, TupleDesc desc)
 	if (site->row_type == NULL && desc->natts == 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("the query of webgres.select_row returns %s, not %s",
+				 errmsg("the query of %s returns %s, not %s", site->fname,
 						format_type_be(TupleDescAttr(desc, 0)->atttypid),
 						format_type_be(site->type)),
 				 errhint("Cast the column to the type the first argument names.")));
 	if (site->row_type == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("the query of webgres.select_row returns %d columns, not one of type %s",
-						desc->natts, format_type_be(site->type)),
+				 errmsg("the query of %s returns %d columns, not one of type %s",
+						site->fname, desc->natts, format_type_be(site->type)),
 				 errhint("Select one column, or name a row type as the first argument.")));
 	target = row_type_desc(site);
 	if (!same_columns(desc, target))
@@ -300,71 +327,91 @@ first_row_startup(DestReceiver *self, int operation, TupleDesc desc)
 
 		/* An error here when the columns do not match in number or type. */
 		r->map = convert_tuples_by_position(desc, target,
+											r->all ?
+											gettext_noop("the query of webgres.select_rows does not return the row type asked for") :
 											gettext_noop("the query of webgres.select_row does not return the row type asked for"));
 		MemoryContextSwitchTo(old);
 	}
 }
 
-/* Keeps the first row as the value to return; the rest are not read. */
-static bool
-first_row_receive(TupleTableSlot *slot, DestReceiver *self)
+/* The row in slot as a value of the type asked for, made in the caller's context. */
+static Datum
+row_value(RowsReceiver *r, TupleTableSlot *slot, bool *isnull)
 {
-	FirstRowReceiver *r = (FirstRowReceiver *) self;
-	MemoryContext old;
+	HeapTuple	row;
 
-	if (r->got)
-		return true;
-	old = MemoryContextSwitchTo(r->result_cxt);
 	slot_getallattrs(slot);
 	if (r->whole_column)
 	{
 		Form_pg_attribute a = TupleDescAttr(slot->tts_tupleDescriptor, 0);
 
-		r->isnull = slot->tts_isnull[0];
-		if (!r->isnull)
-			r->value = datumCopy(slot->tts_values[0], a->attbyval, a->attlen);
+		*isnull = slot->tts_isnull[0];
+		if (*isnull)
+			return (Datum) 0;
+		return datumCopy(slot->tts_values[0], a->attbyval, a->attlen);
 	}
+	*isnull = false;
+	if (r->map == NULL)
+		row = heap_form_tuple(row_type_desc(r->site), slot->tts_values,
+							  slot->tts_isnull);
 	else
-	{
-		HeapTuple	row;
+		row = execute_attr_map_tuple(heap_form_tuple(slot->tts_tupleDescriptor,
+													 slot->tts_values,
+													 slot->tts_isnull),
+									 r->map);
+	return HeapTupleGetDatum(row);
+}
 
-		if (r->map == NULL)
-			row = heap_form_tuple(row_type_desc(r->site), slot->tts_values,
-								  slot->tts_isnull);
-		else
-			row = execute_attr_map_tuple(heap_form_tuple(slot->tts_tupleDescriptor,
-														 slot->tts_values,
-														 slot->tts_isnull),
-										 r->map);
-		r->value = HeapTupleGetDatum(row);
+/* Keeps the first row (select_row) or every row (select_rows). */
+static bool
+rows_receive(TupleTableSlot *slot, DestReceiver *self)
+{
+	RowsReceiver *r = (RowsReceiver *) self;
+	MemoryContext old;
+
+	if (r->nrows > 0 && !r->all)
+		return true;
+	old = MemoryContextSwitchTo(r->result_cxt);
+	if (r->nrows == r->maxrows)
+	{
+		r->maxrows = r->maxrows == 0 ? SELECT_ROWS_INITIAL : r->maxrows * 2;
+		r->values = r->values == NULL ? palloc(r->maxrows * sizeof(Datum)) :
+			repalloc(r->values, r->maxrows * sizeof(Datum));
+		r->nulls = r->nulls == NULL ? palloc(r->maxrows * sizeof(bool)) :
+			repalloc(r->nulls, r->maxrows * sizeof(bool));
 	}
-	r->got = true;
+	r->values[r->nrows] = row_value(r, slot, &r->nulls[r->nrows]);
+	r->nrows++;
 	MemoryContextSwitchTo(old);
 
 	/*
 	 * Go on: the executor counts the row (es_processed, which
 	 * pg_stat_statements reports as the statement's rows) only when the
-	 * receiver takes it, and stops by itself after the one row asked for.
+	 * receiver takes it, and select_row's run stops by itself after the one
+	 * row asked for.
 	 */
 	return true;
 }
 
 /* Executor end: nothing to release. */
 static void
-first_row_shutdown(DestReceiver *self)
+rows_shutdown(DestReceiver *self)
 {
 }
 
 /* The receiver lives on the caller's stack. */
 static void
-first_row_destroy(DestReceiver *self)
+rows_destroy(DestReceiver *self)
 {
 }
 
-/* Runs a plan source's SELECT with params; the receiver keeps its first row. */
+/*
+ * Runs a plan source's SELECT with params; the receiver keeps its first row,
+ * or all of them.
+ */
 static void
 run_select(CachedPlanSource *source, bool saved, ParamListInfo params,
-		   FirstRowReceiver *receiver)
+		   RowsReceiver *receiver)
 {
 	ResourceOwner owner = saved ? CurrentResourceOwner : NULL;
 	CachedPlan *cplan = GetCachedPlan(source, params, owner, NULL);
@@ -374,7 +421,7 @@ run_select(CachedPlanSource *source, bool saved, ParamListInfo params,
 	qd = CreateQueryDesc(stmt, source->query_string, GetActiveSnapshot(),
 						 InvalidSnapshot, &receiver->pub, params, NULL, 0);
 	ExecutorStart(qd, 0);
-	ExecutorRun(qd, ForwardScanDirection, 1);
+	ExecutorRun(qd, ForwardScanDirection, receiver->all ? 0 : 1);
 	ExecutorFinish(qd);
 	ExecutorEnd(qd);
 	FreeQueryDesc(qd);
@@ -382,14 +429,12 @@ run_select(CachedPlanSource *source, bool saved, ParamListInfo params,
 }
 
 /*
- * webgres.select_row(type anyelement, query text, VARIADIC args "any")
- * returns anyelement: query's first row as a value of type's type (NULL
- * when it returns none).  The query may return one column of that type, or,
- * for a row type, the row's columns in order.  Its parameters $1, $2, ...
- * are args, of their own types (an untyped literal is text).
+ * Runs select_row's or select_rows' query for a call: finds or prepares its
+ * plan, binds args and runs it with the caller's snapshot; the receiver
+ * keeps its first row, or all of them.
  */
-Datum
-webgres_select_row(PG_FUNCTION_ARGS)
+static void
+select_query(FunctionCallInfo fcinfo, const char *fname, RowsReceiver *receiver)
 {
 	SelectRowSite *site = (SelectRowSite *) fcinfo->flinfo->fn_extra;
 	text	   *sql;
@@ -400,14 +445,14 @@ webgres_select_row(PG_FUNCTION_ARGS)
 	SelectRowPlan *plan;
 	CachedPlanSource *source;
 	ParamListInfo params;
-	FirstRowReceiver receiver;
+	SelectRowErrorArg error_arg = {fname, NULL};
 	ErrorContextCallback errcallback;
 	bool		pushed = false;
 
 	if (PG_ARGISNULL(1))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("the query of webgres.select_row must not be null")));
+				 errmsg("the query of %s must not be null", fname)));
 	sql = PG_GETARG_TEXT_PP(1);
 	if (PG_NARGS() > SELECT_ROW_FIXED_ARGS)
 		nargs = extract_variadic_args(fcinfo, SELECT_ROW_FIXED_ARGS, true,
@@ -429,17 +474,21 @@ webgres_select_row(PG_FUNCTION_ARGS)
 		if (!OidIsValid(type) || type == RECORDOID)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("webgres.select_row needs the type of its result named"),
+					 errmsg("%s needs the type of its result named", fname),
 					 errhint("Pass a typed null as the first argument, as in NULL::my_table.")));
 		site = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(SelectRowSite));
+		site->fname = fname;
 		site->type = type;
 		/* A domain over a row type is asked for as one column of it. */
 		if (get_typtype(type) == TYPTYPE_COMPOSITE)
 			site->row_type = lookup_type_cache(type, TYPECACHE_TUPDESC);
+		get_typlenbyvalalign(type, &site->typlen, &site->typbyval,
+							 &site->typalign);
 		fcinfo->flinfo->fn_extra = site;
 	}
 
 	errcallback.callback = select_row_error_context;
+	errcallback.arg = &error_arg;
 	errcallback.previous = error_context_stack;
 
 	/* The call site's plan of the last call, unless the query changed. */
@@ -448,11 +497,12 @@ webgres_select_row(PG_FUNCTION_ARGS)
 	{
 		char	   *query = text_to_cstring(sql);
 
-		errcallback.arg = query;
+		error_arg.query = query;
 		error_context_stack = &errcallback;
-		plan = kept_plan(query, nargs, types);
+		plan = kept_plan(fname, query, nargs, types);
 		site->plan = plan;
-		source = plan != NULL ? plan->source : prepare_select(query, nargs, types);
+		source = plan != NULL ? plan->source :
+			prepare_select(fname, query, nargs, types);
 		error_context_stack = errcallback.previous;
 	}
 	else
@@ -467,30 +517,77 @@ webgres_select_row(PG_FUNCTION_ARGS)
 		params->params[i].ptype = types[i];
 	}
 
-	memset(&receiver, 0, sizeof(receiver));
-	receiver.pub.receiveSlot = first_row_receive;
-	receiver.pub.rStartup = first_row_startup;
-	receiver.pub.rShutdown = first_row_shutdown;
-	receiver.pub.rDestroy = first_row_destroy;
-	receiver.pub.mydest = DestNone;
-	receiver.site = site;
-	receiver.result_cxt = CurrentMemoryContext;
+	receiver->pub.receiveSlot = rows_receive;
+	receiver->pub.rStartup = rows_startup;
+	receiver->pub.rShutdown = rows_shutdown;
+	receiver->pub.rDestroy = rows_destroy;
+	receiver->pub.mydest = DestNone;
+	receiver->site = site;
+	receiver->result_cxt = CurrentMemoryContext;
 
-	errcallback.arg = (void *) source->query_string;
+	error_arg.query = source->query_string;
 	error_context_stack = &errcallback;
 	if (!ActiveSnapshotSet())
 	{
 		PushActiveSnapshot(GetTransactionSnapshot());
 		pushed = true;
 	}
-	run_select(source, plan != NULL, params, &receiver);
+	run_select(source, plan != NULL, params, receiver);
 	if (pushed)
 		PopActiveSnapshot();
 	error_context_stack = errcallback.previous;
 	if (plan == NULL)
 		DropCachedPlan(source);
+}
 
-	if (!receiver.got || receiver.isnull)
+/*
+ * webgres.select_row(type anyelement, query text, VARIADIC args "any")
+ * returns anyelement: query's first row as a value of type's type (NULL
+ * when it returns none).  The query may return one column of that type, or,
+ * for a row type, the row's columns in order.  Its parameters $1, $2, ...
+ * are args, of their own types (an untyped literal is text).
+ */
+Datum
+webgres_select_row(PG_FUNCTION_ARGS)
+{
+	RowsReceiver receiver;
+
+	memset(&receiver, 0, sizeof(receiver));
+	/* Room for the one row, on the stack. */
+	receiver.maxrows = 1;
+	receiver.values = &receiver.first_value;
+	receiver.nulls = &receiver.first_null;
+	select_query(fcinfo, "webgres.select_row", &receiver);
+
+	if (receiver.nrows == 0 || receiver.first_null)
 		PG_RETURN_NULL();
-	PG_RETURN_DATUM(receiver.value);
+	PG_RETURN_DATUM(receiver.first_value);
+}
+
+/*
+ * webgres.select_rows(type anyelement, query text, VARIADIC args "any")
+ * returns anyarray: every row of query, in the order it returns them, as an
+ * array of type's type (empty when it returns none); each row as
+ * select_row makes its one.
+ */
+Datum
+webgres_select_rows(PG_FUNCTION_ARGS)
+{
+	RowsReceiver receiver;
+	SelectRowSite *site;
+	int			dims[1];
+	int			lbs[1] = {1};
+
+	memset(&receiver, 0, sizeof(receiver));
+	receiver.all = true;
+	select_query(fcinfo, "webgres.select_rows", &receiver);
+	site = (SelectRowSite *) fcinfo->flinfo->fn_extra;
+
+	if (receiver.nrows == 0)
+		PG_RETURN_ARRAYTYPE_P(construct_empty_array(site->type));
+	dims[0] = receiver.nrows;
+	PG_RETURN_ARRAYTYPE_P(construct_md_array(receiver.values, receiver.nulls,
+											 1, dims, lbs, site->type,
+											 site->typlen, site->typbyval,
+											 site->typalign));
 }

@@ -24,6 +24,40 @@ SELECT webgres.html_rows(k, k) IS NULL AS no_rows FROM (VALUES ('a')) AS t(k) WH
 SELECT g, webgres.html_rows(k, k) FROM (VALUES (1, 'y'), (2, 'b'), (1, 'x'), (2, 'a')) AS t(g, k)
 GROUP BY g ORDER BY g;
 
+-- html_rows_of: an array of a row type rendered as html_rows renders rows,
+-- the named columns as cells, ordered by the key column's bytes.
+CREATE TYPE pg_temp.hr_fortune AS (id integer, message text, seen date);
+SELECT webgres.html_rows_of(ARRAY[(1, 'fortune: no', NULL), (2, 'Feature', NULL),
+         (3, '<script>"x" & ''y''</script>', NULL), (4, 'Ad', NULL), (5, 'A b', NULL),
+         (6, 'フレーム', NULL), (7, NULL, NULL), (8, 'Ad', NULL)]::pg_temp.hr_fortune[],
+       'message', 'id', 'message');
+-- Any column type, by its output function; a key that is not text; columns
+-- in any order and more than once; a NULL element is a row of empty cells.
+SELECT webgres.html_rows_of(ARRAY[(2, 'b', '2026-01-02'), NULL, (10, 'a', NULL)]::pg_temp.hr_fortune[],
+       'id', 'seen', 'id', 'message', 'id');
+-- A NULL key keeps the array's order; no columns; an empty array; NULL.
+SELECT webgres.html_rows_of(ARRAY[(2, 'b', NULL), (1, 'a', NULL)]::pg_temp.hr_fortune[], NULL, 'message');
+SELECT webgres.html_rows_of(ARRAY[(2, 'b', NULL)]::pg_temp.hr_fortune[], 'id', VARIADIC ARRAY[]::text[]);
+SELECT webgres.html_rows_of(ARRAY[]::pg_temp.hr_fortune[], 'id', 'id') = '' AS empty;
+SELECT webgres.html_rows_of(NULL::pg_temp.hr_fortune[], 'id', 'id') IS NULL AS null_array;
+-- An array built with || (expanded, not flattened), and a table's rows.
+CREATE TEMP TABLE hr_item (id integer, name varchar(10));
+INSERT INTO hr_item VALUES (1, 'b<'), (2, 'a&');
+SELECT webgres.html_rows_of(ARRAY(SELECT i FROM hr_item AS i) || ROW(0, 'c')::hr_item, 'name', 'name', 'id');
+-- One call site for each row of an outer query; then a column added to
+-- the table (its rows read it from the default).
+SELECT n, webgres.html_rows_of(ARRAY(SELECT i FROM hr_item AS i), 'id', 'id', 'name')
+FROM generate_series(1, 2) AS n;
+ALTER TABLE hr_item ADD COLUMN note text DEFAULT 'new';
+SELECT webgres.html_rows_of(ARRAY(SELECT i FROM hr_item AS i), 'id', 'note', 'id');
+-- Errors: not an array of a named row type, an unknown column, NULL names.
+SELECT webgres.html_rows_of(ARRAY[1, 2], 'id', 'id');
+SELECT webgres.html_rows_of(ARRAY[ROW(1, 2)], 'f1', 'f1');
+SELECT webgres.html_rows_of(ARRAY[(1, 'a', NULL)]::pg_temp.hr_fortune[], 'id', 'nope');
+SELECT webgres.html_rows_of(ARRAY[(1, 'a', NULL)]::pg_temp.hr_fortune[], 'nope', 'id');
+SELECT webgres.html_rows_of(ARRAY[(1, 'a', NULL)]::pg_temp.hr_fortune[], 'id', NULL::text);
+SELECT webgres.html_rows_of(ARRAY[(1, 'a', NULL)]::pg_temp.hr_fortune[], 'id', VARIADIC NULL::text[]);
+
 -- json_build: the object json_build_object builds, without spaces.  Each
 -- value below is written both ways; same says the texts agree but for the
 -- spaces json_build_object puts around ':'.

@@ -1,5 +1,6 @@
 -- webgres.select_row: a read-only query's first row, as a value of the type
--- the first argument names, run as a statement of its own.
+-- the first argument names, run as a statement of its own; select_rows:
+-- every row, as an array.
 CREATE EXTENSION IF NOT EXISTS webgres;
 
 CREATE TABLE sr_item (id integer PRIMARY KEY, name text, price numeric);
@@ -32,6 +33,27 @@ FROM generate_series(0, 4) AS g ORDER BY g;
 SELECT sum(webgres.select_row(NULL::integer, 'SELECT ' || g || ' + $1', 1))
 FROM generate_series(1, 300) AS g;
 
+-- webgres.select_rows: every row, as an array of the type asked for, in the
+-- order the query returns them; empty when none.
+SELECT webgres.select_rows(NULL::sr_item, 'SELECT * FROM sr_item ORDER BY id DESC');
+SELECT webgres.select_rows(NULL::text, 'SELECT name FROM sr_item WHERE id > $1 ORDER BY id', 1);
+SELECT webgres.select_rows(NULL::integer, 'SELECT id FROM sr_item WHERE id > $1', 42) AS none,
+       cardinality(webgres.select_rows(NULL::integer, 'SELECT id FROM sr_item WHERE id > $1', 42)) AS n;
+-- NULL columns stay NULL elements; a row type's columns map by position.
+SELECT webgres.select_rows(NULL::numeric, 'SELECT price FROM sr_item ORDER BY id');
+SELECT (webgres.select_rows(NULL::sr_item, 'SELECT id, upper(name), price FROM sr_item ORDER BY id'))[2].name;
+-- More rows than its first allocation holds.
+SELECT cardinality(a), a[1], a[1000]
+FROM (SELECT webgres.select_rows(NULL::integer, 'SELECT g FROM generate_series(1, 1000) AS g')) AS t(a);
+-- Its errors name it.
+SELECT webgres.select_rows(NULL::text, 'SELECT id FROM sr_item');
+SELECT webgres.select_rows(NULL::integer, 'DELETE FROM sr_item RETURNING id');
+SELECT webgres.select_rows(NULL::integer, 'SELECT 1; SELECT 2');
+SELECT webgres.select_rows(NULL::record, 'SELECT 1');
+SELECT webgres.select_rows(NULL::integer, NULL);
+SELECT webgres.select_rows(NULL::integer, 'SELECT 10 / $1', 0);
+SELECT count(*) FROM sr_item;
+
 -- The kept plan follows the table: a new column, then a dropped one (the
 -- row type keeps a dropped slot; the query's columns map onto the rest).
 ALTER TABLE sr_item ADD COLUMN stock integer DEFAULT 5;
@@ -63,8 +85,10 @@ CREATE POLICY sr_own ON sr_note USING (owner = current_user);
 GRANT SELECT ON sr_note TO sr_alice, sr_bob;
 SET ROLE sr_alice;
 SELECT webgres.select_row(NULL::text, 'SELECT string_agg(body, '','') FROM sr_note');
+SELECT webgres.select_rows(NULL::sr_note, 'SELECT * FROM sr_note');
 SET ROLE sr_bob;
 SELECT webgres.select_row(NULL::text, 'SELECT string_agg(body, '','') FROM sr_note');
+SELECT webgres.select_rows(NULL::sr_note, 'SELECT * FROM sr_note');
 SET ROLE sr_nobody;
 SELECT webgres.select_row(NULL::text, 'SELECT string_agg(body, '','') FROM sr_note');
 RESET ROLE;

@@ -1,7 +1,7 @@
--- webgres 1.9: the whole SQL surface, for a new installation.
+-- webgres 1.10: the whole SQL surface, for a new installation.
 -- Every change in webgres--1.4--1.5.sql, webgres--1.5--1.6.sql,
--- webgres--1.6--1.7.sql, webgres--1.7--1.8.sql and webgres--1.8--1.9.sql
--- is made here too: an
+-- webgres--1.6--1.7.sql, webgres--1.7--1.8.sql, webgres--1.8--1.9.sql and
+-- webgres--1.9--1.10.sql is made here too: an
 -- updated database must hold exactly what a new one holds (test/regress/sql/upgrade.sql).
 
 \echo Use "CREATE EXTENSION webgres" to load this file. \quit
@@ -842,3 +842,29 @@ COMMENT ON FUNCTION webgres.select_row(anyelement, text) IS
   'The first row of a read-only query (one SELECT), run as a statement of its own with its plan kept for the backend, as a value of the first argument''s type (a row type, or the type of its one column); NULL when it returns no row.';
 COMMENT ON FUNCTION webgres.select_row(anyelement, text, VARIADIC "any") IS
   'The first row of a read-only query (one SELECT) with parameters $1, $2... taken from args, run as a statement of its own with its plan kept for the backend, as a value of the first argument''s type (a row type, or the type of its one column); NULL when it returns no row.';
+
+-- ==== from webgres--1.9--1.10.sql ====
+-- ==== every row of a query, and HTML rows of an array (docs/routes.md) ====
+-- select_rows is select_row keeping every row, as an array; html_rows_of
+-- renders such an array as html_rows renders its rows.  Together they read
+-- and render a table in a handler that is one row of expressions.
+
+CREATE FUNCTION webgres.select_rows(type anyelement, query text)
+	RETURNS anyarray
+	LANGUAGE c STABLE
+	AS 'MODULE_PATHNAME', 'webgres_select_rows';
+CREATE FUNCTION webgres.select_rows(type anyelement, query text, VARIADIC args "any")
+	RETURNS anyarray
+	LANGUAGE c STABLE
+	AS 'MODULE_PATHNAME', 'webgres_select_rows';
+COMMENT ON FUNCTION webgres.select_rows(anyelement, text) IS
+  'Every row of a read-only query (one SELECT), run as a statement of its own with its plan kept for the backend, as an array of the first argument''s type (a row type, or the type of its one column); empty when it returns no row.';
+COMMENT ON FUNCTION webgres.select_rows(anyelement, text, VARIADIC "any") IS
+  'Every row of a read-only query (one SELECT) with parameters $1, $2... taken from args, run as a statement of its own with its plan kept for the backend, as an array of the first argument''s type (a row type, or the type of its one column); empty when it returns no row.';
+
+CREATE FUNCTION webgres.html_rows_of(rows anyarray, key text, VARIADIC columns text[])
+	RETURNS text
+	LANGUAGE c STABLE PARALLEL SAFE
+	AS 'MODULE_PATHNAME', 'webgres_html_rows_of';
+COMMENT ON FUNCTION webgres.html_rows_of(anyarray, text, VARIADIC text[]) IS
+  'HTML table rows, one for each element of an array of a row type, the named columns as cells rendered as webgres.html_rows renders them, ordered by the text of the column key names in byte order (NULL keys last, ties and a NULL key in the array''s order); NULL for a NULL array.';
