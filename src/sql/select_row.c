@@ -87,7 +87,8 @@ typedef struct SelectRowSite
 	SelectRowPlan *plan;		/* the plan of the last call, or NULL */
 	Oid			type;			/* the type asked for */
 	TypeCacheEntry *row_type;	/* its type cache entry, if a row type */
-	int16		typlen;			/* the type's storage, for select_rows' array */
+	int16		typlen;			/* select_rows: the type's storage (0: not
+								 * looked up yet; select_row needs none) */
 	bool		typbyval;
 	char		typalign;
 } SelectRowSite;
@@ -482,8 +483,6 @@ select_query(FunctionCallInfo fcinfo, const char *fname, RowsReceiver *receiver)
 		/* A domain over a row type is asked for as one column of it. */
 		if (get_typtype(type) == TYPTYPE_COMPOSITE)
 			site->row_type = lookup_type_cache(type, TYPECACHE_TUPDESC);
-		get_typlenbyvalalign(type, &site->typlen, &site->typbyval,
-							 &site->typalign);
 		fcinfo->flinfo->fn_extra = site;
 	}
 
@@ -582,6 +581,9 @@ webgres_select_rows(PG_FUNCTION_ARGS)
 	receiver.all = true;
 	select_query(fcinfo, "webgres.select_rows", &receiver);
 	site = (SelectRowSite *) fcinfo->flinfo->fn_extra;
+	if (site->typlen == 0)
+		get_typlenbyvalalign(site->type, &site->typlen, &site->typbyval,
+							 &site->typalign);
 
 	if (receiver.nrows == 0)
 		PG_RETURN_ARRAYTYPE_P(construct_empty_array(site->type));
