@@ -373,7 +373,7 @@ webgres_html_rows_final(PG_FUNCTION_ARGS)
 typedef struct RowsOfSite
 {
 	Oid			array_type;		/* the rows argument's array type */
-	Oid			row_type;		/* its element type */
+	Oid			row_type;		/* its element type (a domain's base type) */
 	TypeCacheEntry *type_entry; /* the row type's, for its descriptor */
 	uint64		desc_id;		/* the descriptor the columns were found in */
 	char	   *names;			/* key and columns, each NUL-terminated */
@@ -425,14 +425,20 @@ rows_of_site(FunctionCallInfo fcinfo, const char *names, int names_len,
 	MemoryContext mcxt = flinfo->fn_mcxt;
 	TupleDesc	desc;
 	const char *name;
+	AttrNumber	key_att = InvalidAttrNumber;
+	CellType	key;
+	AttrNumber *atts;
+	CellType   *cells;
 
+	memset(&key, 0, sizeof(key));
 	if (site == NULL)
 	{
 		Oid			array_type = get_fn_expr_argtype(flinfo, 0);
 		Oid			row_type = get_element_type(array_type);
 
-		if (!OidIsValid(row_type) || !type_is_rowtype(row_type) ||
-			row_type == RECORDOID)
+		/* A domain over a row type is read as that row type. */
+		if (!OidIsValid(row_type) ||
+			get_typtype(getBaseType(row_type)) != TYPTYPE_COMPOSITE)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg("webgres.html_rows_of renders an array of a named row type, not %s",
@@ -440,8 +446,8 @@ rows_of_site(FunctionCallInfo fcinfo, const char *names, int names_len,
 					 errhint("Pass an array of a table's rows, as in ARRAY(SELECT t FROM t).")));
 		site = MemoryContextAllocZero(mcxt, sizeof(RowsOfSite));
 		site->array_type = array_type;
-		site->row_type = row_type;
-		site->type_entry = lookup_type_cache(row_type, TYPECACHE_TUPDESC);
+		site->row_type = getBaseType(row_type);
+		site->type_entry = lookup_type_cache(site->row_type, TYPECACHE_TUPDESC);
 		flinfo->fn_extra = site;
 	}
 	if (site->type_entry->tupDesc == NULL)
@@ -452,36 +458,40 @@ rows_of_site(FunctionCallInfo fcinfo, const char *names, int names_len,
 		site->names_len == names_len && memcmp(site->names, names, names_len) == 0)
 		return site;
 
+	/* Found afresh; the site keeps them only once every name resolved. */
 	if (site->names != NULL)
 	{
 		pfree(site->names);
 		pfree(site->atts);
 		pfree(site->cells);
+		site->names = NULL;
 	}
-	site->names = MemoryContextAlloc(mcxt, names_len);
+	atts = MemoryContextAlloc(mcxt, Max(ncols, 1) * sizeof(AttrNumber));
+	cells = MemoryContextAllocZero(mcxt, Max(ncols, 1) * sizeof(CellType));
+	name = names;
+	if (key_given)
+	{
+		key_att = column_named(desc, name, site->row_type);
+		cell_type_init(&key, TupleDescAttr(desc, key_att - 1)->atttypid, mcxt);
+		name += strlen(name) + 1;
+	}
+	for (int i = 0; i < ncols; i++)
+	{
+		atts[i] = column_named(desc, name, site->row_type);
+		cell_type_init(&cells[i], TupleDescAttr(desc, atts[i] - 1)->atttypid, mcxt);
+		name += strlen(name) + 1;
+	}
+
+	site->key_att = key_att;
+	site->key = key;
+	site->atts = atts;
+	site->cells = cells;
+	site->names = MemoryContextAlloc(mcxt, Max(names_len, 1));
 	memcpy(site->names, names, names_len);
 	site->names_len = names_len;
 	site->desc_id = site->type_entry->tupDesc_identifier;
 	site->key_given = key_given;
 	site->ncols = ncols;
-	site->atts = MemoryContextAlloc(mcxt, Max(ncols, 1) * sizeof(AttrNumber));
-	site->cells = MemoryContextAllocZero(mcxt, Max(ncols, 1) * sizeof(CellType));
-
-	name = names;
-	if (key_given)
-	{
-		site->key_att = column_named(desc, name, site->row_type);
-		cell_type_init(&site->key, TupleDescAttr(desc, site->key_att - 1)->atttypid,
-					   mcxt);
-		name += strlen(name) + 1;
-	}
-	for (int i = 0; i < ncols; i++)
-	{
-		site->atts[i] = column_named(desc, name, site->row_type);
-		cell_type_init(&site->cells[i],
-					   TupleDescAttr(desc, site->atts[i] - 1)->atttypid, mcxt);
-		name += strlen(name) + 1;
-	}
 	return site;
 }
 

@@ -50,6 +50,9 @@ SELECT n, webgres.html_rows_of(ARRAY(SELECT i FROM hr_item AS i), 'id', 'id', 'n
 FROM generate_series(1, 2) AS n;
 ALTER TABLE hr_item ADD COLUMN note text DEFAULT 'new';
 SELECT webgres.html_rows_of(ARRAY(SELECT i FROM hr_item AS i), 'id', 'note', 'id');
+-- A domain over a row type is read as the row type.
+CREATE DOMAIN pg_temp.hr_positive AS pg_temp.hr_fortune CHECK ((VALUE).id > 0);
+SELECT webgres.html_rows_of(ARRAY[(2, 'b', NULL), (1, 'a', NULL)]::pg_temp.hr_positive[], 'message', 'id');
 -- Errors: not an array of a named row type, an unknown column, NULL names.
 SELECT webgres.html_rows_of(ARRAY[1, 2], 'id', 'id');
 SELECT webgres.html_rows_of(ARRAY[ROW(1, 2)], 'f1', 'f1');
