@@ -11,9 +11,11 @@ logging 0 us transactions) is never reported, a ratio against a server that
 had errors is marked and not counted, the guard calls a loss only where
 the pairs agree, the fault tier's errors, a dirty tree and the command
 are stated, the TLS tier's table reads its lines against nginx's and
-without them (runs before nginx was measured), and the profile tier's
-per-request account renders (or says it was not measured). Python 3
-standard library only.
+without them (runs before nginx was measured), the profile tier's
+per-request account renders (or says it was not measured), and
+profile_account.py reads perf's report lines into the shares by library,
+step and function that account is made of. Python 3 standard library
+only.
 """
 import contextlib
 import io
@@ -26,6 +28,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import profile_account  # noqa: E402
 import report  # noqa: E402
 
 
@@ -483,6 +486,89 @@ class ReportTest(unittest.TestCase):
         self.assertIn("The run took 3 min 39 s.", md)
         self.assertIn("uncommitted changes", md)
         self.assertIn("not TechEmpower-legal", md)
+
+
+# perf report's lines as perf 6 prints them (header, then one line a
+# symbol; IPC columns at the end), for profile_account.py.
+PERF_FLAT = """# Samples: 1K of event 'cpu-clock:pppH'
+#
+# Overhead       Samples  Shared Object            Symbol                                         IPC   [IPC Coverage]
+# ........  ............  .......................  .............................................  ....................
+#
+    40.00%           400  [kernel.kallsyms]        [k] _raw_spin_unlock_irqrestore                -      -
+    25.00%           250  postgres                 [.] ExecInitNode                               -      -
+    15.00%           150  webgres.so               [.] html_escape_append                         -      -
+    10.00%           100  libh2o-evloop.so.0.13.5  [.] h2o_buffer_reserve                         -      -
+     6.00%            60  libc.so.6                [.] __memmove_avx512_unaligned_erms            -      -
+     3.00%            30  plpgsql.so               [.] exec_stmts                                 -      -
+     1.00%            10  libm.so.6                [.] 0x0000000000012345                         -      -
+"""
+
+PERF_CHILDREN = """# Children      Self  Symbol                                         IPC   [IPC Coverage]
+# ........  ........  .............................................  ....................
+#
+    90.00%     0.00%  [.] on_req                                     -      -
+    60.00%     0.00%  [.] pipeline_run                               -      -
+    30.00%     0.00%  [.] standard_ExecutorStart                     -      -
+    35.00%     0.00%  [.] ExecutorStart                              -      -
+    12.00%     0.00%  [k] do_syscall_64                              -      -
+"""
+
+
+class ProfileAccountTest(unittest.TestCase):
+    """profile_account.py against perf report's own line formats."""
+
+    def setUp(self):
+        self.calls = []
+
+        def fake_report(data, *args):
+            self.calls.append(args)
+            return PERF_CHILDREN if "--children" in args else PERF_FLAT
+        self.saved = profile_account.report
+        profile_account.report = fake_report
+
+    def tearDown(self):
+        profile_account.report = self.saved
+
+    def test_rows_read_both_formats(self):
+        flat = profile_account.rows(PERF_FLAT)
+        self.assertEqual(len(flat), 7)
+        self.assertEqual(flat[0], (40.0, None, "[kernel.kallsyms]", "_raw_spin_unlock_irqrestore", 400))
+        self.assertEqual(flat[3][2:4], ("libh2o-evloop.so.0.13.5", "h2o_buffer_reserve"))
+        children = profile_account.rows(PERF_CHILDREN)
+        self.assertEqual(children[0], (90.0, 0.0, "", "on_req", 0))
+        self.assertEqual(children[-1][3], "do_syscall_64")
+
+    def test_account_by_library_step_and_function(self):
+        samples, bydso, steps, top = profile_account.account("perf.data")
+        self.assertEqual(samples, 1000)
+        self.assertEqual(bydso, {"kernel": 40.0, "postgres": 25.0, "webgres.so": 15.0,
+                                 "libh2o": 10.0, "libc": 6.0, "plpgsql.so": 3.0, "other": 1.0})
+        step = dict(steps)
+        self.assertEqual(step["webgres request (on_req: phases, pipeline, respond)"], 90.0)
+        # A step is its largest entry point, not their sum.
+        self.assertEqual(step["executor start (ExecutorStart)"], 35.0)
+        self.assertEqual(step["executor end (ExecutorEnd)"], 0.0)
+        self.assertEqual(top[0], ("_raw_spin_unlock_irqrestore", "[kernel.kallsyms]", 40.0))
+        self.assertIn(("-n", "--no-children", "--sort", "dso,symbol"), self.calls)
+
+    def test_json_gives_microseconds_per_request(self):
+        out = io.StringIO()
+        with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(out):
+            md = os.path.join(tmp, "account.md")
+            profile_account.json_main("perf.data", 200, 5000.0, md)
+            with open(md) as f:
+                markdown = f.read()
+        got = json.loads(out.getvalue())
+        self.assertEqual(got["us_per_request"], 25.0)
+        libs = {lib["name"]: lib for lib in got["libraries"]}
+        self.assertEqual(libs["kernel"]["us"], 10.0)
+        self.assertEqual(libs["webgres.so"]["share"], 15.0)
+        self.assertNotIn("executor end (ExecutorEnd)", [s["name"] for s in got["steps"]])
+        self.assertEqual(got["top"][1], {"symbol": "ExecInitNode", "dso": "postgres",
+                                         "share": 25.0, "us": 6.25})
+        self.assertIn("| kernel | 40.0 % | 10.00 |", markdown)
+        self.assertIn("1000 samples.", markdown)
 
 
 if __name__ == "__main__":
