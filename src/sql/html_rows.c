@@ -148,6 +148,26 @@ cell_types(FunctionCallInfo fcinfo)
 	return types;
 }
 
+/* A non-NULL value's text, as the cell type writes it; its length in *len. */
+static const char *
+cell_text(CellType *cell, Datum value, int *len)
+{
+	if (cell->is_text)
+	{
+		text	   *t = DatumGetTextPP(value);
+
+		*len = VARSIZE_ANY_EXHDR(t);
+		return VARDATA_ANY(t);
+	}
+	else
+	{
+		char	   *s = OutputFunctionCall(&cell->output, value);
+
+		*len = strlen(s);
+		return s;
+	}
+}
+
 /* Appends <td>value</td>, the value as text and escaped; NULL is empty. */
 static void
 append_cell(StringInfo out, CellType *cell, Datum value, bool isnull)
@@ -155,18 +175,10 @@ append_cell(StringInfo out, CellType *cell, Datum value, bool isnull)
 	APPEND_LITERAL(out, "<td>");
 	if (!isnull)
 	{
-		if (cell->is_text)
-		{
-			text	   *t = DatumGetTextPP(value);
+		int			len;
+		const char *s = cell_text(cell, value, &len);
 
-			html_escape_append(out, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
-		}
-		else
-		{
-			char	   *s = OutputFunctionCall(&cell->output, value);
-
-			html_escape_append(out, s, strlen(s));
-		}
+		html_escape_append(out, s, len);
 	}
 	APPEND_LITERAL(out, "</td>");
 }
@@ -372,7 +384,6 @@ webgres_html_rows_final(PG_FUNCTION_ARGS)
  */
 typedef struct RowsOfSite
 {
-	Oid			array_type;		/* the rows argument's array type */
 	Oid			row_type;		/* its element type (a domain's base type) */
 	TypeCacheEntry *type_entry; /* the row type's, for its descriptor */
 	uint64		desc_id;		/* the descriptor the columns were found in */
@@ -445,7 +456,6 @@ rows_of_site(FunctionCallInfo fcinfo, const char *names, int names_len,
 							format_type_be(array_type)),
 					 errhint("Pass an array of a table's rows, as in ARRAY(SELECT t FROM t).")));
 		site = MemoryContextAllocZero(mcxt, sizeof(RowsOfSite));
-		site->array_type = array_type;
 		site->row_type = getBaseType(row_type);
 		site->type_entry = lookup_type_cache(site->row_type, TYPECACHE_TUPDESC);
 		flinfo->fn_extra = site;
@@ -495,24 +505,17 @@ rows_of_site(FunctionCallInfo fcinfo, const char *names, int names_len,
 	return site;
 }
 
-/* Starts a row with its key's text: the value of the key column, or NULL. */
+/* Starts the row of a deformed tuple with the key column's text (if any). */
 static HtmlRow *
-begin_row_of(HtmlRowsState *state, RowsOfSite *site, Datum key, bool isnull)
+begin_row_of(HtmlRowsState *state, RowsOfSite *site, Datum *values, bool *nulls)
 {
-	if (!site->key_given || isnull)
+	int			len;
+	const char *key;
+
+	if (!site->key_given || nulls[site->key_att - 1])
 		return html_rows_begin(state, NULL, 0);
-	if (site->key.is_text)
-	{
-		text	   *t = DatumGetTextPP(key);
-
-		return html_rows_begin(state, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
-	}
-	else
-	{
-		char	   *s = OutputFunctionCall(&site->key.output, key);
-
-		return html_rows_begin(state, s, strlen(s));
-	}
+	key = cell_text(&site->key, values[site->key_att - 1], &len);
+	return html_rows_begin(state, key, len);
 }
 
 /*
@@ -594,10 +597,7 @@ webgres_html_rows_of(PG_FUNCTION_ARGS)
 			tuple.t_data = header;
 			heap_deform_tuple(&tuple, desc, values, nulls);
 		}
-		html_row = site->key_given ?
-			begin_row_of(state, site, values[site->key_att - 1],
-						 nulls[site->key_att - 1]) :
-			begin_row_of(state, site, (Datum) 0, true);
+		html_row = begin_row_of(state, site, values, nulls);
 		for (int c = 0; c < ncols; c++)
 			append_cell(&state->html, &site->cells[c],
 						values[site->atts[c] - 1], nulls[site->atts[c] - 1]);
