@@ -32,6 +32,7 @@
 #include "utils/typcache.h"
 
 #include "sql/html.h"
+#include "sql/row_array.h"
 
 PG_FUNCTION_INFO_V1(webgres_html_rows_add);
 PG_FUNCTION_INFO_V1(webgres_html_rows_final);
@@ -39,6 +40,9 @@ PG_FUNCTION_INFO_V1(webgres_html_rows_of);
 
 /* Appends a string literal without measuring it. */
 #define APPEND_LITERAL(out, lit) appendBinaryStringInfo((out), (lit), sizeof(lit) - 1)
+
+/* The name html_rows_of's errors give. */
+#define HTML_ROWS_OF		"webgres.html_rows_of"
 
 /* Rows the state has room for before it first grows. */
 #define HTML_ROWS_INITIAL	16
@@ -405,24 +409,6 @@ append_name(StringInfo buf, text *name)
 	appendStringInfoChar(buf, '\0');
 }
 
-/* The column of desc named name, or an error naming type. */
-static AttrNumber
-column_named(TupleDesc desc, const char *name, Oid type)
-{
-	for (int i = 0; i < desc->natts; i++)
-	{
-		Form_pg_attribute a = TupleDescAttr(desc, i);
-
-		if (!a->attisdropped && strcmp(NameStr(a->attname), name) == 0)
-			return a->attnum;
-	}
-	ereport(ERROR,
-			(errcode(ERRCODE_UNDEFINED_COLUMN),
-			 errmsg("webgres.html_rows_of: type %s has no column \"%s\"",
-					format_type_be(type), name)));
-	return InvalidAttrNumber;	/* not reached */
-}
-
 /*
  * The call site's columns for this row type, key and names (each
  * NUL-terminated in names), looked up again when any of them changed.
@@ -444,19 +430,10 @@ rows_of_site(FunctionCallInfo fcinfo, const char *names, int names_len,
 	memset(&key, 0, sizeof(key));
 	if (site == NULL)
 	{
-		Oid			array_type = get_fn_expr_argtype(flinfo, 0);
-		Oid			row_type = get_element_type(array_type);
+		Oid			row_type = row_array_row_type(flinfo, 0, HTML_ROWS_OF);
 
-		/* A domain over a row type is read as that row type. */
-		if (!OidIsValid(row_type) ||
-			get_typtype(getBaseType(row_type)) != TYPTYPE_COMPOSITE)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("webgres.html_rows_of renders an array of a named row type, not %s",
-							format_type_be(array_type)),
-					 errhint("Pass an array of a table's rows, as in ARRAY(SELECT t FROM t).")));
 		site = MemoryContextAllocZero(mcxt, sizeof(RowsOfSite));
-		site->row_type = getBaseType(row_type);
+		site->row_type = row_type;
 		site->type_entry = lookup_type_cache(site->row_type, TYPECACHE_TUPDESC);
 		flinfo->fn_extra = site;
 	}
@@ -481,13 +458,13 @@ rows_of_site(FunctionCallInfo fcinfo, const char *names, int names_len,
 	name = names;
 	if (key_given)
 	{
-		key_att = column_named(desc, name, site->row_type);
+		key_att = row_type_column(desc, name, site->row_type, HTML_ROWS_OF);
 		cell_type_init(&key, TupleDescAttr(desc, key_att - 1)->atttypid, mcxt);
 		name += strlen(name) + 1;
 	}
 	for (int i = 0; i < ncols; i++)
 	{
-		atts[i] = column_named(desc, name, site->row_type);
+		atts[i] = row_type_column(desc, name, site->row_type, HTML_ROWS_OF);
 		cell_type_init(&cells[i], TupleDescAttr(desc, atts[i] - 1)->atttypid, mcxt);
 		name += strlen(name) + 1;
 	}
@@ -581,22 +558,7 @@ webgres_html_rows_of(PG_FUNCTION_ARGS)
 										  TYPALIGN_DOUBLE);
 		HtmlRow    *html_row;
 
-		if (row_null)
-		{
-			/* A NULL row: every column NULL. */
-			memset(nulls, true, desc->natts * sizeof(bool));
-		}
-		else
-		{
-			HeapTupleHeader header = DatumGetHeapTupleHeader(row);
-			HeapTupleData tuple;
-
-			tuple.t_len = HeapTupleHeaderGetDatumLength(header);
-			ItemPointerSetInvalid(&tuple.t_self);
-			tuple.t_tableOid = InvalidOid;
-			tuple.t_data = header;
-			heap_deform_tuple(&tuple, desc, values, nulls);
-		}
+		row_array_deform(row, row_null, desc, values, nulls);
 		html_row = begin_row_of(state, site, values, nulls);
 		for (int c = 0; c < ncols; c++)
 			append_cell(&state->html, &site->cells[c],

@@ -1,0 +1,76 @@
+/*
+ * row_array.c
+ *		Reading an array of a row type by column name: the row type an
+ *		argument holds, a column by its name, and one element decoded into
+ *		its columns.  html_rows_of and json_rows_of render such arrays.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+
+#include "sql/row_array.h"
+
+/*
+ * The row type of the elements of argument argno, an array: a domain over
+ * a row type is read as that row type.  Anything else is an error naming
+ * fname.
+ */
+Oid
+row_array_row_type(FmgrInfo *flinfo, int argno, const char *fname)
+{
+	Oid			array_type = get_fn_expr_argtype(flinfo, argno);
+	Oid			row_type = get_element_type(array_type);
+
+	if (!OidIsValid(row_type) ||
+		get_typtype(getBaseType(row_type)) != TYPTYPE_COMPOSITE)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("%s renders an array of a named row type, not %s",
+						fname, format_type_be(array_type)),
+				 errhint("Pass an array of a table's rows, as in ARRAY(SELECT t FROM t).")));
+	return getBaseType(row_type);
+}
+
+/* The column of desc (of type) named name, or an error naming fname. */
+AttrNumber
+row_type_column(TupleDesc desc, const char *name, Oid type, const char *fname)
+{
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute a = TupleDescAttr(desc, i);
+
+		if (!a->attisdropped && strcmp(NameStr(a->attname), name) == 0)
+			return a->attnum;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_COLUMN),
+			 errmsg("%s: type %s has no column \"%s\"",
+					fname, format_type_be(type), name)));
+	return InvalidAttrNumber;	/* not reached */
+}
+
+/*
+ * Decodes one element of the array, a row of desc, into values and nulls
+ * (desc->natts of each); a NULL element has every column NULL.
+ */
+void
+row_array_deform(Datum row, bool isnull, TupleDesc desc, Datum *values,
+				 bool *nulls)
+{
+	HeapTupleHeader header;
+	HeapTupleData tuple;
+
+	if (isnull)
+	{
+		memset(nulls, true, desc->natts * sizeof(bool));
+		return;
+	}
+	header = DatumGetHeapTupleHeader(row);
+	tuple.t_len = HeapTupleHeaderGetDatumLength(header);
+	ItemPointerSetInvalid(&tuple.t_self);
+	tuple.t_tableOid = InvalidOid;
+	tuple.t_data = header;
+	heap_deform_tuple(&tuple, desc, values, nulls);
+}
