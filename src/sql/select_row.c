@@ -1,9 +1,10 @@
 /*
  * select_row.c
- *		webgres.select_row(type, query, args...) and select_rows: a read-only
- *		query run as a statement of its own, with its plan kept for the
- *		backend, and its first row (or all its rows, as an array) returned
- *		as a value of the given type.
+ *		webgres.select_row(type, query, args...), select_rows and
+ *		select_each: a read-only query run as a statement of its own, with
+ *		its plan kept for the backend, and its first row (or all its rows,
+ *		or the first row of each run, as an array) returned as a value of
+ *		the given type.
  *
  * The usual way to run a query once per row of another, each run its own
  * statement (its own line in pg_stat_statements, its own executor), is a
@@ -19,6 +20,10 @@
  * keeps the first row.  select_rows keeps every row, in an array: a set of
  * rows read by one statement that the caller's expression can hold without
  * a function scan (and the executor node around it) of its own.
+ * select_each runs the query once for each element of an array, each run a
+ * statement of its own, and returns each run's first row in an array: what
+ * a subquery calling select_row for each element returns, without the
+ * subquery's executor around the runs.
  */
 #include "postgres.h"
 
@@ -47,6 +52,7 @@
 
 PG_FUNCTION_INFO_V1(webgres_select_row);
 PG_FUNCTION_INFO_V1(webgres_select_rows);
+PG_FUNCTION_INFO_V1(webgres_select_each);
 
 /* The leading arguments before the query's parameters: type and query. */
 #define SELECT_ROW_FIXED_ARGS	2
@@ -330,6 +336,8 @@ rows_startup(DestReceiver *self, int operation, TupleDesc desc)
 		r->map = convert_tuples_by_position(desc, target,
 											r->all ?
 											gettext_noop("the query of webgres.select_rows does not return the row type asked for") :
+											strcmp(site->fname, "webgres.select_each") == 0 ?
+											gettext_noop("the query of webgres.select_each does not return the row type asked for") :
 											gettext_noop("the query of webgres.select_row does not return the row type asked for"));
 		MemoryContextSwitchTo(old);
 	}
@@ -429,62 +437,97 @@ run_select(CachedPlanSource *source, bool saved, ParamListInfo params,
 	ReleaseCachedPlan(cplan, owner);
 }
 
-/*
- * Runs select_row's or select_rows' query for a call: finds or prepares its
- * plan, binds args and runs it with the caller's snapshot; the receiver
- * keeps its first row, or all of them.
- */
-static void
-select_query(FunctionCallInfo fcinfo, const char *fname, RowsReceiver *receiver)
+/* What one call runs: a query, and its parameters for each run of it. */
+typedef struct SelectCall
+{
+	text	   *sql;
+	int			nargs;			/* parameters a run */
+	Oid		   *types;			/* their types */
+	int			nruns;			/* runs: 1, or select_each's elements */
+	Datum	   *args;			/* nruns * nargs values, run after run */
+	bool	   *nulls;
+} SelectCall;
+
+/* The call site's state, made on its first call. */
+static SelectRowSite *
+select_site(FunctionCallInfo fcinfo, const char *fname)
 {
 	SelectRowSite *site = (SelectRowSite *) fcinfo->flinfo->fn_extra;
-	text	   *sql;
-	Datum	   *args;
-	Oid		   *types;
-	bool	   *nulls;
+	Oid			type;
+
+	if (site != NULL)
+		return site;
+	type = get_fn_expr_argtype(fcinfo->flinfo, 0);
+	if (!OidIsValid(type) || type == RECORDOID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("%s needs the type of its result named", fname),
+				 errhint("Pass a typed null as the first argument, as in NULL::my_table.")));
+	site = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(SelectRowSite));
+	site->fname = fname;
+	site->type = type;
+	/* A domain over a row type is asked for as one column of it. */
+	if (get_typtype(type) == TYPTYPE_COMPOSITE)
+		site->row_type = lookup_type_cache(type, TYPECACHE_TUPDESC);
+	fcinfo->flinfo->fn_extra = site;
+	return site;
+}
+
+/* The query argument, which must not be NULL. */
+static text *
+query_arg(FunctionCallInfo fcinfo, const char *fname)
+{
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("the query of %s must not be null", fname)));
+	return PG_GETARG_TEXT_PP(1);
+}
+
+/* A call of select_row or select_rows: one run, its VARIADIC args bound. */
+static void
+variadic_call(FunctionCallInfo fcinfo, const char *fname, SelectCall *call)
+{
 	int			nargs;
+
+	call->sql = query_arg(fcinfo, fname);
+	call->nruns = 1;
+	if (PG_NARGS() > SELECT_ROW_FIXED_ARGS)
+		nargs = extract_variadic_args(fcinfo, SELECT_ROW_FIXED_ARGS, true,
+									  &call->args, &call->types, &call->nulls);
+	else
+		nargs = 0;				/* the overload without parameters */
+	call->nargs = nargs;
+	if (nargs <= 0)				/* none, or VARIADIC NULL */
+	{
+		call->nargs = 0;
+		call->args = NULL;
+		call->types = NULL;
+		call->nulls = NULL;
+	}
+}
+
+/*
+ * Runs a call's query (select_row, select_rows or select_each): finds or
+ * prepares its plan, and runs it once for each set of parameters with the
+ * caller's snapshot, each run a statement of its own.  The receiver keeps
+ * the first row, or all of them; with one_per_run, values[r] and nulls[r]
+ * get run r's first row (NULL when it returned none).
+ */
+static void
+select_query(FunctionCallInfo fcinfo, const char *fname, SelectCall *call,
+			 RowsReceiver *receiver, bool one_per_run)
+{
+	SelectRowSite *site = select_site(fcinfo, fname);
+	int			nargs = call->nargs;
 	SelectRowPlan *plan;
 	CachedPlanSource *source;
 	ParamListInfo params;
 	SelectRowErrorArg error_arg = {fname, NULL};
 	ErrorContextCallback errcallback;
+	Datum	   *values = receiver->values;
+	bool	   *nulls = receiver->nulls;
 	bool		pushed = false;
-
-	if (PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("the query of %s must not be null", fname)));
-	sql = PG_GETARG_TEXT_PP(1);
-	if (PG_NARGS() > SELECT_ROW_FIXED_ARGS)
-		nargs = extract_variadic_args(fcinfo, SELECT_ROW_FIXED_ARGS, true,
-									  &args, &types, &nulls);
-	else
-		nargs = 0;				/* the overload without parameters */
-	if (nargs <= 0)				/* none, or VARIADIC NULL */
-	{
-		nargs = 0;
-		args = NULL;
-		types = NULL;
-		nulls = NULL;
-	}
-
-	if (site == NULL)
-	{
-		Oid			type = get_fn_expr_argtype(fcinfo->flinfo, 0);
-
-		if (!OidIsValid(type) || type == RECORDOID)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("%s needs the type of its result named", fname),
-					 errhint("Pass a typed null as the first argument, as in NULL::my_table.")));
-		site = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(SelectRowSite));
-		site->fname = fname;
-		site->type = type;
-		/* A domain over a row type is asked for as one column of it. */
-		if (get_typtype(type) == TYPTYPE_COMPOSITE)
-			site->row_type = lookup_type_cache(type, TYPECACHE_TUPDESC);
-		fcinfo->flinfo->fn_extra = site;
-	}
 
 	errcallback.callback = select_row_error_context;
 	errcallback.arg = &error_arg;
@@ -492,16 +535,16 @@ select_query(FunctionCallInfo fcinfo, const char *fname, RowsReceiver *receiver)
 
 	/* The call site's plan of the last call, unless the query changed. */
 	plan = site->plan;
-	if (plan == NULL || !plan_is_for(plan, sql, nargs, types))
+	if (plan == NULL || !plan_is_for(plan, call->sql, nargs, call->types))
 	{
-		char	   *query = text_to_cstring(sql);
+		char	   *query = text_to_cstring(call->sql);
 
 		error_arg.query = query;
 		error_context_stack = &errcallback;
-		plan = kept_plan(fname, query, nargs, types);
+		plan = kept_plan(fname, query, nargs, call->types);
 		site->plan = plan;
 		source = plan != NULL ? plan->source :
-			prepare_select(fname, query, nargs, types);
+			prepare_select(fname, query, nargs, call->types);
 		error_context_stack = errcallback.previous;
 	}
 	else
@@ -510,10 +553,8 @@ select_query(FunctionCallInfo fcinfo, const char *fname, RowsReceiver *receiver)
 	params = makeParamList(nargs);
 	for (int i = 0; i < nargs; i++)
 	{
-		params->params[i].value = args[i];
-		params->params[i].isnull = nulls[i];
 		params->params[i].pflags = PARAM_FLAG_CONST;
-		params->params[i].ptype = types[i];
+		params->params[i].ptype = call->types[i];
 	}
 
 	receiver->pub.receiveSlot = rows_receive;
@@ -531,12 +572,42 @@ select_query(FunctionCallInfo fcinfo, const char *fname, RowsReceiver *receiver)
 		PushActiveSnapshot(GetTransactionSnapshot());
 		pushed = true;
 	}
-	run_select(source, plan != NULL, params, receiver);
+	for (int r = 0; r < call->nruns; r++)
+	{
+		for (int i = 0; i < nargs; i++)
+		{
+			params->params[i].value = call->args[r * nargs + i];
+			params->params[i].isnull = call->nulls[r * nargs + i];
+		}
+		if (one_per_run)
+		{
+			/* Room for this run's one row. */
+			receiver->nrows = 0;
+			receiver->maxrows = 1;
+			receiver->values = &values[r];
+			receiver->nulls = &nulls[r];
+		}
+		run_select(source, plan != NULL, params, receiver);
+		if (one_per_run && receiver->nrows == 0)
+			nulls[r] = true;
+	}
 	if (pushed)
 		PopActiveSnapshot();
 	error_context_stack = errcallback.previous;
 	if (plan == NULL)
 		DropCachedPlan(source);
+}
+
+/* The storage of the type asked for, which an array of it needs. */
+static SelectRowSite *
+site_with_storage(FunctionCallInfo fcinfo)
+{
+	SelectRowSite *site = (SelectRowSite *) fcinfo->flinfo->fn_extra;
+
+	if (site->typlen == 0)
+		get_typlenbyvalalign(site->type, &site->typlen, &site->typbyval,
+							 &site->typalign);
+	return site;
 }
 
 /*
@@ -550,13 +621,15 @@ Datum
 webgres_select_row(PG_FUNCTION_ARGS)
 {
 	RowsReceiver receiver;
+	SelectCall	call;
 
 	memset(&receiver, 0, sizeof(receiver));
 	/* Room for the one row, on the stack. */
 	receiver.maxrows = 1;
 	receiver.values = &receiver.first_value;
 	receiver.nulls = &receiver.first_null;
-	select_query(fcinfo, "webgres.select_row", &receiver);
+	variadic_call(fcinfo, "webgres.select_row", &call);
+	select_query(fcinfo, "webgres.select_row", &call, &receiver, false);
 
 	if (receiver.nrows == 0 || receiver.first_null)
 		PG_RETURN_NULL();
@@ -573,17 +646,16 @@ Datum
 webgres_select_rows(PG_FUNCTION_ARGS)
 {
 	RowsReceiver receiver;
+	SelectCall	call;
 	SelectRowSite *site;
 	int			dims[1];
 	int			lbs[1] = {1};
 
 	memset(&receiver, 0, sizeof(receiver));
 	receiver.all = true;
-	select_query(fcinfo, "webgres.select_rows", &receiver);
-	site = (SelectRowSite *) fcinfo->flinfo->fn_extra;
-	if (site->typlen == 0)
-		get_typlenbyvalalign(site->type, &site->typlen, &site->typbyval,
-							 &site->typalign);
+	variadic_call(fcinfo, "webgres.select_rows", &call);
+	select_query(fcinfo, "webgres.select_rows", &call, &receiver, false);
+	site = site_with_storage(fcinfo);
 
 	if (receiver.nrows == 0)
 		PG_RETURN_ARRAYTYPE_P(construct_empty_array(site->type));
@@ -592,4 +664,60 @@ webgres_select_rows(PG_FUNCTION_ARGS)
 											 1, dims, lbs, site->type,
 											 site->typlen, site->typbyval,
 											 site->typalign));
+}
+
+/*
+ * webgres.select_each(type anyelement, query text, args anycompatiblearray)
+ * returns anyarray: query run once for each element of args, that element
+ * as its $1, each run a statement of its own; element i of the result is
+ * run i's first row as select_row makes it (NULL when it returned none).
+ * NULL for a NULL args, empty for an empty one.
+ */
+Datum
+webgres_select_each(PG_FUNCTION_ARGS)
+{
+	const char *fname = "webgres.select_each";
+	RowsReceiver receiver;
+	SelectCall	call;
+	SelectRowSite *site;
+	ArrayType  *args;
+	Oid			elem_type;
+	int16		elem_len;
+	bool		elem_byval;
+	char		elem_align;
+	Datum	   *rows;
+	bool	   *row_nulls;
+	int			dims[1];
+	int			lbs[1] = {1};
+
+	call.sql = query_arg(fcinfo, fname);
+	if (PG_ARGISNULL(2))
+		PG_RETURN_NULL();
+	args = PG_GETARG_ARRAYTYPE_P(2);
+	if (ARR_NDIM(args) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("the arguments of %s must be a one-dimensional array, not %d-dimensional",
+						fname, ARR_NDIM(args))));
+	elem_type = ARR_ELEMTYPE(args);
+	get_typlenbyvalalign(elem_type, &elem_len, &elem_byval, &elem_align);
+	deconstruct_array(args, elem_type, elem_len, elem_byval, elem_align,
+					  &call.args, &call.nulls, &call.nruns);
+	call.nargs = 1;
+	call.types = &elem_type;
+
+	rows = palloc(Max(call.nruns, 1) * sizeof(Datum));
+	row_nulls = palloc(Max(call.nruns, 1) * sizeof(bool));
+	memset(&receiver, 0, sizeof(receiver));
+	receiver.values = rows;
+	receiver.nulls = row_nulls;
+	select_query(fcinfo, fname, &call, &receiver, true);
+	site = site_with_storage(fcinfo);
+
+	if (call.nruns == 0)
+		PG_RETURN_ARRAYTYPE_P(construct_empty_array(site->type));
+	dims[0] = call.nruns;
+	PG_RETURN_ARRAYTYPE_P(construct_md_array(rows, row_nulls, 1, dims, lbs,
+											 site->type, site->typlen,
+											 site->typbyval, site->typalign));
 }

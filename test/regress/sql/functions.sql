@@ -61,6 +61,43 @@ SELECT webgres.html_rows_of(ARRAY[(1, 'a', NULL)]::pg_temp.hr_fortune[], 'nope',
 SELECT webgres.html_rows_of(ARRAY[(1, 'a', NULL)]::pg_temp.hr_fortune[], 'id', NULL::text);
 SELECT webgres.html_rows_of(ARRAY[(1, 'a', NULL)]::pg_temp.hr_fortune[], 'id', VARIADIC NULL::text[]);
 
+-- json_rows_of: an array of a row type as a JSON array of objects, a member
+-- for each key and column, each value written as json_build writes it.
+CREATE TYPE pg_temp.jr_world AS (id integer, randomnumber integer, note text, seen date, tags text[]);
+SELECT webgres.json_rows_of(ARRAY[(1, 10, 'a"b', '2026-01-02', '{x,y}'), (2, NULL, NULL, NULL, NULL)]::pg_temp.jr_world[],
+       'id', 'id', 'randomNumber', 'randomnumber', 'note', 'note', 'seen', 'seen', 'tags', 'tags');
+-- The same as json_agg over json_build, but for the spaces json_agg adds.
+SELECT replace(webgres.json_rows_of(a, 'id', 'id', 'n', 'note')::text, ' ', '') =
+       replace((SELECT json_agg(webgres.json_build('id', (r).id, 'n', (r).note)) FROM unnest(a) AS r)::text, ' ', '') AS same
+FROM (SELECT ARRAY[(3, 1, 'x', NULL, NULL), (1, 2, 'y z', NULL, NULL)]::pg_temp.jr_world[]) AS t(a);
+-- Keys are written escaped; a column more than once, or none; a NULL
+-- element is null; an empty array is [], a NULL one NULL.
+SELECT webgres.json_rows_of(ARRAY[(1, 2, NULL, NULL, NULL)]::pg_temp.jr_world[], 'a"\', 'id', 'again', 'id');
+SELECT webgres.json_rows_of(ARRAY[(1, 2, NULL, NULL, NULL)]::pg_temp.jr_world[], VARIADIC ARRAY[]::text[]);
+SELECT webgres.json_rows_of(ARRAY[NULL, (7, 8, NULL, NULL, NULL)]::pg_temp.jr_world[], 'id', 'id');
+SELECT webgres.json_rows_of(ARRAY[]::pg_temp.jr_world[], 'id', 'id');
+SELECT webgres.json_rows_of(NULL::pg_temp.jr_world[], 'id', 'id') IS NULL AS null_array;
+-- An array built with || (expanded), a table's rows, a domain over a row
+-- type; one call site for each row of an outer query, then a new column.
+CREATE TEMP TABLE jr_item (id integer, name varchar(10));
+INSERT INTO jr_item VALUES (1, 'b'), (2, NULL);
+SELECT webgres.json_rows_of(ARRAY(SELECT i FROM jr_item AS i ORDER BY id) || ROW(0, 'c')::jr_item, 'name', 'name', 'id', 'id');
+SELECT n, webgres.json_rows_of(ARRAY(SELECT i FROM jr_item AS i ORDER BY id), 'id', 'id')
+FROM generate_series(1, 2) AS n;
+ALTER TABLE jr_item ADD COLUMN note text DEFAULT 'new';
+SELECT webgres.json_rows_of(ARRAY(SELECT i FROM jr_item AS i ORDER BY id), 'id', 'id', 'note', 'note');
+CREATE DOMAIN pg_temp.jr_positive AS pg_temp.jr_world CHECK ((VALUE).id > 0);
+SELECT webgres.json_rows_of(ARRAY[(2, 3, NULL, NULL, NULL)]::pg_temp.jr_positive[], 'id', 'id');
+-- Errors: not an array of a named row type, an unknown column, pairs not
+-- whole, NULL names.
+SELECT webgres.json_rows_of(ARRAY[1, 2], 'id', 'id');
+SELECT webgres.json_rows_of(ARRAY[ROW(1, 2)], 'f1', 'f1');
+SELECT webgres.json_rows_of(ARRAY[(1, 2, NULL, NULL, NULL)]::pg_temp.jr_world[], 'id', 'nope');
+SELECT webgres.json_rows_of(ARRAY[(1, 2, NULL, NULL, NULL)]::pg_temp.jr_world[], 'id');
+SELECT webgres.json_rows_of(ARRAY[(1, 2, NULL, NULL, NULL)]::pg_temp.jr_world[], NULL, 'id');
+SELECT webgres.json_rows_of(ARRAY[(1, 2, NULL, NULL, NULL)]::pg_temp.jr_world[], 'id', NULL);
+SELECT webgres.json_rows_of(ARRAY[(1, 2, NULL, NULL, NULL)]::pg_temp.jr_world[], VARIADIC NULL::text[]);
+
 -- json_build: the object json_build_object builds, without spaces.  Each
 -- value below is written both ways; same says the texts agree but for the
 -- spaces json_build_object puts around ':'.

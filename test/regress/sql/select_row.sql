@@ -1,6 +1,7 @@
 -- webgres.select_row: a read-only query's first row, as a value of the type
 -- the first argument names, run as a statement of its own; select_rows:
--- every row, as an array.
+-- every row, as an array; select_each: the query run once for each element
+-- of an array, the first row of each run in an array.
 CREATE EXTENSION IF NOT EXISTS webgres;
 
 CREATE TABLE sr_item (id integer PRIMARY KEY, name text, price numeric);
@@ -54,6 +55,31 @@ SELECT webgres.select_rows(NULL::integer, NULL);
 SELECT webgres.select_rows(NULL::integer, 'SELECT 10 / $1', 0);
 SELECT count(*) FROM sr_item;
 
+-- webgres.select_each: the query once for each element as $1, each run a
+-- statement of its own; element i is run i's first row, NULL when it
+-- returned none, in the elements' order.
+SELECT webgres.select_each(NULL::sr_item, 'SELECT * FROM sr_item WHERE id = $1', ARRAY[3, 42, 1]);
+SELECT webgres.select_each(NULL::text, 'SELECT name FROM sr_item WHERE id = $1', ARRAY[2, 2, NULL]);
+SELECT webgres.select_each(NULL::integer, 'SELECT id FROM sr_item WHERE id > $1 ORDER BY id', ARRAY[0, 1]);
+-- Elements of any type; a row type's columns map by position; more runs
+-- than the plans a backend keeps are still one kept plan.
+SELECT webgres.select_each(NULL::integer, 'SELECT id FROM sr_item WHERE name = $1', ARRAY['three', 'one']);
+SELECT (webgres.select_each(NULL::sr_item, 'SELECT id, upper(name), price FROM sr_item WHERE id = $1', ARRAY[1]))[1].name;
+SELECT cardinality(a), a[1], a[500]
+FROM (SELECT webgres.select_each(NULL::integer, 'SELECT $1 * 2', array_agg(g)) FROM generate_series(1, 500) AS g) AS t(a);
+-- An empty array gives an empty one, a NULL array NULL.
+SELECT webgres.select_each(NULL::integer, 'SELECT $1', '{}'::integer[]) AS empty,
+       webgres.select_each(NULL::integer, 'SELECT $1', NULL::integer[]) IS NULL AS null_args;
+-- Its errors name it.
+SELECT webgres.select_each(NULL::text, 'SELECT id FROM sr_item WHERE id = $1', ARRAY[1]);
+SELECT webgres.select_each(NULL::integer, 'DELETE FROM sr_item WHERE id = $1 RETURNING id', ARRAY[1]);
+SELECT webgres.select_each(NULL::record, 'SELECT $1', ARRAY[1]);
+SELECT webgres.select_each(NULL::integer, NULL, ARRAY[1]);
+SELECT webgres.select_each(NULL::integer, 'SELECT 10 / $1', ARRAY[5, 0]);
+SELECT webgres.select_each(NULL::integer, 'SELECT $1', ARRAY[[1, 2], [3, 4]]);
+SELECT webgres.select_each(NULL::integer, 'SELECT $2', ARRAY[1]);
+SELECT count(*) FROM sr_item;
+
 -- The kept plan follows the table: a new column, then a dropped one (the
 -- row type keeps a dropped slot; the query's columns map onto the rest).
 ALTER TABLE sr_item ADD COLUMN stock integer DEFAULT 5;
@@ -86,9 +112,11 @@ GRANT SELECT ON sr_note TO sr_alice, sr_bob;
 SET ROLE sr_alice;
 SELECT webgres.select_row(NULL::text, 'SELECT string_agg(body, '','') FROM sr_note');
 SELECT webgres.select_rows(NULL::sr_note, 'SELECT * FROM sr_note');
+SELECT webgres.select_each(NULL::text, 'SELECT body FROM sr_note WHERE owner = $1', ARRAY['sr_alice', 'sr_bob']);
 SET ROLE sr_bob;
 SELECT webgres.select_row(NULL::text, 'SELECT string_agg(body, '','') FROM sr_note');
 SELECT webgres.select_rows(NULL::sr_note, 'SELECT * FROM sr_note');
+SELECT webgres.select_each(NULL::text, 'SELECT body FROM sr_note WHERE owner = $1', ARRAY['sr_alice', 'sr_bob']);
 SET ROLE sr_nobody;
 SELECT webgres.select_row(NULL::text, 'SELECT string_agg(body, '','') FROM sr_note');
 RESET ROLE;

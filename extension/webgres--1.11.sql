@@ -1,7 +1,7 @@
--- webgres 1.10: the whole SQL surface, for a new installation.
+-- webgres 1.11: the whole SQL surface, for a new installation.
 -- Every change in webgres--1.4--1.5.sql, webgres--1.5--1.6.sql,
--- webgres--1.6--1.7.sql, webgres--1.7--1.8.sql, webgres--1.8--1.9.sql and
--- webgres--1.9--1.10.sql is made here too: an
+-- webgres--1.6--1.7.sql, webgres--1.7--1.8.sql, webgres--1.8--1.9.sql,
+-- webgres--1.9--1.10.sql and webgres--1.10--1.11.sql is made here too: an
 -- updated database must hold exactly what a new one holds (test/regress/sql/upgrade.sql).
 
 \echo Use "CREATE EXTENSION webgres" to load this file. \quit
@@ -868,3 +868,24 @@ CREATE FUNCTION webgres.html_rows_of(rows anyarray, key text, VARIADIC columns t
 	AS 'MODULE_PATHNAME', 'webgres_html_rows_of';
 COMMENT ON FUNCTION webgres.html_rows_of(anyarray, text, VARIADIC text[]) IS
   'HTML table rows, one for each element of an array of a row type, the named columns as cells rendered as webgres.html_rows renders them, ordered by the text of the column key names in byte order (NULL keys last, ties and a NULL key in the array''s order); NULL for a NULL array.';
+
+-- ==== from webgres--1.10--1.11.sql ====
+-- ==== a query run for each element, and JSON objects of an array (docs/routes.md) ====
+-- select_each runs a query once for each element of an array, each run a
+-- statement of its own; json_rows_of writes an array of rows as a JSON
+-- array of objects.  Together they read rows one statement each and write
+-- them in a handler that is one row of expressions.
+
+CREATE FUNCTION webgres.select_each(type anyelement, query text, args anycompatiblearray)
+	RETURNS anyarray
+	LANGUAGE c STABLE
+	AS 'MODULE_PATHNAME', 'webgres_select_each';
+COMMENT ON FUNCTION webgres.select_each(anyelement, text, anycompatiblearray) IS
+  'A read-only query (one SELECT) run once for each element of args, that element as its parameter $1, each run a statement of its own with its plan kept for the backend; element i of the result is run i''s first row as a value of the first argument''s type (a row type, or the type of its one column), NULL when that run returned no row.';
+
+CREATE FUNCTION webgres.json_rows_of(rows anyarray, VARIADIC keys_and_columns text[])
+	RETURNS json
+	LANGUAGE c STABLE PARALLEL SAFE
+	AS 'MODULE_PATHNAME', 'webgres_json_rows_of';
+COMMENT ON FUNCTION webgres.json_rows_of(anyarray, VARIADIC text[]) IS
+  'A JSON array of one object for each element of an array of a row type, in its order: for each pair of a key and a column name a member, the column''s value written as webgres.json_build writes it; a NULL element is null, NULL for a NULL array.';

@@ -1,0 +1,240 @@
+/*
+ * json_rows.c
+ *		webgres.json_rows_of(rows, VARIADIC keys_and_columns): a JSON array of
+ *		objects, one for each element of an array of a row type, the named
+ *		columns as members under the keys given.
+ *
+ * json_agg(json_build(...)) over the rows of a subquery writes the same
+ * array, but needs an aggregate, and the executor around it, in a handler
+ * that could otherwise be one row of expressions; and json_agg asks each
+ * element's output function for its text again.  Here the columns are
+ * found once per call site and each value is written once, as json_build
+ * writes it (json_write.c).
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "utils/array.h"
+/* Its inline functions compare int32 with size_t (ARR_DATA_OFFSET) under -Wextra. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#include "utils/arrayaccess.h"
+#pragma GCC diagnostic pop
+#include "utils/builtins.h"
+#include "utils/typcache.h"
+
+#include "sql/json_write.h"
+#include "sql/row_array.h"
+
+PG_FUNCTION_INFO_V1(webgres_json_rows_of);
+
+/* The name json_rows_of's errors give. */
+#define JSON_ROWS_OF		"webgres.json_rows_of"
+
+/*
+ * What json_rows_of found out about its row type and columns at one call
+ * site (fn_extra), kept while the type and the keys and names stay the same.
+ */
+typedef struct JsonRowsSite
+{
+	Oid			row_type;		/* its element type (a domain's base type) */
+	TypeCacheEntry *type_entry; /* the row type's, for its descriptor */
+	uint64		desc_id;		/* the descriptor the columns were found in */
+	char	   *names;			/* keys and columns, each NUL-terminated */
+	int			names_len;
+	int			nmembers;		/* members of each object */
+	AttrNumber *atts;			/* each member's column */
+	JsonArg    *values;			/* ... how its values are written */
+	char	   *keys;			/* each "key": as written, one after another */
+	int		   *key_ends;		/* where each member's "key": ends in keys */
+} JsonRowsSite;
+
+/*
+ * The call site's members for this row type and these keys and column
+ * names (each NUL-terminated in names, key before column), found again
+ * when any of them changed.
+ */
+static JsonRowsSite *
+json_rows_site(FunctionCallInfo fcinfo, const char *names, int names_len,
+			   int nmembers)
+{
+	FmgrInfo   *flinfo = fcinfo->flinfo;
+	JsonRowsSite *site = (JsonRowsSite *) flinfo->fn_extra;
+	MemoryContext mcxt = flinfo->fn_mcxt;
+	MemoryContext old;
+	TupleDesc	desc;
+	const char *name;
+	AttrNumber *atts;
+	JsonArg    *values;
+	StringInfoData keys;
+	int		   *key_ends;
+
+	if (site == NULL)
+	{
+		Oid			row_type = row_array_row_type(flinfo, 0, JSON_ROWS_OF);
+
+		site = MemoryContextAllocZero(mcxt, sizeof(JsonRowsSite));
+		site->row_type = row_type;
+		site->type_entry = lookup_type_cache(row_type, TYPECACHE_TUPDESC);
+		flinfo->fn_extra = site;
+	}
+	if (site->type_entry->tupDesc == NULL)
+		site->type_entry = lookup_type_cache(site->row_type, TYPECACHE_TUPDESC);
+	desc = site->type_entry->tupDesc;
+	if (site->names != NULL && site->desc_id == site->type_entry->tupDesc_identifier &&
+		site->nmembers == nmembers && site->names_len == names_len &&
+		memcmp(site->names, names, names_len) == 0)
+		return site;
+
+	/* Found afresh; the site keeps them only once every name resolved. */
+	if (site->names != NULL)
+	{
+		pfree(site->names);
+		pfree(site->atts);
+		pfree(site->values);
+		pfree(site->keys);
+		pfree(site->key_ends);
+		site->names = NULL;
+	}
+	old = MemoryContextSwitchTo(mcxt);
+	atts = palloc(Max(nmembers, 1) * sizeof(AttrNumber));
+	values = palloc0(Max(nmembers, 1) * sizeof(JsonArg));
+	key_ends = palloc(Max(nmembers, 1) * sizeof(int));
+	initStringInfo(&keys);
+	name = names;
+	for (int i = 0; i < nmembers; i++)
+	{
+		const char *key = name;
+
+		name += strlen(name) + 1;
+		atts[i] = row_type_column(desc, name, site->row_type, JSON_ROWS_OF);
+		json_arg_init(&values[i], TupleDescAttr(desc, atts[i] - 1)->atttypid, mcxt);
+		name += strlen(name) + 1;
+		append_json_string(&keys, key, strlen(key));
+		appendStringInfoChar(&keys, ':');
+		key_ends[i] = keys.len;
+	}
+	site->names = palloc(Max(names_len, 1));
+	memcpy(site->names, names, names_len);
+	MemoryContextSwitchTo(old);
+
+	site->atts = atts;
+	site->values = values;
+	site->keys = keys.data;
+	site->key_ends = key_ends;
+	site->names_len = names_len;
+	site->desc_id = site->type_entry->tupDesc_identifier;
+	site->nmembers = nmembers;
+	return site;
+}
+
+/* Appends one row's object: its members in order; a NULL row is null. */
+static void
+append_row_object(StringInfo out, JsonRowsSite *site, bool row_null,
+				  Datum *values, bool *nulls)
+{
+	int			key_start = 0;
+
+	if (row_null)
+	{
+		APPEND_LITERAL(out, "null");
+		return;
+	}
+	appendStringInfoCharMacro(out, '{');
+	for (int m = 0; m < site->nmembers; m++)
+	{
+		int			att = site->atts[m] - 1;
+
+		if (m > 0)
+			appendStringInfoCharMacro(out, ',');
+		appendBinaryStringInfo(out, site->keys + key_start,
+							   site->key_ends[m] - key_start);
+		key_start = site->key_ends[m];
+		append_json_value(out, &site->values[m], values[att], nulls[att]);
+	}
+	appendStringInfoCharMacro(out, '}');
+}
+
+/*
+ * webgres.json_rows_of(rows anyarray, VARIADIC keys_and_columns text[])
+ * returns json: an array of one object for each element of rows (an array
+ * of a row type), in the array's order, each with a member for each pair of
+ * a key and a column name, the column's value written as json_build writes
+ * it.  A NULL element is null; NULL for a NULL array, [] for an empty one.
+ */
+Datum
+webgres_json_rows_of(PG_FUNCTION_ARGS)
+{
+	AnyArrayType *rows;
+	ArrayType  *pairs;
+	Datum	   *names;
+	bool	   *name_nulls;
+	int			nnames;
+	StringInfoData joined;
+	JsonRowsSite *site;
+	TupleDesc	desc;
+	int			nelems;
+	array_iter	iter;
+	Datum	   *values;
+	bool	   *nulls;
+	StringInfoData out;
+
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s: the keys and columns must not be null", JSON_ROWS_OF)));
+	/* An expanded array (from ||, say) is read as it is, not flattened. */
+	rows = PG_GETARG_ANY_ARRAY_P(0);
+	pairs = PG_GETARG_ARRAYTYPE_P(1);
+
+	deconstruct_array(pairs, TEXTOID, -1, false, TYPALIGN_INT,
+					  &names, &name_nulls, &nnames);
+	if (nnames % 2 != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s: an odd number of keys and columns (%d)",
+						JSON_ROWS_OF, nnames),
+				 errhint("Give each key, then the column whose value it names.")));
+	initStringInfo(&joined);
+	for (int i = 0; i < nnames; i++)
+	{
+		text	   *name;
+
+		if (name_nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s: %s %d is null", JSON_ROWS_OF,
+							i % 2 == 0 ? "key" : "column", i / 2 + 1)));
+		name = DatumGetTextPP(names[i]);
+		appendBinaryStringInfo(&joined, VARDATA_ANY(name), VARSIZE_ANY_EXHDR(name));
+		appendStringInfoChar(&joined, '\0');
+	}
+	site = json_rows_site(fcinfo, joined.data, joined.len, nnames / 2);
+	desc = site->type_entry->tupDesc;
+	values = palloc(Max(desc->natts, 1) * sizeof(Datum));
+	nulls = palloc(Max(desc->natts, 1) * sizeof(bool));
+
+	/* The array is written after room for the varlena header: no copy */
+	initStringInfo(&out);
+	out.len = VARHDRSZ;
+	appendStringInfoCharMacro(&out, '[');
+	nelems = ArrayGetNItems(AARR_NDIM(rows), AARR_DIMS(rows));
+	array_iter_setup(&iter, rows);
+	for (int i = 0; i < nelems; i++)
+	{
+		bool		row_null;
+		Datum		row = array_iter_next(&iter, &row_null, i, -1, false,
+										  TYPALIGN_DOUBLE);
+
+		if (i > 0)
+			appendStringInfoCharMacro(&out, ',');
+		row_array_deform(row, row_null, desc, values, nulls);
+		append_row_object(&out, site, row_null, values, nulls);
+	}
+	appendStringInfoCharMacro(&out, ']');
+	SET_VARSIZE(out.data, out.len);
+	PG_RETURN_POINTER(out.data);
+}
