@@ -21,20 +21,23 @@ CREATE OR REPLACE FUNCTION random_ids(n integer) RETURNS integer[]
 LANGUAGE sql VOLATILE STRICT PARALLEL RESTRICTED
 RETURN webgres.random_distinct_ints(n, 1, 10000);
 
--- One whole World row, read by a statement of its own; NULL when there is
--- no such row.  webgres.select_row runs the SELECT as a statement of its
--- own (its own executor, its own line in pg_stat_statements) on a plan kept
--- for the backend, without a PL/pgSQL call or SPI around it: a fifth of the
--- instructions of a read.  This SQL function is inlined into the route's
--- statement, so it adds no call of its own and no statement of its own.
--- The caller writes the JSON: a SELECT that projects only the table's
--- columns compiles no expression on each execution.  Its result type was
--- json before, which CREATE OR REPLACE cannot change: hence the DROP (the
--- routes name it only in their text, so nothing depends on it).
+-- get_world(integer) read one row for /queries' subquery until get_worlds
+-- read them all in one call; dropped where an older version of this file
+-- made it.
 DROP FUNCTION IF EXISTS get_world(integer);
-CREATE FUNCTION get_world(wanted integer) RETURNS world
+
+-- The World rows of ids, in their order, each read by a statement of its
+-- own: webgres.select_each runs the SELECT once for each id (its own
+-- executor run, its own pg_stat_statements call) on a plan kept for the
+-- backend, without a PL/pgSQL call or SPI around it; NULL for an id with no
+-- row.  The caller writes the JSON: a SELECT that projects only the table's
+-- columns compiles no expression on each run.  This SQL function is
+-- inlined into /queries' handler, which is then one row of expressions: no
+-- subquery, function scan or aggregate around the reads, and no statement
+-- of its own.
+CREATE OR REPLACE FUNCTION get_worlds(wanted integer[]) RETURNS world[]
 LANGUAGE sql STABLE
-RETURN webgres.select_row(NULL::world, 'SELECT * FROM world WHERE id = $1', wanted);
+RETURN webgres.select_each(NULL::world, 'SELECT * FROM world WHERE id = $1', wanted);
 
 -- One World row as the JSON object /db answers, read by a statement of its
 -- own through webgres.select_row; NULL when there is no such row.  Inlined

@@ -38,15 +38,15 @@ $sql$),
 -- are drawn by webgres.random_distinct_ints itself rather than through
 -- random_ids: a handler calling only it and stable functions shares its
 -- transaction with other reading requests (see the README).
--- get_world returns the row; OFFSET 0 keeps the subquery whole, so the
--- function runs once a row and (w).id and (w).randomnumber read its result.
+-- get_worlds reads the rows one statement each (webgres.select_each) and
+-- webgres.json_rows_of writes them as the JSON array of objects, so the
+-- handler has no FROM but the request: one row of expressions.
 ('GET', '/queries', $sql$
-SELECT json_agg(webgres.json_build('id', (w).id, 'randomNumber', (w).randomnumber)) AS body
-FROM (SELECT get_world(id) AS w
-      FROM request,
-           unnest(webgres.random_distinct_ints(
-                    webgres.int_param(request.query->>'queries', 1, 1, 500), 1, 10000)) AS id
-      OFFSET 0) AS read
+SELECT webgres.json_rows_of(
+         get_worlds(webgres.random_distinct_ints(
+                      webgres.int_param(request.query->>'queries', 1, 1, 500), 1, 10000)),
+         'id', 'id', 'randomNumber', 'randomnumber') AS body
+FROM request
 $sql$),
 
 -- The 12 fortunes plus one added at request time, as an array, sorted by
