@@ -2,7 +2,8 @@
  * json_rows.c
  *		webgres.json_rows_of(rows, VARIADIC keys_and_columns): a JSON array of
  *		objects, one for each element of an array of a row type, the named
- *		columns as members under the keys given.
+ *		columns as members under the keys given; json_row_of(row, ...): the
+ *		object of one row.
  *
  * json_agg(json_build(...)) over the rows of a subquery writes the same
  * array, but needs an aggregate, and the executor around it, in a handler
@@ -28,13 +29,16 @@
 #include "sql/row_array.h"
 
 PG_FUNCTION_INFO_V1(webgres_json_rows_of);
+PG_FUNCTION_INFO_V1(webgres_json_row_of);
 
-/* The name json_rows_of's errors give. */
+/* The names json_rows_of's and json_row_of's errors give. */
 #define JSON_ROWS_OF		"webgres.json_rows_of"
+#define JSON_ROW_OF			"webgres.json_row_of"
 
 /*
- * What json_rows_of found out about its row type and columns at one call
- * site (fn_extra), kept while the type and the keys and names stay the same.
+ * What json_rows_of or json_row_of found out about its row type and
+ * columns at one call site (fn_extra), kept while the type and the keys and
+ * names stay the same.
  */
 typedef struct JsonRowsSite
 {
@@ -56,8 +60,8 @@ typedef struct JsonRowsSite
  * when any of them changed.
  */
 static JsonRowsSite *
-json_rows_site(FunctionCallInfo fcinfo, const char *names, int names_len,
-			   int nmembers)
+json_rows_site(FunctionCallInfo fcinfo, const char *fname, bool array,
+			   const char *names, int names_len, int nmembers)
 {
 	FmgrInfo   *flinfo = fcinfo->flinfo;
 	JsonRowsSite *site = (JsonRowsSite *) flinfo->fn_extra;
@@ -72,7 +76,8 @@ json_rows_site(FunctionCallInfo fcinfo, const char *names, int names_len,
 
 	if (site == NULL)
 	{
-		Oid			row_type = row_array_row_type(flinfo, 0, JSON_ROWS_OF);
+		Oid			row_type = array ? row_array_row_type(flinfo, 0, fname) :
+			row_arg_row_type(flinfo, 0, fname);
 
 		site = MemoryContextAllocZero(mcxt, sizeof(JsonRowsSite));
 		site->row_type = row_type;
@@ -108,7 +113,7 @@ json_rows_site(FunctionCallInfo fcinfo, const char *names, int names_len,
 		const char *key = name;
 
 		name += strlen(name) + 1;
-		atts[i] = row_type_column(desc, name, site->row_type, JSON_ROWS_OF);
+		atts[i] = row_type_column(desc, name, site->row_type, fname);
 		json_arg_init(&values[i], TupleDescAttr(desc, atts[i] - 1)->atttypid, mcxt);
 		name += strlen(name) + 1;
 		append_json_string(&keys, key, strlen(key));
@@ -157,6 +162,50 @@ append_row_object(StringInfo out, JsonRowsSite *site, bool row_null,
 }
 
 /*
+ * The call site's members for keys and columns named by argument argno, a
+ * text array of pairs: each key, then the column it names.
+ */
+static JsonRowsSite *
+json_members(FunctionCallInfo fcinfo, const char *fname, bool array, int argno)
+{
+	ArrayType  *pairs;
+	Datum	   *names;
+	bool	   *name_nulls;
+	int			nnames;
+	StringInfoData joined;
+
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s: the keys and columns must not be null", fname)));
+	pairs = PG_GETARG_ARRAYTYPE_P(argno);
+	deconstruct_array(pairs, TEXTOID, -1, false, TYPALIGN_INT,
+					  &names, &name_nulls, &nnames);
+	if (nnames % 2 != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s: an odd number of keys and columns (%d)",
+						fname, nnames),
+				 errhint("Give each key, then the column whose value it names.")));
+	initStringInfo(&joined);
+	for (int i = 0; i < nnames; i++)
+	{
+		text	   *name;
+
+		if (name_nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s: %s %d is null", fname,
+							i % 2 == 0 ? "key" : "column", i / 2 + 1)));
+		name = DatumGetTextPP(names[i]);
+		appendBinaryStringInfo(&joined, VARDATA_ANY(name), VARSIZE_ANY_EXHDR(name));
+		appendStringInfoChar(&joined, '\0');
+	}
+	return json_rows_site(fcinfo, fname, array, joined.data, joined.len,
+						  nnames / 2);
+}
+
+/*
  * webgres.json_rows_of(rows anyarray, VARIADIC keys_and_columns text[])
  * returns json: an array of one object for each element of rows (an array
  * of a row type), in the array's order, each with a member for each pair of
@@ -167,11 +216,6 @@ Datum
 webgres_json_rows_of(PG_FUNCTION_ARGS)
 {
 	AnyArrayType *rows;
-	ArrayType  *pairs;
-	Datum	   *names;
-	bool	   *name_nulls;
-	int			nnames;
-	StringInfoData joined;
 	JsonRowsSite *site;
 	TupleDesc	desc;
 	int			nelems;
@@ -182,37 +226,9 @@ webgres_json_rows_of(PG_FUNCTION_ARGS)
 
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
-	if (PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("%s: the keys and columns must not be null", JSON_ROWS_OF)));
+	site = json_members(fcinfo, JSON_ROWS_OF, true, 1);
 	/* An expanded array (from ||, say) is read as it is, not flattened. */
 	rows = PG_GETARG_ANY_ARRAY_P(0);
-	pairs = PG_GETARG_ARRAYTYPE_P(1);
-
-	deconstruct_array(pairs, TEXTOID, -1, false, TYPALIGN_INT,
-					  &names, &name_nulls, &nnames);
-	if (nnames % 2 != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s: an odd number of keys and columns (%d)",
-						JSON_ROWS_OF, nnames),
-				 errhint("Give each key, then the column whose value it names.")));
-	initStringInfo(&joined);
-	for (int i = 0; i < nnames; i++)
-	{
-		text	   *name;
-
-		if (name_nulls[i])
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("%s: %s %d is null", JSON_ROWS_OF,
-							i % 2 == 0 ? "key" : "column", i / 2 + 1)));
-		name = DatumGetTextPP(names[i]);
-		appendBinaryStringInfo(&joined, VARDATA_ANY(name), VARSIZE_ANY_EXHDR(name));
-		appendStringInfoChar(&joined, '\0');
-	}
-	site = json_rows_site(fcinfo, joined.data, joined.len, nnames / 2);
 	desc = site->type_entry->tupDesc;
 	values = palloc(Max(desc->natts, 1) * sizeof(Datum));
 	nulls = palloc(Max(desc->natts, 1) * sizeof(bool));
@@ -235,6 +251,35 @@ webgres_json_rows_of(PG_FUNCTION_ARGS)
 		append_row_object(&out, site, row_null, values, nulls);
 	}
 	appendStringInfoCharMacro(&out, ']');
+	SET_VARSIZE(out.data, out.len);
+	PG_RETURN_POINTER(out.data);
+}
+
+/*
+ * webgres.json_row_of(item anyelement, VARIADIC keys_and_columns text[])
+ * returns json: the object json_rows_of writes for one element, of a row of
+ * a named row type; NULL for a NULL row.
+ */
+Datum
+webgres_json_row_of(PG_FUNCTION_ARGS)
+{
+	JsonRowsSite *site;
+	TupleDesc	desc;
+	Datum	   *values;
+	bool	   *nulls;
+	StringInfoData out;
+
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	site = json_members(fcinfo, JSON_ROW_OF, false, 1);
+	desc = site->type_entry->tupDesc;
+	values = palloc(Max(desc->natts, 1) * sizeof(Datum));
+	nulls = palloc(Max(desc->natts, 1) * sizeof(bool));
+	row_array_deform(PG_GETARG_DATUM(0), false, desc, values, nulls);
+
+	initStringInfo(&out);
+	out.len = VARHDRSZ;
+	append_row_object(&out, site, false, values, nulls);
 	SET_VARSIZE(out.data, out.len);
 	PG_RETURN_POINTER(out.data);
 }

@@ -1,8 +1,9 @@
 /*
  * row_array.c
- *		Reading an array of a row type by column name: the row type an
- *		argument holds, a column by its name, and one element decoded into
- *		its columns.  html_rows_of and json_rows_of render such arrays.
+ *		Reading an array of a row type, or one row, by column name: the row
+ *		type an argument holds, a column by its name, and one element decoded
+ *		into its columns.  html_rows_of and json_rows_of render such arrays,
+ *		json_row_of one row.
  */
 #include "postgres.h"
 
@@ -31,6 +32,25 @@ row_array_row_type(FmgrInfo *flinfo, int argno, const char *fname)
 						fname, format_type_be(array_type)),
 				 errhint("Pass an array of a table's rows, as in ARRAY(SELECT t FROM t).")));
 	return getBaseType(row_type);
+}
+
+/*
+ * The row type of argument argno, a row: a domain over a row type is read
+ * as that row type.  Anything else is an error naming fname.
+ */
+Oid
+row_arg_row_type(FmgrInfo *flinfo, int argno, const char *fname)
+{
+	Oid			type = get_fn_expr_argtype(flinfo, argno);
+
+	if (!OidIsValid(type) ||
+		get_typtype(getBaseType(type)) != TYPTYPE_COMPOSITE)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("%s renders a value of a named row type, not %s",
+						fname, format_type_be(type)),
+				 errhint("Pass a table's row, as in (SELECT t FROM t WHERE ...).")));
+	return getBaseType(type);
 }
 
 /* The column of desc (of type) named name, or an error naming fname. */
