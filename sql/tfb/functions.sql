@@ -40,17 +40,15 @@ LANGUAGE sql STABLE
 RETURN webgres.select_each(NULL::world, 'SELECT * FROM world WHERE id = $1', wanted);
 
 -- One World row as the JSON object /db answers, read by a statement of its
--- own through webgres.select_row; NULL when there is no such row.  The
--- SELECT projects only the table's columns, so it compiles no expression on
--- each run; webgres.json_row_of writes the object from the row outside it.
--- Inlined into /db's handler, which is then one row of expressions that
--- webgres evaluates without starting the executor (docs/execution.md): the
--- read is the request's only executor run.
+-- own through webgres.select_row; NULL when there is no such row.  Inlined
+-- into /db's handler, which is then one row of expressions that webgres
+-- evaluates without starting the executor (docs/execution.md): the read
+-- is the request's only executor run.
 CREATE OR REPLACE FUNCTION get_world_json(wanted integer) RETURNS json
 LANGUAGE sql STABLE
-RETURN webgres.json_row_of(
-  webgres.select_row(NULL::world, 'SELECT * FROM world WHERE id = $1', wanted),
-  'id', 'id', 'randomNumber', 'randomnumber');
+RETURN webgres.select_row(NULL::json,
+  'SELECT webgres.json_build(''id'', id, ''randomNumber'', randomnumber) FROM world WHERE id = $1',
+  wanted);
 
 -- TFB "updates": read each row by its own statement, give it a new random
 -- number in 1..10000, save them all with one UPDATE (bulk writes are allowed,

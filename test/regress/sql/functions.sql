@@ -98,6 +98,23 @@ SELECT webgres.json_rows_of(ARRAY[(1, 2, NULL, NULL, NULL)]::pg_temp.jr_world[],
 SELECT webgres.json_rows_of(ARRAY[(1, 2, NULL, NULL, NULL)]::pg_temp.jr_world[], 'id', NULL);
 SELECT webgres.json_rows_of(ARRAY[(1, 2, NULL, NULL, NULL)]::pg_temp.jr_world[], VARIADIC NULL::text[]);
 
+-- json_row_of: one row's object, as json_rows_of writes each element; NULL
+-- for a NULL row; a table's row, and a domain over a row type.
+SELECT webgres.json_row_of((1, 10, 'a"b', '2026-01-02', '{x,y}')::pg_temp.jr_world,
+       'id', 'id', 'randomNumber', 'randomnumber', 'note', 'note', 'seen', 'seen', 'tags', 'tags');
+SELECT webgres.json_row_of(NULL::pg_temp.jr_world, 'id', 'id') IS NULL AS null_row;
+SELECT webgres.json_row_of(i, 'id', 'id', 'name', 'name') FROM jr_item AS i ORDER BY id;
+SELECT webgres.json_row_of((2, 3, NULL, NULL, NULL)::pg_temp.jr_positive, 'n', 'randomnumber');
+SELECT webgres.json_row_of((1, 2, NULL, NULL, NULL)::pg_temp.jr_world, VARIADIC ARRAY[]::text[]);
+-- Errors: not a value of a named row type, an unknown column, pairs not
+-- whole, NULL names; they name json_row_of.
+SELECT webgres.json_row_of(1, 'id', 'id');
+SELECT webgres.json_row_of(ROW(1, 2), 'f1', 'f1');
+SELECT webgres.json_row_of((1, 2, NULL, NULL, NULL)::pg_temp.jr_world, 'id', 'nope');
+SELECT webgres.json_row_of((1, 2, NULL, NULL, NULL)::pg_temp.jr_world, 'id');
+SELECT webgres.json_row_of((1, 2, NULL, NULL, NULL)::pg_temp.jr_world, NULL, 'id');
+SELECT webgres.json_row_of((1, 2, NULL, NULL, NULL)::pg_temp.jr_world, VARIADIC NULL::text[]);
+
 -- json_build: the object json_build_object builds, without spaces.  Each
 -- value below is written both ways; same says the texts agree but for the
 -- spaces json_build_object puts around ':'.
