@@ -343,23 +343,55 @@ rows_startup(DestReceiver *self, int operation, TupleDesc desc)
 	}
 }
 
+/*
+ * A table's row as the value of the type asked for, copied as it is stored,
+ * or 0 when it must be formed from its columns.  A query that reads a
+ * table's columns in order hands over the scan's own tuple: its bytes are
+ * already the row value's, without taking it apart and forming it again.
+ * A row stored before a column was added has fewer attributes than the
+ * type; it is formed from its columns, so that every row value holds every
+ * attribute of its type, as the whole-row values Postgres forms do.
+ */
+static Datum
+stored_row_value(RowsReceiver *r, TupleTableSlot *slot)
+{
+	TupleDesc	target = row_type_desc(r->site);
+	HeapTuple	tuple;
+	bool		should_free;
+	Datum		value = (Datum) 0;
+
+	if (!TTS_IS_BUFFERTUPLE(slot) && !TTS_IS_HEAPTUPLE(slot))
+		return (Datum) 0;
+	tuple = ExecFetchSlotHeapTuple(slot, false, &should_free);
+	/* Flattens any value kept out of line, as a row value must be. */
+	if (HeapTupleHeaderGetNatts(tuple->t_data) == target->natts)
+		value = heap_copy_tuple_as_datum(tuple, target);
+	if (should_free)
+		heap_freetuple(tuple);
+	return value;
+}
+
 /* The row in slot as a value of the type asked for, made in the caller's context. */
 static Datum
 row_value(RowsReceiver *r, TupleTableSlot *slot, bool *isnull)
 {
 	HeapTuple	row;
+	Datum		stored;
 
-	slot_getallattrs(slot);
 	if (r->whole_column)
 	{
 		Form_pg_attribute a = TupleDescAttr(slot->tts_tupleDescriptor, 0);
 
+		slot_getallattrs(slot);
 		*isnull = slot->tts_isnull[0];
 		if (*isnull)
 			return (Datum) 0;
 		return datumCopy(slot->tts_values[0], a->attbyval, a->attlen);
 	}
 	*isnull = false;
+	if (r->map == NULL && (stored = stored_row_value(r, slot)) != (Datum) 0)
+		return stored;
+	slot_getallattrs(slot);
 	if (r->map == NULL)
 		row = heap_form_tuple(row_type_desc(r->site), slot->tts_values,
 							  slot->tts_isnull);

@@ -80,6 +80,23 @@ SELECT webgres.select_each(NULL::integer, 'SELECT $1', ARRAY[[1, 2], [3, 4]]);
 SELECT webgres.select_each(NULL::integer, 'SELECT $2', ARRAY[1]);
 SELECT count(*) FROM sr_item;
 
+-- A table's row is handed over as it is stored, with a value kept out of
+-- line (TOAST) brought into the row value, as a row value must hold it:
+-- the value is whole after the table row is gone.
+CREATE TABLE sr_long (id integer, body text);
+ALTER TABLE sr_long ALTER COLUMN body SET STORAGE EXTERNAL;
+INSERT INTO sr_long SELECT 1, string_agg(md5(g::text), '') FROM generate_series(1, 300) AS g;
+CREATE TEMP TABLE sr_kept AS
+  SELECT webgres.select_rows(NULL::sr_long, 'SELECT * FROM sr_long') AS rows,
+         webgres.select_row(NULL::sr_long, 'SELECT * FROM sr_long WHERE id = $1', 1) AS one;
+SELECT pg_column_size(rows) > 9600 AS rows_whole, pg_column_size(one) > 9600 AS one_whole FROM sr_kept;
+DELETE FROM sr_long;
+VACUUM sr_long;
+SELECT length((rows[1]).body), (rows[1]).body = (one).body AS same,
+       md5((one).body) = md5((SELECT string_agg(md5(g::text), '') FROM generate_series(1, 300) AS g)) AS intact
+FROM sr_kept;
+DROP TABLE sr_kept, sr_long;
+
 -- The kept plan follows the table: a new column, then a dropped one (the
 -- row type keeps a dropped slot; the query's columns map onto the rest).
 ALTER TABLE sr_item ADD COLUMN stock integer DEFAULT 5;
