@@ -62,25 +62,28 @@ CREATE OR REPLACE FUNCTION update_worlds(wanted integer[]) RETURNS json
 LANGUAGE plpgsql VOLATILE STRICT
 SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
-  ids integer[];
-  numbers integer[];
-  objects json;
+  wanted_id integer;
+  current record;
+  ids integer[] := '{}';
+  numbers integer[] := '{}';
+  objects json[] := '{}';
 BEGIN
   IF cardinality(wanted) > 1 THEN
     wanted := ARRAY(SELECT x FROM unnest(wanted) AS x ORDER BY x);
   END IF;
-  SELECT array_agg(id), array_agg(n), json_agg(webgres.json_build('id', id, 'randomNumber', n))
-    INTO ids, numbers, objects
-    FROM (SELECT w.id, 1 + floor(random() * 10000)::integer AS n
-          FROM unnest(get_worlds(wanted)) AS w
-          WHERE w.id IS NOT NULL
-          OFFSET 0) AS fresh;
+  FOREACH wanted_id IN ARRAY wanted LOOP
+    SELECT id, randomnumber INTO current FROM world WHERE id = wanted_id;
+    CONTINUE WHEN NOT FOUND;
+    ids := ids || current.id;
+    numbers := numbers || (1 + floor(random() * 10000)::integer);
+    objects := objects || webgres.json_build('id', current.id, 'randomNumber', numbers[cardinality(numbers)]);
+  END LOOP;
 
   UPDATE world SET randomnumber = fresh.randomnumber
   FROM unnest(ids, numbers) AS fresh(id, randomnumber)
   WHERE world.id = fresh.id;
 
-  RETURN coalesce(objects, '[]');
+  RETURN array_to_json(objects);
 END
 $$;
 
