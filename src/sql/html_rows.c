@@ -388,11 +388,7 @@ webgres_html_rows_final(PG_FUNCTION_ARGS)
  */
 typedef struct RowsOfSite
 {
-	Oid			row_type;		/* its element type (a domain's base type) */
-	TypeCacheEntry *type_entry; /* the row type's, for its descriptor */
-	uint64		desc_id;		/* the descriptor the columns were found in */
-	char	   *names;			/* key and columns, each NUL-terminated */
-	int			names_len;
+	RowColumns	cols;			/* the row type, and the names (key first) */
 	bool		key_given;		/* key not NULL */
 	AttrNumber	key_att;		/* the key's column */
 	CellType	key;
@@ -422,63 +418,43 @@ rows_of_site(FunctionCallInfo fcinfo, const char *names, int names_len,
 	MemoryContext mcxt = flinfo->fn_mcxt;
 	TupleDesc	desc;
 	const char *name;
-	AttrNumber	key_att = InvalidAttrNumber;
-	CellType	key;
-	AttrNumber *atts;
-	CellType   *cells;
 
-	memset(&key, 0, sizeof(key));
 	if (site == NULL)
 	{
-		Oid			row_type = row_array_row_type(flinfo, 0, HTML_ROWS_OF);
-
 		site = MemoryContextAllocZero(mcxt, sizeof(RowsOfSite));
-		site->row_type = row_type;
-		site->type_entry = lookup_type_cache(site->row_type, TYPECACHE_TUPDESC);
 		flinfo->fn_extra = site;
 	}
-	if (site->type_entry->tupDesc == NULL)
-		site->type_entry = lookup_type_cache(site->row_type, TYPECACHE_TUPDESC);
-	desc = site->type_entry->tupDesc;
-	if (site->names != NULL && site->desc_id == site->type_entry->tupDesc_identifier &&
-		site->key_given == key_given && site->ncols == ncols &&
-		site->names_len == names_len && memcmp(site->names, names, names_len) == 0)
+	desc = row_columns_desc(&site->cols, flinfo, 0, true, HTML_ROWS_OF);
+	if (row_columns_current(&site->cols, names, names_len, key_given))
 		return site;
 
 	/* Found afresh; the site keeps them only once every name resolved. */
-	if (site->names != NULL)
+	row_columns_forget(&site->cols);
+	if (site->atts != NULL)
 	{
-		pfree(site->names);
 		pfree(site->atts);
 		pfree(site->cells);
-		site->names = NULL;
 	}
-	atts = MemoryContextAlloc(mcxt, Max(ncols, 1) * sizeof(AttrNumber));
-	cells = MemoryContextAllocZero(mcxt, Max(ncols, 1) * sizeof(CellType));
+	site->atts = MemoryContextAlloc(mcxt, Max(ncols, 1) * sizeof(AttrNumber));
+	site->cells = MemoryContextAllocZero(mcxt, Max(ncols, 1) * sizeof(CellType));
+	site->ncols = ncols;
+	site->key_given = key_given;
+	site->key_att = InvalidAttrNumber;
+	memset(&site->key, 0, sizeof(site->key));
 	name = names;
 	if (key_given)
 	{
-		key_att = row_type_column(desc, name, site->row_type, HTML_ROWS_OF);
-		cell_type_init(&key, TupleDescAttr(desc, key_att - 1)->atttypid, mcxt);
+		site->key_att = row_type_column(desc, name, site->cols.row_type, HTML_ROWS_OF);
+		cell_type_init(&site->key, TupleDescAttr(desc, site->key_att - 1)->atttypid, mcxt);
 		name += strlen(name) + 1;
 	}
 	for (int i = 0; i < ncols; i++)
 	{
-		atts[i] = row_type_column(desc, name, site->row_type, HTML_ROWS_OF);
-		cell_type_init(&cells[i], TupleDescAttr(desc, atts[i] - 1)->atttypid, mcxt);
+		site->atts[i] = row_type_column(desc, name, site->cols.row_type, HTML_ROWS_OF);
+		cell_type_init(&site->cells[i], TupleDescAttr(desc, site->atts[i] - 1)->atttypid, mcxt);
 		name += strlen(name) + 1;
 	}
-
-	site->key_att = key_att;
-	site->key = key;
-	site->atts = atts;
-	site->cells = cells;
-	site->names = MemoryContextAlloc(mcxt, Max(names_len, 1));
-	memcpy(site->names, names, names_len);
-	site->names_len = names_len;
-	site->desc_id = site->type_entry->tupDesc_identifier;
-	site->key_given = key_given;
-	site->ncols = ncols;
+	row_columns_keep(&site->cols, mcxt, names, names_len, key_given);
 	return site;
 }
 
@@ -544,7 +520,7 @@ webgres_html_rows_of(PG_FUNCTION_ARGS)
 		append_name(&joined, DatumGetTextPP(names[i]));
 	}
 	site = rows_of_site(fcinfo, joined.data, joined.len, !PG_ARGISNULL(1), ncols);
-	desc = site->type_entry->tupDesc;
+	desc = site->cols.type_entry->tupDesc;
 	values = palloc(Max(desc->natts, 1) * sizeof(Datum));
 	nulls = palloc(Max(desc->natts, 1) * sizeof(bool));
 

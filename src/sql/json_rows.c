@@ -23,7 +23,6 @@
 #include "utils/arrayaccess.h"
 #pragma GCC diagnostic pop
 #include "utils/builtins.h"
-#include "utils/typcache.h"
 
 #include "sql/json_write.h"
 #include "sql/row_array.h"
@@ -42,11 +41,7 @@ PG_FUNCTION_INFO_V1(webgres_json_row_of);
  */
 typedef struct JsonRowsSite
 {
-	Oid			row_type;		/* its element type (a domain's base type) */
-	TypeCacheEntry *type_entry; /* the row type's, for its descriptor */
-	uint64		desc_id;		/* the descriptor the columns were found in */
-	char	   *names;			/* keys and columns, each NUL-terminated */
-	int			names_len;
+	RowColumns	cols;			/* the row type, and the keys and names */
 	int			nmembers;		/* members of each object */
 	AttrNumber *atts;			/* each member's column */
 	JsonArg    *values;			/* ... how its values are written */
@@ -69,68 +64,50 @@ json_rows_site(FunctionCallInfo fcinfo, const char *fname, bool array,
 	MemoryContext old;
 	TupleDesc	desc;
 	const char *name;
-	AttrNumber *atts;
-	JsonArg    *values;
 	StringInfoData keys;
-	int		   *key_ends;
 
 	if (site == NULL)
 	{
-		Oid			row_type = array ? row_array_row_type(flinfo, 0, fname) :
-			row_arg_row_type(flinfo, 0, fname);
-
 		site = MemoryContextAllocZero(mcxt, sizeof(JsonRowsSite));
-		site->row_type = row_type;
-		site->type_entry = lookup_type_cache(row_type, TYPECACHE_TUPDESC);
 		flinfo->fn_extra = site;
 	}
-	if (site->type_entry->tupDesc == NULL)
-		site->type_entry = lookup_type_cache(site->row_type, TYPECACHE_TUPDESC);
-	desc = site->type_entry->tupDesc;
-	if (site->names != NULL && site->desc_id == site->type_entry->tupDesc_identifier &&
-		site->nmembers == nmembers && site->names_len == names_len &&
-		memcmp(site->names, names, names_len) == 0)
+	desc = row_columns_desc(&site->cols, flinfo, 0, array, fname);
+	if (row_columns_current(&site->cols, names, names_len, 0))
 		return site;
 
 	/* Found afresh; the site keeps them only once every name resolved. */
-	if (site->names != NULL)
+	row_columns_forget(&site->cols);
+	if (site->atts != NULL)
 	{
-		pfree(site->names);
 		pfree(site->atts);
 		pfree(site->values);
 		pfree(site->keys);
 		pfree(site->key_ends);
-		site->names = NULL;
 	}
 	old = MemoryContextSwitchTo(mcxt);
-	atts = palloc(Max(nmembers, 1) * sizeof(AttrNumber));
-	values = palloc0(Max(nmembers, 1) * sizeof(JsonArg));
-	key_ends = palloc(Max(nmembers, 1) * sizeof(int));
+	site->atts = palloc(Max(nmembers, 1) * sizeof(AttrNumber));
+	site->values = palloc0(Max(nmembers, 1) * sizeof(JsonArg));
+	site->key_ends = palloc(Max(nmembers, 1) * sizeof(int));
+	site->nmembers = nmembers;
 	initStringInfo(&keys);
+	site->keys = keys.data;
 	name = names;
 	for (int i = 0; i < nmembers; i++)
 	{
 		const char *key = name;
 
 		name += strlen(name) + 1;
-		atts[i] = row_type_column(desc, name, site->row_type, fname);
-		json_arg_init(&values[i], TupleDescAttr(desc, atts[i] - 1)->atttypid, mcxt);
+		site->atts[i] = row_type_column(desc, name, site->cols.row_type, fname);
+		json_arg_init(&site->values[i],
+					  TupleDescAttr(desc, site->atts[i] - 1)->atttypid, mcxt);
 		name += strlen(name) + 1;
 		append_json_string(&keys, key, strlen(key));
 		appendStringInfoChar(&keys, ':');
-		key_ends[i] = keys.len;
+		site->keys = keys.data;
+		site->key_ends[i] = keys.len;
 	}
-	site->names = palloc(Max(names_len, 1));
-	memcpy(site->names, names, names_len);
 	MemoryContextSwitchTo(old);
-
-	site->atts = atts;
-	site->values = values;
-	site->keys = keys.data;
-	site->key_ends = key_ends;
-	site->names_len = names_len;
-	site->desc_id = site->type_entry->tupDesc_identifier;
-	site->nmembers = nmembers;
+	row_columns_keep(&site->cols, mcxt, names, names_len, 0);
 	return site;
 }
 
@@ -229,7 +206,7 @@ webgres_json_rows_of(PG_FUNCTION_ARGS)
 	site = json_members(fcinfo, JSON_ROWS_OF, true, 1);
 	/* An expanded array (from ||, say) is read as it is, not flattened. */
 	rows = PG_GETARG_ANY_ARRAY_P(0);
-	desc = site->type_entry->tupDesc;
+	desc = site->cols.type_entry->tupDesc;
 	values = palloc(Max(desc->natts, 1) * sizeof(Datum));
 	nulls = palloc(Max(desc->natts, 1) * sizeof(bool));
 
@@ -272,7 +249,7 @@ webgres_json_row_of(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
 	site = json_members(fcinfo, JSON_ROW_OF, false, 1);
-	desc = site->type_entry->tupDesc;
+	desc = site->cols.type_entry->tupDesc;
 	values = palloc(Max(desc->natts, 1) * sizeof(Datum));
 	nulls = palloc(Max(desc->natts, 1) * sizeof(bool));
 	row_array_deform(PG_GETARG_DATUM(0), false, desc, values, nulls);

@@ -10,6 +10,7 @@
 #include "access/htup_details.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 
 #include "sql/row_array.h"
 
@@ -69,6 +70,61 @@ row_type_column(TupleDesc desc, const char *name, Oid type, const char *fname)
 			 errmsg("%s: type %s has no column \"%s\"",
 					fname, format_type_be(type), name)));
 	return InvalidAttrNumber;	/* not reached */
+}
+
+/*
+ * The row type's descriptor as the type cache has it now; on the call
+ * site's first call, the row type of argument argno, an array of rows
+ * (array) or a row, is looked up and checked.
+ */
+TupleDesc
+row_columns_desc(RowColumns *cols, FmgrInfo *flinfo, int argno, bool array,
+				 const char *fname)
+{
+	if (!OidIsValid(cols->row_type))
+	{
+		cols->row_type = array ? row_array_row_type(flinfo, argno, fname) :
+			row_arg_row_type(flinfo, argno, fname);
+		cols->type_entry = NULL;
+	}
+	if (cols->type_entry == NULL || cols->type_entry->tupDesc == NULL)
+		cols->type_entry = lookup_type_cache(cols->row_type, TYPECACHE_TUPDESC);
+	return cols->type_entry->tupDesc;
+}
+
+/* Whether the columns were found for these names in the descriptor of now. */
+bool
+row_columns_current(const RowColumns *cols, const char *names, int names_len,
+					int shape)
+{
+	return cols->names != NULL &&
+		cols->desc_id == cols->type_entry->tupDesc_identifier &&
+		cols->shape == shape && cols->names_len == names_len &&
+		memcmp(cols->names, names, names_len) == 0;
+}
+
+/*
+ * Forgets the names before the columns are found again: if a name does not
+ * resolve, the call site then keeps nothing half found.
+ */
+void
+row_columns_forget(RowColumns *cols)
+{
+	if (cols->names != NULL)
+		pfree(cols->names);
+	cols->names = NULL;
+}
+
+/* Keeps the names (and shape) the columns were just found for, in mcxt. */
+void
+row_columns_keep(RowColumns *cols, MemoryContext mcxt, const char *names,
+				 int names_len, int shape)
+{
+	cols->names = MemoryContextAlloc(mcxt, Max(names_len, 1));
+	memcpy(cols->names, names, names_len);
+	cols->names_len = names_len;
+	cols->shape = shape;
+	cols->desc_id = cols->type_entry->tupDesc_identifier;
 }
 
 /*
