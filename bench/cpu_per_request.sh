@@ -28,8 +28,10 @@
 # CALLGRIND (0; 1 adds, after the rest, the user-space instructions per
 # request of each build and route: the build's cluster restarted under
 # valgrind --tool=callgrind with one worker and no executors, counting
-# inside on_req only, for CG_DURATION (10) seconds of wrk -t1 -c4, less
-# the first request's one-time loads).
+# inside CG_TOGGLE only (on_req: the request from its head to its response
+# handed to libh2o; h2o_evloop_run: all the worker does, libh2o's parsing,
+# writing and freeing included), for CG_DURATION (10) seconds of wrk -t1
+# -c4, less the first request's one-time loads).
 #
 # Writes OUT/runs.tsv (one line per run), OUT/report.md (per route and build
 # the minimum, median and maximum microseconds of CPU per request, and the
@@ -48,7 +50,7 @@ die() { log "error: $*"; exit 1; }
 REPS=${REPS:-5} DURATION=${DURATION:-4} CONNS=${CONNS:-64} WORKERS=${WORKERS:-2}
 ROUTES=${ROUTES:-/json /plaintext /db /fortunes}
 PROFILE=${PROFILE:-0}
-CALLGRIND=${CALLGRIND:-0} CG_DURATION=${CG_DURATION:-10}
+CALLGRIND=${CALLGRIND:-0} CG_DURATION=${CG_DURATION:-10} CG_TOGGLE=${CG_TOGGLE:-on_req}
 OUT=${OUT:-$BENCH/results/$(date -u +%Y%m%dT%H%M%SZ)-cpu}
 mkdir -p "$OUT"; OUT=$(cd "$OUT" && pwd)
 for tool in wrk python3 curl; do
@@ -264,7 +266,7 @@ instructions() {
 	mkdir -p "$dir"; [ "$(id -u)" -eq 0 ] && chown postgres: "$dir"
 	data=${PGDIR[$i]}
 	WEBGRES_BINDIR=${BIN[$i]} "$CLUSTER" stop "$data" >/dev/null
-	"$CLUSTER" as-owner valgrind --tool=callgrind --collect-atstart=no --toggle-collect=on_req \
+	"$CLUSTER" as-owner valgrind --tool=callgrind --collect-atstart=no --toggle-collect="$CG_TOGGLE" \
 		--callgrind-out-file="$dir/cg.%p" "${BIN[$i]}/postgres" -D "$data" \
 		-c webgres.workers=1 -c webgres.executors=0 > "$dir/valgrind.log" 2>&1 &
 	wait_200 "http://127.0.0.1:${PORT[$i]}$r" 300 || die "${NAME[$i]} under valgrind does not answer $r"
@@ -291,7 +293,7 @@ instructions() {
 
 if [ "$CALLGRIND" = 1 ]; then
 	{
-		printf '\n## User-space instructions per request inside on_req (callgrind)\n\n'
+		printf '\n## User-space instructions per request inside %s (callgrind)\n\n' "$CG_TOGGLE"
 		printf '| route | build | requests | instructions | ÷ first build |\n|---|---|---|---|---|\n'
 	} >> "$OUT/report.md"
 	for r in $ROUTES; do
