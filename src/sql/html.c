@@ -57,12 +57,36 @@ html_needs_escape(const char *s, size_t len)
 	return false;
 }
 
-/* Appends s with & < > " ' escaped as entities. */
+/*
+ * Makes room in out for n more bytes and the terminating NUL, testing the
+ * room inline: the appends below are of a few bytes each, and a call to
+ * appendBinaryStringInfo for each cost more than the bytes.
+ */
+static inline void
+reserve(StringInfo out, size_t n)
+{
+	if ((size_t) (out->maxlen - out->len) <= n)
+		enlargeStringInfo(out, (int) n);
+}
+
+/* Appends n bytes of s to out, which has room for them. */
+static inline void
+put_bytes(StringInfo out, const char *s, size_t n)
+{
+	memcpy(out->data + out->len, s, n);
+	out->len += n;
+}
+
+/*
+ * Appends s with & < > " ' escaped as entities.  The room for s as it is
+ * is made once; an entity makes room again for itself and the rest.
+ */
 void
 html_escape_append(StringInfo out, const char *s, size_t len)
 {
 	size_t		run = 0;
 
+	reserve(out, len);
 	for (size_t i = 0; i < len; i++)
 	{
 		const char *entity;
@@ -71,9 +95,12 @@ html_escape_append(StringInfo out, const char *s, size_t len)
 		if (!is_special((unsigned char) s[i]))
 			continue;
 		entity = entity_for(s[i], &entity_len);
-		appendBinaryStringInfo(out, s + run, i - run);
-		appendBinaryStringInfo(out, entity, entity_len);
+		/* the run before it, the entity, and the rest as it is */
+		reserve(out, (i - run) + entity_len + (len - i - 1));
+		put_bytes(out, s + run, i - run);
+		put_bytes(out, entity, entity_len);
 		run = i + 1;
 	}
-	appendBinaryStringInfo(out, s + run, len - run);
+	put_bytes(out, s + run, len - run);
+	out->data[out->len] = '\0';
 }

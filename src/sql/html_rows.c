@@ -38,8 +38,22 @@ PG_FUNCTION_INFO_V1(webgres_html_rows_add);
 PG_FUNCTION_INFO_V1(webgres_html_rows_final);
 PG_FUNCTION_INFO_V1(webgres_html_rows_of);
 
+/*
+ * Appends n bytes without a call: a page is mostly tags of a few bytes, and
+ * appendBinaryStringInfo for each cost more than the bytes themselves.
+ */
+static inline void
+append_short(StringInfo out, const char *s, int n)
+{
+	if (out->maxlen - out->len <= n)
+		enlargeStringInfo(out, n);
+	memcpy(out->data + out->len, s, n);
+	out->len += n;
+	out->data[out->len] = '\0';
+}
+
 /* Appends a string literal without measuring it. */
-#define APPEND_LITERAL(out, lit) appendBinaryStringInfo((out), (lit), sizeof(lit) - 1)
+#define APPEND_LITERAL(out, lit) append_short((out), (lit), sizeof(lit) - 1)
 
 /* The name html_rows_of's errors give. */
 #define HTML_ROWS_OF		"webgres.html_rows_of"
@@ -70,12 +84,24 @@ typedef struct HtmlRowsState
 	int			maxrows;
 } HtmlRowsState;
 
+/* How a cell's value becomes text. */
+typedef enum CellKind
+{
+	CELL_TEXT,					/* text or varchar: its bytes are its text */
+	CELL_INT4,					/* integer: int4out's digits, written here */
+	CELL_INT8,					/* bigint: int8out's digits, written here */
+	CELL_OUTPUT					/* anything else: its output function */
+} CellKind;
+
+/* Room for the digits of any bigint and a NUL. */
+#define CELL_DIGITS_SIZE	(MAXINT8LEN + 1)
+
 /* How one cell's type becomes text. */
 typedef struct CellType
 {
 	Oid			type;
-	bool		is_text;		/* text or varchar: its bytes are its text */
-	FmgrInfo	output;			/* otherwise, its output function */
+	CellKind	kind;
+	FmgrInfo	output;			/* CELL_OUTPUT's output function */
 } CellType;
 
 /* The cells' types at one call site, looked up once (kept in fn_extra). */
@@ -98,9 +124,15 @@ cell_type_init(CellType *cell, Oid type, MemoryContext mcxt)
 	bool		varlena;
 
 	cell->type = type;
-	cell->is_text = (base == TEXTOID || base == VARCHAROID);
-	if (!cell->is_text)
+	if (base == TEXTOID || base == VARCHAROID)
+		cell->kind = CELL_TEXT;
+	else if (base == INT4OID)
+		cell->kind = CELL_INT4;
+	else if (base == INT8OID)
+		cell->kind = CELL_INT8;
+	else
 	{
+		cell->kind = CELL_OUTPUT;
 		getTypeOutputInfo(type, &output, &varlena);
 		fmgr_info_cxt(output, &cell->output, mcxt);
 	}
@@ -152,18 +184,32 @@ cell_types(FunctionCallInfo fcinfo)
 	return types;
 }
 
-/* A non-NULL value's text, as the cell type writes it; its length in *len. */
+/*
+ * A non-NULL value's text, as the cell type's output function writes it
+ * (integers' digits are written into digits, as int4out and int8out write
+ * them, without a call or an allocation); its length in *len.
+ */
 static const char *
-cell_text(CellType *cell, Datum value, int *len)
+cell_text(CellType *cell, Datum value, char *digits, int *len)
 {
-	if (cell->is_text)
+	switch (cell->kind)
 	{
-		text	   *t = DatumGetTextPP(value);
+		case CELL_TEXT:
+			{
+				text	   *t = DatumGetTextPP(value);
 
-		*len = VARSIZE_ANY_EXHDR(t);
-		return VARDATA_ANY(t);
+				*len = VARSIZE_ANY_EXHDR(t);
+				return VARDATA_ANY(t);
+			}
+		case CELL_INT4:
+			*len = pg_ltoa(DatumGetInt32(value), digits);
+			return digits;
+		case CELL_INT8:
+			*len = pg_lltoa(DatumGetInt64(value), digits);
+			return digits;
+		case CELL_OUTPUT:
+			break;
 	}
-	else
 	{
 		char	   *s = OutputFunctionCall(&cell->output, value);
 
@@ -179,10 +225,15 @@ append_cell(StringInfo out, CellType *cell, Datum value, bool isnull)
 	APPEND_LITERAL(out, "<td>");
 	if (!isnull)
 	{
+		char		digits[CELL_DIGITS_SIZE];
 		int			len;
-		const char *s = cell_text(cell, value, &len);
+		const char *s = cell_text(cell, value, digits, &len);
 
-		html_escape_append(out, s, len);
+		/* digits need no escaping */
+		if (cell->kind == CELL_INT4 || cell->kind == CELL_INT8)
+			append_short(out, s, len);
+		else
+			html_escape_append(out, s, len);
 	}
 	APPEND_LITERAL(out, "</td>");
 }
@@ -239,7 +290,7 @@ html_rows_begin(HtmlRowsState *state, const char *key, int key_len)
 	{
 		row->key_off = state->keys.len;
 		row->key_len = key_len;
-		appendBinaryStringInfo(&state->keys, key, key_len);
+		append_short(&state->keys, key, key_len);
 	}
 	row->html_off = state->html.len;
 	APPEND_LITERAL(&state->html, "<tr>");
@@ -462,12 +513,13 @@ rows_of_site(FunctionCallInfo fcinfo, const char *names, int names_len,
 static HtmlRow *
 begin_row_of(HtmlRowsState *state, RowsOfSite *site, Datum *values, bool *nulls)
 {
+	char		digits[CELL_DIGITS_SIZE];
 	int			len;
 	const char *key;
 
 	if (!site->key_given || nulls[site->key_att - 1])
 		return html_rows_begin(state, NULL, 0);
-	key = cell_text(&site->key, values[site->key_att - 1], &len);
+	key = cell_text(&site->key, values[site->key_att - 1], digits, &len);
 	return html_rows_begin(state, key, len);
 }
 

@@ -6,6 +6,12 @@ SELECT webgres.html_escape('<script>alert("x") & ''y''</script>');
 SELECT webgres.html_escape('フレームワーク — <b>');
 SELECT webgres.html_escape('');
 SELECT webgres.html_escape(NULL);
+-- Output many times longer than the buffer it starts in, escapes among and
+-- after long runs, checked against replace().
+SELECT webgres.html_escape(s) = replace(replace(replace(replace(replace(s,
+         '&', '&amp;'), '<', '&lt;'), '>', '&gt;'), '"', '&quot;'), '''', '&#39;') AS same,
+       length(webgres.html_escape(s))
+FROM (SELECT repeat('a<&"''>', 3000) || repeat('x', 5000) || '<' AS s) AS t;
 
 -- html_rows: rows of an HTML table, cells escaped, sorted by the key's bytes
 -- (COLLATE "C"): '<' before 'A', 'A ' before 'Ad', 'Feature' before
@@ -53,6 +59,23 @@ SELECT webgres.html_rows_of(ARRAY(SELECT i FROM hr_item AS i), 'id', 'note', 'id
 -- A domain over a row type is read as the row type.
 CREATE DOMAIN pg_temp.hr_positive AS pg_temp.hr_fortune CHECK ((VALUE).id > 0);
 SELECT webgres.html_rows_of(ARRAY[(2, 'b', NULL), (1, 'a', NULL)]::pg_temp.hr_positive[], 'message', 'id');
+-- Integer cells and keys (written here, not by a call) read as int4out and
+-- int8out write them, a domain over one too (smallint by its output
+-- function); a key of digits orders by its text.
+CREATE DOMAIN pg_temp.hr_count AS integer CHECK (VALUE >= 0);
+CREATE TYPE pg_temp.hr_numbers AS (i integer, b bigint, s smallint, c pg_temp.hr_count);
+SELECT webgres.html_rows_of(ARRAY[(-2147483648, -9223372036854775808, -32768, 0),
+         (2147483647, 9223372036854775807, 32767, 42), (0, 0, 0, 7), (10, NULL, -1, NULL)]::pg_temp.hr_numbers[],
+       'i', 'i', 'b', 's', 'c');
+SELECT webgres.html_rows_of(ARRAY[(1, 20, 1, 3), (2, -3, 2, 100), (3, 100, 3, 20)]::pg_temp.hr_numbers[],
+       'b', 'b', 'c');
+SELECT webgres.html_rows_of(ARRAY[(1, 20, 1, 3), (2, -3, 2, 100), (3, 100, 3, 20)]::pg_temp.hr_numbers[],
+       'c', 'c', 'i');
+-- Long messages, mostly escapes, in a page far longer than its first buffer.
+SELECT webgres.html_rows_of(ARRAY[(1, repeat('<&>', 4000), NULL), (2, repeat('x', 9000) || '"', NULL)]::pg_temp.hr_fortune[],
+         NULL, 'id', 'message')
+     = '<tr><td>1</td><td>' || repeat('&lt;&amp;&gt;', 4000) || '</td></tr><tr><td>2</td><td>'
+       || repeat('x', 9000) || '&quot;</td></tr>' AS long_rows;
 -- Errors: not an array of a named row type, an unknown column, NULL names.
 SELECT webgres.html_rows_of(ARRAY[1, 2], 'id', 'id');
 SELECT webgres.html_rows_of(ARRAY[ROW(1, 2)], 'f1', 'f1');
