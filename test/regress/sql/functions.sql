@@ -12,6 +12,15 @@ SELECT webgres.html_escape(s) = replace(replace(replace(replace(replace(s,
          '&', '&amp;'), '<', '&lt;'), '>', '&gt;'), '"', '&quot;'), '''', '&#39;') AS same,
        length(webgres.html_escape(s))
 FROM (SELECT repeat('a<&"''>', 3000) || repeat('x', 5000) || '<' AS s) AS t;
+-- Each special byte (and one that is not) at every offset of the first
+-- blocks of sixteen that are searched at once, and in the bytes after them.
+SELECT count(*) FILTER (WHERE webgres.html_escape(s) IS DISTINCT FROM
+         replace(replace(replace(replace(replace(s, '&', '&amp;'), '<', '&lt;'),
+                 '>', '&gt;'), '"', '&quot;'), '''', '&#39;')) AS wrong,
+       count(*) AS strings
+FROM (SELECT repeat('x', n) || c || repeat('é', m) || c AS s
+      FROM generate_series(0, 40) AS n, generate_series(0, 20) AS m,
+           unnest(ARRAY['&', '<', '>', '"', '''', '?']) AS c) AS t;
 
 -- html_rows: rows of an HTML table, cells escaped, sorted by the key's bytes
 -- (COLLATE "C"): '<' before 'A', 'A ' before 'Ad', 'Feature' before
@@ -71,6 +80,21 @@ SELECT webgres.html_rows_of(ARRAY[(1, 20, 1, 3), (2, -3, 2, 100), (3, 100, 3, 20
        'b', 'b', 'c');
 SELECT webgres.html_rows_of(ARRAY[(1, 20, 1, 3), (2, -3, 2, 100), (3, 100, 3, 20)]::pg_temp.hr_numbers[],
        'c', 'c', 'i');
+-- Sorting, both ways it is done (by insertion up to 24 rows, by qsort
+-- beyond): keys alike in their first eight bytes and beyond, keys that are
+-- prefixes of others, ties, NULL keys, against ORDER BY ... COLLATE "C".
+CREATE TEMP TABLE hr_keys AS
+SELECT n, i, CASE i % 6 WHEN 0 THEN 'commonprefix' || (i * 7919 % 13)
+                        WHEN 1 THEN 'commonpre' WHEN 2 THEN 'commonprefix'
+                        WHEN 3 THEN 'é' || (i * 31 % 7) WHEN 4 THEN NULL
+                        ELSE chr(65 + i * 17 % 26) END AS k
+FROM unnest(ARRAY[1, 5, 24, 25, 60]) AS n, generate_series(1, n) AS i;
+SELECT n, webgres.html_rows_of(ARRAY(SELECT ROW(i, k, NULL)::pg_temp.hr_fortune
+                                     FROM hr_keys AS h WHERE h.n = s.n ORDER BY i),
+                               'message', 'id', 'message')
+        = (SELECT string_agg('<tr><td>' || i || '</td><td>' || coalesce(k, '') || '</td></tr>', ''
+                             ORDER BY k COLLATE "C", i) FROM hr_keys AS h WHERE h.n = s.n) AS sorted
+FROM (SELECT DISTINCT n FROM hr_keys) AS s ORDER BY n;
 -- Long messages, mostly escapes, in a page far longer than its first buffer.
 SELECT webgres.html_rows_of(ARRAY[(1, repeat('<&>', 4000), NULL), (2, repeat('x', 9000) || '"', NULL)]::pg_temp.hr_fortune[],
          NULL, 'id', 'message')
