@@ -500,56 +500,121 @@ append_name(StringInfo buf, text *name)
 	appendStringInfoChar(buf, '\0');
 }
 
+/* Copies a cell's type into mcxt (its output function's cache left behind). */
+static void
+cell_type_copy(CellType *dst, const CellType *src, MemoryContext mcxt)
+{
+	*dst = *src;
+	if (src->kind == CELL_OUTPUT)
+		fmgr_info_copy(&dst->output, unconstify(FmgrInfo *, &src->output), mcxt);
+}
+
+/* Copies a call site's findings into mcxt, for row_sites_*. */
+static void *
+rows_of_site_copy(const void *from, MemoryContext mcxt)
+{
+	const RowsOfSite *src = (const RowsOfSite *) from;
+	RowsOfSite *dst = MemoryContextAlloc(mcxt, sizeof(RowsOfSite));
+
+	*dst = *src;
+	row_columns_copy(&dst->cols, &src->cols, mcxt);
+	cell_type_copy(&dst->key, &src->key, mcxt);
+	dst->atts = MemoryContextAlloc(mcxt, Max(src->ncols, 1) * sizeof(AttrNumber));
+	memcpy(dst->atts, src->atts, src->ncols * sizeof(AttrNumber));
+	dst->cells = MemoryContextAlloc(mcxt, Max(src->ncols, 1) * sizeof(CellType));
+	for (int i = 0; i < src->ncols; i++)
+		cell_type_copy(&dst->cells[i], &src->cells[i], mcxt);
+	return dst;
+}
+
 /*
- * The call site's columns for this row type, key and names (each
- * NUL-terminated in names), looked up again when any of them changed.
+ * Finds the key's and the columns' attributes and how each becomes text,
+ * for the names in columns (key first, if given), in site, whose row type
+ * is already known; an unknown or NULL name is an error.
+ */
+static void
+rows_of_find(RowsOfSite *site, MemoryContext mcxt, TupleDesc desc,
+			 text *key, ArrayType *columns)
+{
+	Datum	   *names;
+	bool	   *name_nulls;
+	int			ncols;
+
+	deconstruct_array(columns, TEXTOID, -1, false, TYPALIGN_INT,
+					  &names, &name_nulls, &ncols);
+	site->atts = MemoryContextAlloc(mcxt, Max(ncols, 1) * sizeof(AttrNumber));
+	site->cells = MemoryContextAllocZero(mcxt, Max(ncols, 1) * sizeof(CellType));
+	site->ncols = ncols;
+	site->key_given = (key != NULL);
+	site->key_att = InvalidAttrNumber;
+	memset(&site->key, 0, sizeof(site->key));
+	if (key != NULL)
+	{
+		char	   *name = text_to_cstring(key);
+
+		site->key_att = row_type_column(desc, name, site->cols.row_type, HTML_ROWS_OF);
+		cell_type_init(&site->key, TupleDescAttr(desc, site->key_att - 1)->atttypid, mcxt);
+	}
+	for (int i = 0; i < ncols; i++)
+	{
+		char	   *name;
+
+		if (name_nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("webgres.html_rows_of: column %d is named by a null", i + 1)));
+		name = TextDatumGetCString(names[i]);
+		site->atts[i] = row_type_column(desc, name, site->cols.row_type, HTML_ROWS_OF);
+		cell_type_init(&site->cells[i], TupleDescAttr(desc, site->atts[i] - 1)->atttypid, mcxt);
+	}
+}
+
+/*
+ * The call site's columns for this row type, key and columns (their bytes
+ * as given in args), found again when any of them changed: from what the
+ * backend kept of an earlier transaction's call if it can, else from the
+ * catalog.
  */
 static RowsOfSite *
-rows_of_site(FunctionCallInfo fcinfo, const char *names, int names_len,
-			 bool key_given, int ncols)
+rows_of_site(FunctionCallInfo fcinfo, const char *args, int args_len,
+			 text *key, ArrayType *columns)
 {
 	FmgrInfo   *flinfo = fcinfo->flinfo;
 	RowsOfSite *site = (RowsOfSite *) flinfo->fn_extra;
 	MemoryContext mcxt = flinfo->fn_mcxt;
+	Oid			arg_type = get_fn_expr_argtype(flinfo, 0);
 	TupleDesc	desc;
-	const char *name;
 
-	if (site == NULL)
+	if (site != NULL)
 	{
+		row_columns_desc(&site->cols, flinfo, 0, true, HTML_ROWS_OF);
+		if (row_columns_current(&site->cols, args, args_len, key != NULL))
+			return site;
+	}
+	else
+	{
+		site = row_sites_recall(HTML_ROWS_OF, arg_type, args, args_len,
+								key != NULL, mcxt, rows_of_site_copy);
+		if (site != NULL)
+		{
+			flinfo->fn_extra = site;
+			return site;
+		}
 		site = MemoryContextAllocZero(mcxt, sizeof(RowsOfSite));
 		flinfo->fn_extra = site;
 	}
-	desc = row_columns_desc(&site->cols, flinfo, 0, true, HTML_ROWS_OF);
-	if (row_columns_current(&site->cols, names, names_len, key_given))
-		return site;
 
 	/* Found afresh; the site keeps them only once every name resolved. */
+	desc = row_columns_desc(&site->cols, flinfo, 0, true, HTML_ROWS_OF);
 	row_columns_forget(&site->cols);
 	if (site->atts != NULL)
 	{
 		pfree(site->atts);
 		pfree(site->cells);
 	}
-	site->atts = MemoryContextAlloc(mcxt, Max(ncols, 1) * sizeof(AttrNumber));
-	site->cells = MemoryContextAllocZero(mcxt, Max(ncols, 1) * sizeof(CellType));
-	site->ncols = ncols;
-	site->key_given = key_given;
-	site->key_att = InvalidAttrNumber;
-	memset(&site->key, 0, sizeof(site->key));
-	name = names;
-	if (key_given)
-	{
-		site->key_att = row_type_column(desc, name, site->cols.row_type, HTML_ROWS_OF);
-		cell_type_init(&site->key, TupleDescAttr(desc, site->key_att - 1)->atttypid, mcxt);
-		name += strlen(name) + 1;
-	}
-	for (int i = 0; i < ncols; i++)
-	{
-		site->atts[i] = row_type_column(desc, name, site->cols.row_type, HTML_ROWS_OF);
-		cell_type_init(&site->cells[i], TupleDescAttr(desc, site->atts[i] - 1)->atttypid, mcxt);
-		name += strlen(name) + 1;
-	}
-	row_columns_keep(&site->cols, mcxt, names, names_len, key_given);
+	rows_of_find(site, mcxt, desc, key, columns);
+	row_columns_keep(&site->cols, mcxt, args, args_len, key != NULL);
+	row_sites_remember(HTML_ROWS_OF, arg_type, site, rows_of_site_copy);
 	return site;
 }
 
@@ -579,11 +644,9 @@ Datum
 webgres_html_rows_of(PG_FUNCTION_ARGS)
 {
 	AnyArrayType *rows;
+	text	   *key = NULL;
 	ArrayType  *columns;
-	Datum	   *names;
-	bool	   *name_nulls;
-	int			ncols;
-	StringInfoData joined;
+	StringInfoData args;
 	RowsOfSite *site;
 	TupleDesc	desc;
 	int			nelems;
@@ -602,20 +665,15 @@ webgres_html_rows_of(PG_FUNCTION_ARGS)
 	rows = PG_GETARG_ANY_ARRAY_P(0);
 	columns = PG_GETARG_ARRAYTYPE_P(2);
 
-	deconstruct_array(columns, TEXTOID, -1, false, TYPALIGN_INT,
-					  &names, &name_nulls, &ncols);
-	initStringInfo(&joined);
+	/* What the site's findings depend on: the key's name, the columns' array */
+	initStringInfo(&args);
 	if (!PG_ARGISNULL(1))
-		append_name(&joined, PG_GETARG_TEXT_PP(1));
-	for (int i = 0; i < ncols; i++)
 	{
-		if (name_nulls[i])
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("webgres.html_rows_of: column %d is named by a null", i + 1)));
-		append_name(&joined, DatumGetTextPP(names[i]));
+		key = PG_GETARG_TEXT_PP(1);
+		append_name(&args, key);
 	}
-	site = rows_of_site(fcinfo, joined.data, joined.len, !PG_ARGISNULL(1), ncols);
+	appendBinaryStringInfo(&args, (char *) columns, VARSIZE(columns));
+	site = rows_of_site(fcinfo, args.data, args.len, key, columns);
 	desc = site->cols.type_entry->tupDesc;
 	values = palloc(Max(desc->natts, 1) * sizeof(Datum));
 	nulls = palloc(Max(desc->natts, 1) * sizeof(bool));
@@ -632,7 +690,7 @@ webgres_html_rows_of(PG_FUNCTION_ARGS)
 
 		row_array_deform(row, row_null, desc, values, nulls);
 		html_row = begin_row_of(state, site, values, nulls);
-		for (int c = 0; c < ncols; c++)
+		for (int c = 0; c < site->ncols; c++)
 			append_cell(&state->html, &site->cells[c],
 						values[site->atts[c] - 1], nulls[site->atts[c] - 1]);
 		html_rows_end(state, html_row);

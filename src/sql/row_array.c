@@ -4,13 +4,24 @@
  *		type an argument holds, a column by its name, and one element decoded
  *		into its columns.  html_rows_of and json_rows_of render such arrays,
  *		json_row_of one row.
+ *
+ * A call site's findings live in its fn_extra, which lasts one transaction:
+ * a handler's expressions are set up again in each, as PL/pgSQL sets up its
+ * own.  Finding the columns again from the catalog cost a /fortunes request
+ * 5 % of its instructions, so the backend also keeps the last sites' findings
+ * (row_sites_*), by function, argument type and arguments, and hands a call
+ * site a copy: nothing a transaction holds points into them, so they can be
+ * dropped at any moment, and are, on any change to pg_type or pg_proc (a
+ * type or an output function replaced) and when the descriptor changed.
  */
 #include "postgres.h"
 
 #include "access/htup_details.h"
 #include "utils/builtins.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/syscache.h"
 
 #include "sql/row_array.h"
 
@@ -125,6 +136,111 @@ row_columns_keep(RowColumns *cols, MemoryContext mcxt, const char *names,
 	cols->names_len = names_len;
 	cols->shape = shape;
 	cols->desc_id = cols->type_entry->tupDesc_identifier;
+}
+
+/* Copies src into dst, its arguments' bytes into mcxt. */
+void
+row_columns_copy(RowColumns *dst, const RowColumns *src, MemoryContext mcxt)
+{
+	*dst = *src;
+	if (src->names != NULL)
+	{
+		dst->names = MemoryContextAlloc(mcxt, Max(src->names_len, 1));
+		memcpy(dst->names, src->names, src->names_len);
+	}
+}
+
+/* Call sites' findings the backend keeps at most; the oldest makes room. */
+#define ROW_SITES_MAX		32
+
+/* One call site's findings, kept for the backend. */
+typedef struct RowSite
+{
+	const char *fname;			/* the function's name (a constant): its kind */
+	Oid			arg_type;		/* the rows' argument type at the call */
+	MemoryContext mcxt;			/* holds site and all it points to */
+	void	   *site;			/* begins with its RowColumns */
+} RowSite;
+
+static RowSite row_sites[ROW_SITES_MAX];
+static int	row_sites_count = 0;
+static int	row_sites_next = 0; /* the slot the next one takes when full */
+static MemoryContext row_sites_mcxt = NULL;
+
+/* Drops every kept site: a type or a function changed. */
+static void
+row_sites_changed(Datum arg, int cacheid, uint32 hashvalue)
+{
+	for (int i = 0; i < row_sites_count; i++)
+		MemoryContextDelete(row_sites[i].mcxt);
+	row_sites_count = 0;
+	row_sites_next = 0;
+}
+
+/*
+ * A copy in mcxt of the findings of fname at a call of argument type
+ * arg_type with these arguments' bytes and shape, if the backend kept them
+ * and the descriptor they were found in is still the type's; else NULL.
+ */
+void *
+row_sites_recall(const char *fname, Oid arg_type, const char *names,
+				 int names_len, int shape, MemoryContext mcxt, RowSiteCopy copy)
+{
+	for (int i = 0; i < row_sites_count; i++)
+	{
+		RowSite    *kept = &row_sites[i];
+		RowColumns *cols = (RowColumns *) kept->site;
+
+		if (kept->fname != fname || kept->arg_type != arg_type ||
+			cols->type_entry->tupDesc == NULL ||
+			!row_columns_current(cols, names, names_len, shape))
+			continue;
+		return copy(kept->site, mcxt);
+	}
+	return NULL;
+}
+
+/*
+ * Keeps a copy of a call site's findings (just found: their RowColumns
+ * current) for later transactions' calls of fname at argument type
+ * arg_type.
+ */
+void
+row_sites_remember(const char *fname, Oid arg_type, const void *site,
+				   RowSiteCopy copy)
+{
+	MemoryContext mcxt;
+	RowSite    *slot;
+
+	if (row_sites_mcxt == NULL)
+	{
+		row_sites_mcxt = AllocSetContextCreate(CacheMemoryContext,
+											   "webgres row sites",
+											   ALLOCSET_SMALL_SIZES);
+		CacheRegisterSyscacheCallback(TYPEOID, row_sites_changed, (Datum) 0);
+		CacheRegisterSyscacheCallback(PROCOID, row_sites_changed, (Datum) 0);
+	}
+	/*
+	 * Copied under the transaction's context first: if the copy fails, its
+	 * memory goes with the transaction and no slot holds half a site.
+	 */
+	mcxt = AllocSetContextCreate(CurrentMemoryContext, "webgres row site",
+								 ALLOCSET_SMALL_SIZES);
+	site = copy(site, mcxt);
+	MemoryContextSetParent(mcxt, row_sites_mcxt);
+
+	if (row_sites_count < ROW_SITES_MAX)
+		slot = &row_sites[row_sites_count++];
+	else
+	{
+		slot = &row_sites[row_sites_next];
+		row_sites_next = (row_sites_next + 1) % ROW_SITES_MAX;
+		MemoryContextDelete(slot->mcxt);
+	}
+	slot->fname = fname;
+	slot->arg_type = arg_type;
+	slot->mcxt = mcxt;
+	slot->site = (void *) site;
 }
 
 /*

@@ -68,6 +68,54 @@ SELECT webgres.html_rows_of(ARRAY(SELECT i FROM hr_item AS i), 'id', 'note', 'id
 -- A domain over a row type is read as the row type.
 CREATE DOMAIN pg_temp.hr_positive AS pg_temp.hr_fortune CHECK ((VALUE).id > 0);
 SELECT webgres.html_rows_of(ARRAY[(2, 'b', NULL), (1, 'a', NULL)]::pg_temp.hr_positive[], 'message', 'id');
+-- What a call site found is kept for later transactions of the backend,
+-- and found again when the table changes under the same call: two columns
+-- swap names, then one changes type (a number then written by its text).
+CREATE TEMP TABLE hr_swap (a integer, b text);
+INSERT INTO hr_swap VALUES (1, 'one<'), (2, 'two&');
+SELECT webgres.html_rows_of(ARRAY(SELECT s FROM hr_swap AS s), 'a', 'a', 'b');
+SELECT webgres.html_rows_of(ARRAY(SELECT s FROM hr_swap AS s), 'a', 'a', 'b');
+ALTER TABLE hr_swap RENAME COLUMN a TO tmp;
+ALTER TABLE hr_swap RENAME COLUMN b TO a;
+ALTER TABLE hr_swap RENAME COLUMN tmp TO b;
+SELECT webgres.html_rows_of(ARRAY(SELECT s FROM hr_swap AS s), 'a', 'a', 'b');
+ALTER TABLE hr_swap ALTER COLUMN b TYPE numeric USING b * 1.5;
+SELECT webgres.html_rows_of(ARRAY(SELECT s FROM hr_swap AS s), 'a', 'a', 'b');
+ALTER TABLE hr_swap DROP COLUMN a;
+SELECT webgres.html_rows_of(ARRAY(SELECT s FROM hr_swap AS s), 'a', 'a', 'b');
+SELECT webgres.html_rows_of(ARRAY(SELECT s FROM hr_swap AS s), NULL, 'b');
+-- Forty call sites, more than the backend keeps, each called twice, then
+-- the first again: the kept ones make room without losing their way.
+DO $$
+DECLARE
+  got text;
+BEGIN
+  FOR round IN 1..2 LOOP
+    FOR n IN 1..40 LOOP
+      EXECUTE format('SELECT webgres.html_rows_of(ARRAY(SELECT i FROM hr_item AS i), %L, %s)',
+                     CASE WHEN n % 2 = 0 THEN 'id' ELSE 'name' END,
+                     array_to_string(array_fill('''id'''::text, ARRAY[n]), ', '))
+        INTO got;
+      IF got <> '<tr>' || (SELECT string_agg(repeat('<td>' || id || '</td>', n), '</tr><tr>'
+                                   ORDER BY CASE WHEN n % 2 = 0 THEN id::text ELSE name END COLLATE "C")
+                           FROM hr_item) || '</tr>' THEN
+        RAISE EXCEPTION 'site % round %: %', n, round, got;
+      END IF;
+    END LOOP;
+  END LOOP;
+END $$;
+-- A call site that refused its names keeps refusing them.
+SELECT webgres.html_rows_of(ARRAY(SELECT i FROM hr_item AS i), 'id', 'missing');
+SELECT webgres.html_rows_of(ARRAY(SELECT i FROM hr_item AS i), 'id', 'missing');
+-- A type made while one query runs (each made type drops what the backend
+-- kept) leaves that query's own call site as it was.
+CREATE FUNCTION pg_temp.hr_churn(n integer) RETURNS integer LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE format('CREATE TYPE pg_temp.hr_churn_%s AS (a integer)', n);
+  RETURN n;
+END $$;
+SELECT n, webgres.html_rows_of(ARRAY(SELECT i FROM hr_item AS i), 'id', 'id', 'name'), pg_temp.hr_churn(n)
+FROM generate_series(1, 3) AS n;
 -- Integer cells and keys (written here, not by a call) read as int4out and
 -- int8out write them, a domain over one too (smallint by its output
 -- function); a key of digits orders by its text.
