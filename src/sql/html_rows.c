@@ -21,6 +21,7 @@
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "port/pg_bswap.h"
 #include "utils/array.h"
 /* Its inline functions compare int32 with size_t (ARR_DATA_OFFSET) under -Wextra. */
 #pragma GCC diagnostic push
@@ -283,6 +284,11 @@ key_prefix(const char *key, int key_len)
 {
 	uint64		prefix = 0;
 
+	if (key_len >= (int) sizeof(uint64))
+	{
+		memcpy(&prefix, key, sizeof(uint64));
+		return pg_ntoh64(prefix);
+	}
 	for (int i = 0; i < (int) sizeof(uint64); i++)
 		prefix = (prefix << 8) | (i < key_len ? (unsigned char) key[i] : 0);
 	return prefix;
