@@ -49,33 +49,135 @@ typedef struct JsonRowsSite
 	int		   *key_ends;		/* where each member's "key": ends in keys */
 } JsonRowsSite;
 
+/* Copies a call site's findings into mcxt, for row_sites_*. */
+static void *
+json_rows_site_copy(const void *from, MemoryContext mcxt)
+{
+	const JsonRowsSite *src = (const JsonRowsSite *) from;
+	JsonRowsSite *dst = MemoryContextAlloc(mcxt, sizeof(JsonRowsSite));
+	int			n = Max(src->nmembers, 1);
+	int			keys_len;
+
+	*dst = *src;
+	row_columns_copy(&dst->cols, &src->cols, mcxt);
+	dst->atts = MemoryContextAlloc(mcxt, n * sizeof(AttrNumber));
+	memcpy(dst->atts, src->atts, src->nmembers * sizeof(AttrNumber));
+	dst->values = MemoryContextAlloc(mcxt, n * sizeof(JsonArg));
+	for (int i = 0; i < src->nmembers; i++)
+		json_arg_copy(&dst->values[i], &src->values[i], mcxt);
+	dst->key_ends = MemoryContextAlloc(mcxt, n * sizeof(int));
+	memcpy(dst->key_ends, src->key_ends, src->nmembers * sizeof(int));
+	keys_len = src->nmembers > 0 ? src->key_ends[src->nmembers - 1] : 0;
+	dst->keys = MemoryContextAlloc(mcxt, keys_len + 1);
+	memcpy(dst->keys, src->keys, keys_len);
+	dst->keys[keys_len] = '\0';
+	return dst;
+}
+
 /*
- * The call site's members for this row type and these keys and column
- * names (each NUL-terminated in names, key before column), found again
- * when any of them changed.
+ * Finds the members for the keys and columns in pairs (each key, then the
+ * column it names) in site, whose row type is already known: each column's
+ * attribute, how its values are written, and each "key": as written.  An
+ * odd count, a NULL or an unknown name is an error.
+ */
+static void
+json_members_find(JsonRowsSite *site, MemoryContext mcxt, TupleDesc desc,
+				  const char *fname, ArrayType *pairs)
+{
+	Datum	   *names;
+	bool	   *name_nulls;
+	int			nnames;
+	int			nmembers;
+	MemoryContext old;
+	StringInfoData keys;
+
+	deconstruct_array(pairs, TEXTOID, -1, false, TYPALIGN_INT,
+					  &names, &name_nulls, &nnames);
+	if (nnames % 2 != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s: an odd number of keys and columns (%d)",
+						fname, nnames),
+				 errhint("Give each key, then the column whose value it names.")));
+	for (int i = 0; i < nnames; i++)
+		if (name_nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s: %s %d is null", fname,
+							i % 2 == 0 ? "key" : "column", i / 2 + 1)));
+	nmembers = nnames / 2;
+
+	old = MemoryContextSwitchTo(mcxt);
+	site->atts = palloc(Max(nmembers, 1) * sizeof(AttrNumber));
+	site->values = palloc0(Max(nmembers, 1) * sizeof(JsonArg));
+	site->key_ends = palloc(Max(nmembers, 1) * sizeof(int));
+	site->nmembers = nmembers;
+	initStringInfo(&keys);
+	site->keys = keys.data;
+	for (int i = 0; i < nmembers; i++)
+	{
+		text	   *key = DatumGetTextPP(names[2 * i]);
+		char	   *column = TextDatumGetCString(names[2 * i + 1]);
+
+		site->atts[i] = row_type_column(desc, column, site->cols.row_type, fname);
+		json_arg_init(&site->values[i],
+					  TupleDescAttr(desc, site->atts[i] - 1)->atttypid, mcxt);
+		append_json_string(&keys, VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key));
+		appendStringInfoChar(&keys, ':');
+		site->keys = keys.data;
+		site->key_ends[i] = keys.len;
+	}
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * The call site's members for this row type and the keys and columns named
+ * by argument argno, a text array of pairs: each key, then the column it
+ * names.  Found again when any of them changed: from what the backend kept
+ * of an earlier transaction's call if it can, else from the catalog.
  */
 static JsonRowsSite *
-json_rows_site(FunctionCallInfo fcinfo, const char *fname, bool array,
-			   const char *names, int names_len, int nmembers)
+json_members(FunctionCallInfo fcinfo, const char *fname, bool array, int argno)
 {
 	FmgrInfo   *flinfo = fcinfo->flinfo;
 	JsonRowsSite *site = (JsonRowsSite *) flinfo->fn_extra;
 	MemoryContext mcxt = flinfo->fn_mcxt;
-	MemoryContext old;
+	Oid			arg_type = get_fn_expr_argtype(flinfo, 0);
+	ArrayType  *pairs;
+	const char *args;
+	int			args_len;
 	TupleDesc	desc;
-	const char *name;
-	StringInfoData keys;
 
-	if (site == NULL)
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s: the keys and columns must not be null", fname)));
+	/* What the site's findings depend on: the array of names, as given */
+	pairs = PG_GETARG_ARRAYTYPE_P(argno);
+	args = (const char *) pairs;
+	args_len = VARSIZE(pairs);
+
+	if (site != NULL)
 	{
+		row_columns_desc(&site->cols, flinfo, 0, array, fname);
+		if (row_columns_current(&site->cols, args, args_len, 0))
+			return site;
+	}
+	else
+	{
+		site = row_sites_recall(fname, arg_type, args, args_len, 0, mcxt,
+								json_rows_site_copy);
+		if (site != NULL)
+		{
+			flinfo->fn_extra = site;
+			return site;
+		}
 		site = MemoryContextAllocZero(mcxt, sizeof(JsonRowsSite));
 		flinfo->fn_extra = site;
 	}
-	desc = row_columns_desc(&site->cols, flinfo, 0, array, fname);
-	if (row_columns_current(&site->cols, names, names_len, 0))
-		return site;
 
 	/* Found afresh; the site keeps them only once every name resolved. */
+	desc = row_columns_desc(&site->cols, flinfo, 0, array, fname);
 	row_columns_forget(&site->cols);
 	if (site->atts != NULL)
 	{
@@ -84,30 +186,9 @@ json_rows_site(FunctionCallInfo fcinfo, const char *fname, bool array,
 		pfree(site->keys);
 		pfree(site->key_ends);
 	}
-	old = MemoryContextSwitchTo(mcxt);
-	site->atts = palloc(Max(nmembers, 1) * sizeof(AttrNumber));
-	site->values = palloc0(Max(nmembers, 1) * sizeof(JsonArg));
-	site->key_ends = palloc(Max(nmembers, 1) * sizeof(int));
-	site->nmembers = nmembers;
-	initStringInfo(&keys);
-	site->keys = keys.data;
-	name = names;
-	for (int i = 0; i < nmembers; i++)
-	{
-		const char *key = name;
-
-		name += strlen(name) + 1;
-		site->atts[i] = row_type_column(desc, name, site->cols.row_type, fname);
-		json_arg_init(&site->values[i],
-					  TupleDescAttr(desc, site->atts[i] - 1)->atttypid, mcxt);
-		name += strlen(name) + 1;
-		append_json_string(&keys, key, strlen(key));
-		appendStringInfoChar(&keys, ':');
-		site->keys = keys.data;
-		site->key_ends[i] = keys.len;
-	}
-	MemoryContextSwitchTo(old);
-	row_columns_keep(&site->cols, mcxt, names, names_len, 0);
+	json_members_find(site, mcxt, desc, fname, pairs);
+	row_columns_keep(&site->cols, mcxt, args, args_len, 0);
+	row_sites_remember(fname, arg_type, site, json_rows_site_copy);
 	return site;
 }
 
@@ -136,50 +217,6 @@ append_row_object(StringInfo out, JsonRowsSite *site, bool row_null,
 		append_json_value(out, &site->values[m], values[att], nulls[att]);
 	}
 	appendStringInfoCharMacro(out, '}');
-}
-
-/*
- * The call site's members for keys and columns named by argument argno, a
- * text array of pairs: each key, then the column it names.
- */
-static JsonRowsSite *
-json_members(FunctionCallInfo fcinfo, const char *fname, bool array, int argno)
-{
-	ArrayType  *pairs;
-	Datum	   *names;
-	bool	   *name_nulls;
-	int			nnames;
-	StringInfoData joined;
-
-	if (PG_ARGISNULL(argno))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("%s: the keys and columns must not be null", fname)));
-	pairs = PG_GETARG_ARRAYTYPE_P(argno);
-	deconstruct_array(pairs, TEXTOID, -1, false, TYPALIGN_INT,
-					  &names, &name_nulls, &nnames);
-	if (nnames % 2 != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s: an odd number of keys and columns (%d)",
-						fname, nnames),
-				 errhint("Give each key, then the column whose value it names.")));
-	initStringInfo(&joined);
-	for (int i = 0; i < nnames; i++)
-	{
-		text	   *name;
-
-		if (name_nulls[i])
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("%s: %s %d is null", fname,
-							i % 2 == 0 ? "key" : "column", i / 2 + 1)));
-		name = DatumGetTextPP(names[i]);
-		appendBinaryStringInfo(&joined, VARDATA_ANY(name), VARSIZE_ANY_EXHDR(name));
-		appendStringInfoChar(&joined, '\0');
-	}
-	return json_rows_site(fcinfo, fname, array, joined.data, joined.len,
-						  nnames / 2);
 }
 
 /*

@@ -185,6 +185,23 @@ json_arg_init(JsonArg *arg, Oid type, MemoryContext mcxt)
 		fmgr_info_cxt(arg->info.output, &arg->fn, mcxt);
 }
 
+/* Copies arg into dst, its function (and to_json()'s call) into mcxt. */
+void
+json_arg_copy(JsonArg *dst, const JsonArg *src, MemoryContext mcxt)
+{
+	*dst = *src;
+	if (!OidIsValid(src->fn.fn_oid))
+		return;
+	fmgr_info_copy(&dst->fn, unconstify(FmgrInfo *, &src->fn), mcxt);
+	if (src->fn.fn_expr != NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(mcxt);
+
+		dst->fn.fn_expr = copyObject(src->fn.fn_expr);
+		MemoryContextSwitchTo(old);
+	}
+}
+
 /*
  * Appends bytes as a JSON string: quoted, with what JSON requires escaped,
  * as Postgres' escape_json() does.  That one takes a NUL-terminated string

@@ -45,6 +45,7 @@ typedef struct JsonArg
 } JsonArg;
 
 extern void json_arg_init(JsonArg *arg, Oid type, MemoryContext mcxt);
+extern void json_arg_copy(JsonArg *dst, const JsonArg *src, MemoryContext mcxt);
 extern void append_json_string(StringInfo out, const char *s, size_t len);
 extern void append_json_value(StringInfo out, JsonArg *arg, Datum value, bool isnull);
 

@@ -201,6 +201,23 @@ SELECT webgres.json_row_of(NULL::pg_temp.jr_world, 'id', 'id') IS NULL AS null_r
 SELECT webgres.json_row_of(i, 'id', 'id', 'name', 'name') FROM jr_item AS i ORDER BY id;
 SELECT webgres.json_row_of((2, 3, NULL, NULL, NULL)::pg_temp.jr_positive, 'n', 'randomnumber');
 SELECT webgres.json_row_of((1, 2, NULL, NULL, NULL)::pg_temp.jr_world, VARIADIC ARRAY[]::text[]);
+-- What a call site found is kept for the backend's later transactions: the
+-- same calls twice (the second from what was kept, to_json()'s values
+-- included), then two columns swapped by rename and one retyped under them.
+CREATE TEMP TABLE jr_swap (a integer, b text, d date, t text[]);
+INSERT INTO jr_swap VALUES (1, 'x"', '2026-01-02', '{p,q}');
+SELECT webgres.json_rows_of(ARRAY(SELECT s FROM jr_swap AS s), 'a', 'a', 'b', 'b', 'd', 'd', 't', 't');
+SELECT webgres.json_rows_of(ARRAY(SELECT s FROM jr_swap AS s), 'a', 'a', 'b', 'b', 'd', 'd', 't', 't');
+SELECT webgres.json_row_of((SELECT s FROM jr_swap AS s), 'a', 'a', 'b', 'b', 'd', 'd', 't', 't');
+SELECT webgres.json_row_of((SELECT s FROM jr_swap AS s), 'a', 'a', 'b', 'b', 'd', 'd', 't', 't');
+ALTER TABLE jr_swap RENAME COLUMN a TO tmp;
+ALTER TABLE jr_swap RENAME COLUMN b TO a;
+ALTER TABLE jr_swap RENAME COLUMN tmp TO b;
+SELECT webgres.json_rows_of(ARRAY(SELECT s FROM jr_swap AS s), 'a', 'a', 'b', 'b', 'd', 'd', 't', 't');
+SELECT webgres.json_row_of((SELECT s FROM jr_swap AS s), 'a', 'a', 'b', 'b', 'd', 'd', 't', 't');
+ALTER TABLE jr_swap ALTER COLUMN b TYPE numeric USING b * 1.5;
+SELECT webgres.json_rows_of(ARRAY(SELECT s FROM jr_swap AS s), 'a', 'a', 'b', 'b', 'd', 'd', 't', 't');
+SELECT webgres.json_row_of((SELECT s FROM jr_swap AS s), 'a', 'a', 'b', 'b', 'd', 'd', 't', 't');
 -- Errors: not a value of a named row type, an unknown column, pairs not
 -- whole, NULL names; they name json_row_of.
 SELECT webgres.json_row_of(1, 'id', 'id');
