@@ -21,10 +21,11 @@ CREATE OR REPLACE FUNCTION random_ids(n integer) RETURNS integer[]
 LANGUAGE sql VOLATILE STRICT PARALLEL RESTRICTED
 RETURN webgres.random_distinct_ints(n, 1, 10000);
 
--- get_world(integer) read one row for /queries' subquery until get_worlds
--- read them all in one call; dropped where an older version of this file
--- made it.
+-- get_world(integer) was a PL/pgSQL read of one row; get_world_json(integer)
+-- read /db's row as its JSON object until /db wrote the object itself.
+-- Dropped where an older version of this file made them.
 DROP FUNCTION IF EXISTS get_world(integer);
+DROP FUNCTION IF EXISTS get_world_json(integer);
 
 -- The World rows of ids, in their order, each read by a statement of its
 -- own: webgres.select_each runs the SELECT once for each id (its own
@@ -39,16 +40,16 @@ CREATE OR REPLACE FUNCTION get_worlds(wanted integer[]) RETURNS world[]
 LANGUAGE sql STABLE
 RETURN webgres.select_each(NULL::world, 'SELECT * FROM world WHERE id = $1', wanted);
 
--- One World row as the JSON object /db answers, read by a statement of its
--- own through webgres.select_row; NULL when there is no such row.  Inlined
--- into /db's handler, which is then one row of expressions that webgres
--- evaluates without starting the executor (docs/execution.md): the read
--- is the request's only executor run.
-CREATE OR REPLACE FUNCTION get_world_json(wanted integer) RETURNS json
+-- One World row, read by a statement of its own through webgres.select_row
+-- and handed over as it is stored (a SELECT that projects only the table's
+-- columns compiles no expression when it starts); NULL when there is no such
+-- row.  Inlined into /db's handler, which writes the object with
+-- webgres.json_row_of and is then one row of expressions that webgres
+-- evaluates without starting the executor (docs/execution.md): the read is
+-- the request's only executor run.
+CREATE FUNCTION get_world(wanted integer) RETURNS world
 LANGUAGE sql STABLE
-RETURN webgres.select_row(NULL::json,
-  'SELECT webgres.json_build(''id'', id, ''randomNumber'', randomnumber) FROM world WHERE id = $1',
-  wanted);
+RETURN webgres.select_row(NULL::world, 'SELECT * FROM world WHERE id = $1', wanted);
 
 -- TFB "updates": read each row by its own statement, give it a new random
 -- number in 1..10000, save them all with one UPDATE (bulk writes are allowed,

@@ -25,13 +25,15 @@ $sql$),
 SELECT webgres.json_build('message', 'Hello, World!') AS body
 $sql$),
 
--- One random row, read by get_world_json's statement. The handler itself
--- is one row of expressions (no FROM), which webgres evaluates without the
--- executor, so the read is the request's one executor run.
+-- One random row, read by get_world's statement and written as its JSON
+-- object by webgres.json_row_of. The handler itself is one row of
+-- expressions (no FROM), which webgres evaluates without the executor, so
+-- the read is the request's one executor run.
 -- webgres.random_int is one call where 1 + floor(random() * 10000)::integer
 -- is six, each compiled and privilege-checked when the plan starts.
 ('GET', '/db', $sql$
-SELECT get_world_json(webgres.random_int(1, 10000)) AS body
+SELECT webgres.json_row_of(get_world(webgres.random_int(1, 10000)),
+                           'id', 'id', 'randomNumber', 'randomnumber') AS body
 $sql$),
 
 -- clamp(queries) random rows, each read by a statement of its own. The ids
