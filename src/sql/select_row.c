@@ -73,8 +73,8 @@ PG_FUNCTION_INFO_V1(webgres_select_each);
 /* What identifies a kept plan: the query's text and its parameters' types. */
 typedef struct SelectRowKey
 {
-	const char *sql;			/* NUL-terminated */
-	int			len;			/* strlen(sql) */
+	const char *sql;			/* NUL-terminated where kept; a lookup's need not be */
+	int			len;			/* the text's length in bytes */
 	int			nargs;
 	const Oid  *types;			/* nargs of them */
 } SelectRowKey;
@@ -147,6 +147,20 @@ select_row_key_match(const void *key1, const void *key2, Size keysize)
 		(a->nargs > 0 && memcmp(a->types, b->types, a->nargs * sizeof(Oid)) != 0))
 		return 1;
 	return memcmp(a->sql, b->sql, a->len);
+}
+
+/*
+ * The plan the backend keeps for this text and these parameters, or NULL:
+ * looked up by the text's bytes as they are, without a copy.
+ */
+static SelectRowPlan *
+found_plan(const text *sql, int nargs, const Oid *types)
+{
+	SelectRowKey key = {VARDATA_ANY(sql), (int) VARSIZE_ANY_EXHDR(sql), nargs, types};
+
+	if (select_row_plans == NULL)
+		return NULL;
+	return hash_search(select_row_plans, &key, HASH_FIND, NULL);
 }
 
 /* Whether a kept plan is the one for this text and these parameters. */
@@ -486,6 +500,7 @@ select_site(FunctionCallInfo fcinfo, const char *fname)
 {
 	SelectRowSite *site = (SelectRowSite *) fcinfo->flinfo->fn_extra;
 	Oid			type;
+	TypeCacheEntry *entry;
 
 	if (site != NULL)
 		return site;
@@ -498,9 +513,13 @@ select_site(FunctionCallInfo fcinfo, const char *fname)
 	site = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(SelectRowSite));
 	site->fname = fname;
 	site->type = type;
-	/* A domain over a row type is asked for as one column of it. */
-	if (get_typtype(type) == TYPTYPE_COMPOSITE)
-		site->row_type = lookup_type_cache(type, TYPECACHE_TUPDESC);
+	/*
+	 * A domain over a row type is asked for as one column of it.  The type
+	 * cache says what kind of type it is without a catalog lookup.
+	 */
+	entry = lookup_type_cache(type, TYPECACHE_TUPDESC);
+	if (entry->typtype == TYPTYPE_COMPOSITE)
+		site->row_type = entry;
 	fcinfo->flinfo->fn_extra = site;
 	return site;
 }
@@ -568,6 +587,8 @@ select_query(FunctionCallInfo fcinfo, const char *fname, SelectCall *call,
 	/* The call site's plan of the last call, unless the query changed. */
 	plan = site->plan;
 	if (plan == NULL || !plan_is_for(plan, call->sql, nargs, call->types))
+		plan = site->plan = found_plan(call->sql, nargs, call->types);
+	if (plan == NULL)
 	{
 		char	   *query = text_to_cstring(call->sql);
 
