@@ -31,11 +31,21 @@
 # inside CG_TOGGLE only (on_req: the request from its head to its response
 # handed to libh2o; h2o_evloop_run: all the worker does, libh2o's parsing,
 # writing and freeing included), for CG_DURATION (10) seconds of wrk -t1
-# -c4, less the first request's one-time loads).
+# -c4, less the first request's one-time loads), CG_COUNTS (1) times for
+# each build and route: count after count, each over every route, the
+# builds' order rotated each count as the repetitions' is, so that the
+# counts of one build show how far its repeats spread.
+#
+# REPS=0 skips the throughput measurements: with CALLGRIND=1, a run that
+# only counts instructions (bench/guard.sh runs it so); report.md then says
+# that no repetitions were run instead of showing empty tables.
 #
 # Writes OUT/runs.tsv (one line per run), OUT/report.md (per route and build
 # the minimum, median and maximum microseconds of CPU per request, and the
 # ratio of each build's median to the first build's) and prints the report.
+# With CALLGRIND=1 also OUT/instructions.tsv: a header line, then one line
+# per count: build (its index in OUT/builds.tsv, in the order given), route,
+# count (1..CG_COUNTS), requests, instructions per request.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -51,6 +61,11 @@ REPS=${REPS:-5} DURATION=${DURATION:-4} CONNS=${CONNS:-64} WORKERS=${WORKERS:-2}
 ROUTES=${ROUTES:-/json /plaintext /db /fortunes}
 PROFILE=${PROFILE:-0}
 CALLGRIND=${CALLGRIND:-0} CG_DURATION=${CG_DURATION:-10} CG_TOGGLE=${CG_TOGGLE:-on_req}
+CG_COUNTS=${CG_COUNTS:-1}
+# the routes as a list, read without pathname expansion ("?" is a pattern)
+read -r -a ROUTE_LIST <<< "$ROUTES"
+[[ $REPS =~ ^[0-9]+$ ]] || die "REPS must be a count (0: no throughput measurements)"
+[[ $CG_COUNTS =~ ^[1-9][0-9]*$ ]] || die "CG_COUNTS must be 1 or more"
 OUT=${OUT:-$BENCH/results/$(date -u +%Y%m%dT%H%M%SZ)-cpu}
 mkdir -p "$OUT"; OUT=$(cd "$OUT" && pwd)
 for tool in wrk python3 curl; do
@@ -155,7 +170,7 @@ cpu_of() {
 
 accept_for() {
 	case $1 in
-	/json | /db*) echo 'application/json,text/html;q=0.9,application/xhtml+xml;q=0.9,application/xml;q=0.8,*/*;q=0.7' ;;
+	/json | /db* | /queries* | /updates* | /cached-queries*) echo 'application/json,text/html;q=0.9,application/xhtml+xml;q=0.9,application/xml;q=0.8,*/*;q=0.7' ;;
 	/fortunes) echo 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' ;;
 	*) echo 'text/plain,text/html;q=0.9,application/xhtml+xml;q=0.9,application/xml;q=0.8,*/*;q=0.7' ;;
 	esac
@@ -169,7 +184,7 @@ wrk_run() {
 }
 
 for ((i = 0; i < NBUILDS; i++)); do
-	for r in $ROUTES; do
+	for r in "${ROUTE_LIST[@]}"; do
 		wait_200 "http://127.0.0.1:${PORT[$i]}$r" 60 || die "${NAME[$i]} does not answer 200 on $r"
 	done
 done
@@ -180,9 +195,13 @@ for ((i = 0; i < NBUILDS; i++)); do
 done
 
 # --- the measurements ---------------------------------------------------------
-log "$NBUILDS builds, routes $ROUTES, $REPS repetitions of ${DURATION}s at $CONNS connections"
+if [ "$REPS" -gt 0 ]; then
+	log "$NBUILDS builds, routes $ROUTES, $REPS repetitions of ${DURATION}s at $CONNS connections"
+else
+	log "$NBUILDS builds, routes $ROUTES, no throughput repetitions (REPS=0)"
+fi
 for ((rep = 1; rep <= REPS; rep++)); do
-	for r in $ROUTES; do
+	for r in "${ROUTE_LIST[@]}"; do
 		for ((k = 0; k < NBUILDS; k++)); do
 			i=$(( (k + rep - 1) % NBUILDS ))
 			workers=$(workers_of "$i")
@@ -221,6 +240,9 @@ names = dict(l.rstrip("\n").split("\t", 1) for l in open(f"{out}/builds.tsv"))
 rows = list(csv.DictReader(open(f"{out}/runs.tsv"), delimiter="\t"))
 routes = list(dict.fromkeys(r["route"] for r in rows))
 print(f"# CPU time per request\n")
+if reps == "0":
+    print(f"`bench/cpu_per_request.sh {args}`: no throughput repetitions were run (REPS=0).")
+    sys.exit(0)
 print(f"`bench/cpu_per_request.sh {args}`: {reps} repetitions of {secs} s per route and build,")
 print(f"wrk -t2 -c{conns}, {workers} webgres workers; builds alternated, order rotated each repetition.")
 print("Microseconds of CPU (utime+stime as schedstat counts it) per request completed.\n")
@@ -244,7 +266,7 @@ for label, col in (("the webgres workers", "worker_us"), ("every process of the 
 PY
 
 if [ "$PROFILE" = 1 ]; then
-	for r in $ROUTES; do
+	for r in "${ROUTE_LIST[@]}"; do
 		for ((i = 0; i < NBUILDS; i++)); do
 			w=$(workers_of "$i" | awk '{ print $1 }')
 			data=$OUT/perf-$i-${r//\//}.data
@@ -259,10 +281,12 @@ if [ "$PROFILE" = 1 ]; then
 		done
 	done
 fi
-# instructions N ROUTE: "REQUESTS IR_PER_REQUEST" of build N on ROUTE under
-# callgrind (CALLGRIND=1); the cluster is restarted under valgrind and back
+# instructions N ROUTE COUNT: "REQUESTS IR_PER_REQUEST ERRORS" of build N on
+# ROUTE under callgrind (CALLGRIND=1), its COUNT-th count; the cluster is
+# restarted under valgrind and back
 instructions() {
-	local i=$1 r=$2 dir=$OUT/callgrind-$1-${2//\//} data port w n tot one f fn v
+	local i=$1 r=$2 dir data port w n e tot one f fn v json
+	dir=$OUT/callgrind-$1-$(printf '%s' "${2#/}" | tr -c 'A-Za-z0-9' '_')-$3
 	mkdir -p "$dir"; [ "$(id -u)" -eq 0 ] && chown postgres: "$dir"
 	data=${PGDIR[$i]}
 	WEBGRES_BINDIR=${BIN[$i]} "$CLUSTER" stop "$data" >/dev/null
@@ -276,11 +300,13 @@ instructions() {
 		"http://127.0.0.1:${PORT[$i]}$r" > "$dir/wrk.out" 2>&1 || true
 	WEBGRES_BINDIR=${BIN[$i]} "$CLUSTER" stop "$data" >/dev/null
 	WEBGRES_BINDIR=${BIN[$i]} "$CLUSTER" start "$data"
-	# wrk's requests and the one that answered 200 above
-	n=$(( $(grep '^WRKJSON ' "$dir/wrk.out" | sed 's/^WRKJSON //' |
-		python3 -c 'import json, sys; print(json.load(sys.stdin)["requests"])') + 1 ))
+	json=$(grep '^WRKJSON ' "$dir/wrk.out" | sed 's/^WRKJSON //') || die "wrk gave no result under callgrind on $r: $(tail -n 3 "$dir/wrk.out")"
+	# wrk's requests and the one that answered 200 above; its socket errors
+	# and error statuses
+	read -r n e <<< "$(python3 -c 'import json, sys; j = json.loads(sys.argv[1]); print(j["requests"] + 1, sum(j["errors"].values()))' "$json")"
 	f=$dir/cg.$w
 	tot=$(awk '/^totals:/ { print $2 }' "$f")
+	[ -n "$tot" ] || die "no callgrind totals in $f"
 	callgrind_annotate --inclusive=yes --threshold=100 "$f" > "$f.inclusive" 2>/dev/null
 	one=0
 	# the first request's one-time work: loading the routes, preparing the handler
@@ -288,24 +314,54 @@ instructions() {
 		v=$(grep ":$fn[[:space:]]*\[" "$f.inclusive" | head -n 1 | awk '{ gsub(",", "", $1); print $1 }')
 		one=$(( one + ${v:-0} ))
 	done
-	echo "$n $(( (tot - one) / n ))"
+	echo "$n $(( (tot - one) / n )) $e"
 }
 
 if [ "$CALLGRIND" = 1 ]; then
-	{
-		printf '\n## User-space instructions per request inside %s (callgrind)\n\n' "$CG_TOGGLE"
-		printf '| route | build | requests | instructions | ÷ first build |\n|---|---|---|---|---|\n'
-	} >> "$OUT/report.md"
-	for r in $ROUTES; do
-		first=""
-		for ((i = 0; i < NBUILDS; i++)); do
-			read -r n ir <<< "$(instructions "$i" "$r")"
-			first=${first:-$ir}
-			log "callgrind $r ${NAME[$i]}: $n requests, $ir instructions each"
-			printf '| %s | %s | %s | %s | %s× |\n' "$r" "${NAME[$i]}" "$n" "$ir" \
-				"$(python3 -c "print(f'{$ir / $first:.3f}')")" >> "$OUT/report.md"
+	printf 'build\troute\tcount\trequests\tinstructions\terrors\n' > "$OUT/instructions.tsv"
+	log "callgrind: $CG_COUNTS count(s) of ${CG_DURATION}s per route and build, inside $CG_TOGGLE"
+	for ((count = 1; count <= CG_COUNTS; count++)); do
+		for r in "${ROUTE_LIST[@]}"; do
+			for ((k = 0; k < NBUILDS; k++)); do
+				i=$(( (k + count - 1) % NBUILDS ))
+				t0=$(date +%s)
+				res=$(instructions "$i" "$r" "$count")
+				read -r n ir e <<< "$res"
+				printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$i" "$r" "$count" "$n" "$ir" "$e" >> "$OUT/instructions.tsv"
+				log "callgrind count $count $r ${NAME[$i]}: $n requests, $ir instructions each$([ "$e" = 0 ] || echo ", $e ERRORS") ($(( $(date +%s) - t0 )) s)"
+			done
 		done
 	done
+	python3 - "$OUT" "$CG_TOGGLE" "$CG_COUNTS" "$CG_DURATION" >> "$OUT/report.md" <<'PY'
+import csv, math, statistics, sys
+out, toggle, counts, secs = sys.argv[1:]
+names = dict(l.rstrip("\n").split("\t", 1) for l in open(f"{out}/builds.tsv"))
+rows = list(csv.DictReader(open(f"{out}/instructions.tsv"), delimiter="\t"))
+routes = list(dict.fromkeys(r["route"] for r in rows))
+print(f"\n## User-space instructions per request inside {toggle} (callgrind)\n")
+print(f"{counts} count(s) per route and build of {secs} s of wrk -t1 -c4, builds alternated, "
+      "order rotated each count. *counts* lists each count's instructions per request in "
+      "the order made; *spread* is the largest |ln(a ÷ b)| between two counts of the build; "
+      "a count with errors is marked and left out of the median.\n")
+print("| route | build | requests | counts | median | spread | ÷ first build's |")
+print("|---|---|---|---|---|---|---|")
+for route in routes:
+    first = None
+    for b in names:
+        mine = sorted((r for r in rows if r["route"] == route and r["build"] == b), key=lambda r: int(r["count"]))
+        if not mine:
+            continue
+        good = [int(r["instructions"]) for r in mine if r["errors"] == "0"]
+        shown = ", ".join(r["instructions"] + ("" if r["errors"] == "0" else f" ({r['errors']} errors)") for r in mine)
+        reqs = ", ".join(r["requests"] for r in mine)
+        if not good:
+            print(f"| {route} | {names[b]} | {reqs} | {shown} | | | |")
+            continue
+        med = statistics.median(good)
+        first = med if first is None else first
+        spread = f"{100 * math.log(max(good) / min(good)):.2f} %" if len(good) > 1 and min(good) > 0 else "–"
+        print(f"| {route} | {names[b]} | {reqs} | {shown} | {med:.0f} | {spread} | {med / first:.3f}× |")
+PY
 fi
 cat "$OUT/report.md"
 log "done: $OUT/report.md"
