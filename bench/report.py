@@ -9,8 +9,13 @@
         reads a bench/guard.sh run (this build and an older one, repetitions
         paired) and prints every TechEmpower case whose loss exceeds LOSS
         (default 0.05) and is more than the repetitions' spread, with the
-        smallest loss the run could flag; exits 1 if any case lost, 2 if no
-        case lost but some case was measured too coarsely to see LOSS.
+        smallest loss the run could flag; then, from
+        RESULTS_DIR/instructions/instructions.tsv if the run has it, every
+        route whose instructions per request rose by more than a loss of
+        LOSS and their repeat spread.  Exits 1 if any case lost in either;
+        0 if none lost and the instructions saw every route at LOSS (or the
+        throughput saw every case); 2 if none lost but the throughput was
+        too coarse to see LOSS and the instructions too, or not counted.
 
     report.py tls-md TLS_JSONL
         prints the TLS tier's tables (markdown) from bench/tls.sh's tls.jsonl;
@@ -1190,6 +1195,10 @@ def sse_md(rows):
 # one-sided upper confidence bound of the median (an order statistic of d)
 # is below 0.  The error rate GUARD_ALPHA is shared among the cases judged
 # (Bonferroni), so that an A/A run of every case flags none in 95 % of runs.
+# On a busy machine throughput spreads too much for that to see LOSS; the
+# instruction leg below, deterministic, then decides (guard_report: exit 1
+# if either leg finds a loss, 0 if neither does and the instruction leg saw
+# every route, 2 if neither does but both were too coarse).
 GUARD_LOSS = 0.05
 GUARD_ALPHA = 0.05             # chance that a run flags a case that did not lose
 GUARD_POWER = 0.80             # "reliably": flagged in this share of runs
@@ -1298,6 +1307,150 @@ def guard_cases(cases, loss=GUARD_LOSS):
     return out
 
 
+# The guard's second leg counts user-space instructions per request under
+# callgrind (bench/cpu_per_request.sh CALLGRIND=1, run by bench/guard.sh into
+# DIR/instructions/): each build CG_COUNTS times on each route, the builds
+# alternating.  Counts of the same code agree within a fraction of a percent
+# whatever else the machine runs, so this leg sees what throughput on a busy
+# machine cannot.  Per route, r = median(this build's counts) ÷ median(the
+# older's) and s, the repeat spread, is the largest |ln(a ÷ b)| between two
+# counts of one build (over both builds).  A loss of LOSS in throughput is
+# 1 ÷ (1 - LOSS) the instructions, so the route lost when
+#     ln r > -ln(1 - LOSS) - s:
+# a real rise of LOSS reads at least -ln(1 - LOSS) - s and is always
+# flagged, and a false alarm needs a real rise of at least LOSS - 2s.  A
+# route is too coarse when s > LOSS / 2 (the rule could then flag no change
+# at all: it is called lost only when ln r clears -ln(1 - LOSS) + s), or when
+# s is unknown (one count per build; the rule is then read with s = 0).
+# The leg reads build 0 of DIR/instructions/builds.tsv as the older build
+# and the last as this one, and leaves out counts whose wrk run had errors.
+INSTRUCTIONS_DIR = "instructions"
+
+
+def load_instruction_counts(outdir):
+    """(names, rows) of DIR/instructions/, or None when the leg was not run:
+    names maps a build's index to its name, rows are instructions.tsv's."""
+    path = os.path.join(outdir, INSTRUCTIONS_DIR, "instructions.tsv")
+    if not os.path.exists(path):
+        return None
+    names = {}
+    bpath = os.path.join(outdir, INSTRUCTIONS_DIR, "builds.tsv")
+    if os.path.exists(bpath):
+        with open(bpath) as f:
+            for line in f:
+                if line.strip():
+                    i, name = line.rstrip("\n").split("\t", 1)
+                    names[i] = name
+    with open(path) as f:
+        header = f.readline().rstrip("\n").split("\t")
+        rows = [dict(zip(header, line.rstrip("\n").split("\t"))) for line in f if line.strip()]
+    for r in rows:
+        names.setdefault(r["build"], r["build"])
+    return names, rows
+
+
+def repeat_spread(counts):
+    """The largest |ln(a ÷ b)| between two of one build's counts, or None
+    with fewer than two."""
+    return math.log(max(counts) / min(counts)) if len(counts) >= 2 else None
+
+
+def guard_instruction_routes(names, rows, loss=GUARD_LOSS):
+    """One verdict per route counted on both builds (see above)."""
+    builds = sorted(names, key=int)
+    older, this = builds[0], builds[-1]
+    flag_at = -math.log(1 - loss)
+    out = []
+    for route in dict.fromkeys(r["route"] for r in rows):
+        counts = {b: [int(r["instructions"]) for r in rows
+                      if r["route"] == route and r["build"] == b and r.get("errors", "0") == "0"
+                      and int(r["instructions"]) > 0]
+                  for b in (older, this)}
+        left_out = sum(1 for r in rows if r["route"] == route and r.get("errors", "0") != "0")
+        v = {"route": route, "this": counts[this], "older": counts[older], "left_out": left_out}
+        if older == this or not counts[this] or not counts[older]:
+            v["verdict"] = "unmeasured"
+            out.append(v)
+            continue
+        spreads = [x for x in (repeat_spread(counts[older]), repeat_spread(counts[this])) if x is not None]
+        s = max(spreads) if spreads else None
+        ratio = statistics.median(counts[this]) / statistics.median(counts[older])
+        v.update(ratio=ratio, spread=s)
+        coarse = s is None or s > loss / 2
+        # with a known spread above LOSS / 2 the rise must clear LOSS plus the
+        # spread; otherwise LOSS less the spread (unknown: none)
+        v["flag_at"] = math.exp(flag_at + s if coarse and s is not None else flag_at - (s or 0))
+        if ratio > v["flag_at"]:
+            v["verdict"] = "lost"
+        elif coarse:
+            v["verdict"] = "coarse"
+        else:
+            v["verdict"] = "ok"
+        out.append(v)
+    return out
+
+
+def guard_instruction_lines(names, rows, loss=GUARD_LOSS):
+    """(markdown lines, verdicts) of the instruction leg."""
+    verdicts = guard_instruction_routes(names, rows, loss)
+    builds = sorted(names, key=int)
+    older, this = names[builds[0]], names[builds[-1]]
+    table = []
+    for v in verdicts:
+        shown = lambda c: ", ".join("{:,}".format(x) for x in c) or "–"
+        note = " (%d count(s) with errors left out)" % v["left_out"] if v["left_out"] else ""
+        if v["verdict"] == "unmeasured":
+            table.append((v["route"], shown(v["this"]), shown(v["older"]), "–", "–", "–",
+                          "not counted on both builds without errors" + note))
+            continue
+        table.append((v["route"], shown(v["this"]), shown(v["older"]), "%.4f×" % v["ratio"],
+                      "%.2f %%" % (100 * v["spread"]) if v["spread"] is not None else "unknown",
+                      "%.4f×" % v["flag_at"],
+                      {"lost": "**LOST: %.1f %% more instructions**" % (100 * (v["ratio"] - 1)),
+                       "coarse": "too coarse: spread over %.1f %%" % (50 * loss) if v["spread"] is not None
+                       else "too coarse: one count per build, spread unknown (CG_COUNTS=1)",
+                       "ok": "no loss of %.0f %%" % (100 * loss)}[v["verdict"]] + note))
+    lines = ["## Instructions per request (callgrind)", "",
+             "User-space instructions per request of the webgres worker, counted under callgrind "
+             "(`bench/cpu_per_request.sh`, `DIR/%s/`), this build `%s` against `%s`. *this* and "
+             "*older* list each count; *this ÷ older* is the ratio of their medians; *spread* the "
+             "largest |ln(a ÷ b)| between two counts of one build; *flags above* the ratio over "
+             "which the route lost: 1 ÷ (1 − %.2f) (a %.0f %% loss of throughput in instructions) "
+             "less the spread, so that a real rise of %.0f %% is always flagged. A route whose "
+             "spread is over %.1f %% (or unknown) is too coarse; it is then flagged only above "
+             "1 ÷ (1 − %.2f) times e^spread."
+             % (INSTRUCTIONS_DIR, this, older, loss, 100 * loss, 100 * loss, 50 * loss, loss), "",
+             md_table(["route", "this", "older", "this ÷ older", "spread", "flags above", "verdict"], table), ""]
+    spreads = [v["spread"] for v in verdicts if v.get("spread") is not None]
+    unknown = [v for v in verdicts if v["verdict"] != "unmeasured" and v["spread"] is None]
+    if spreads and not unknown:
+        s = max(spreads)
+        if s <= loss / 2:
+            lines.append("Power: this leg flags every rise of at least %.0f %% in instructions per request "
+                         "(the largest spread seen, %.2f %%, is under %.1f %%); it can only false-alarm "
+                         "on a real rise of at least %.1f %%."
+                         % (100 * loss, 100 * s, 50 * loss, 100 * (math.exp(-math.log(1 - loss) - 2 * s) - 1)))
+        else:
+            lines.append("Power: the largest spread seen, %.2f %%, is over %.1f %%: on those routes this "
+                         "leg cannot tell a rise of %.0f %% from noise." % (100 * s, 50 * loss, 100 * loss))
+    elif verdicts:
+        lines.append("Power: unknown: %s counted once per build (CG_COUNTS=1), so their repeat spread "
+                     "is not known; run with CG_COUNTS=2 or more."
+                     % ("every route was" if len(unknown) == len(verdicts) else "%d route(s) were" % len(unknown)))
+    lost = [v for v in verdicts if v["verdict"] == "lost"]
+    if lost:
+        lines.append("LOST: more than %.0f %% more instructions per request: %s." % (100 * loss, "; ".join(
+            "%s (%.3f×)" % (v["route"], v["ratio"]) for v in lost)))
+    elif not verdicts:
+        lines.append("No route was counted.")
+    elif any(v["verdict"] != "ok" for v in verdicts):
+        lines.append("No route lost, but %d route(s) were counted too coarsely (or not at all) to see %.0f %%."
+                     % (sum(1 for v in verdicts if v["verdict"] != "ok"), 100 * loss))
+    else:
+        lines.append("No route's instructions per request rose by %.0f %% or more." % (100 * loss))
+    return lines, verdicts
+
+
 def guard_report(outdir, loss=GUARD_LOSS):
     """Prints the guard's table and verdict; returns the exit status."""
     cases = load_jsonl(os.path.join(outdir, "raw", "cases.jsonl"))
@@ -1349,11 +1502,38 @@ def guard_report(outdir, loss=GUARD_LOSS):
                      "rerun with more repetitions (REPS)." % (len(coarse), 100 * loss))
     else:
         lines.append("No case lost more than %.0f %%." % (100 * loss))
+    lines.append("")
+    counted = load_instruction_counts(outdir)
+    ilost, isharp = [], False
+    if counted is None:
+        lines += ["## Instructions per request (callgrind)", "",
+                  "Not counted (no `%s/instructions.tsv`: `GUARD_INSTRUCTIONS=0`, or the leg failed)."
+                  % INSTRUCTIONS_DIR, ""]
+    else:
+        ilines, iverdicts = guard_instruction_lines(*counted, loss=loss)
+        lines += ilines + [""]
+        ilost = [v for v in iverdicts if v["verdict"] == "lost"]
+        isharp = bool(iverdicts) and all(v["verdict"] == "ok" for v in iverdicts)
+    if lost or ilost:
+        status, verdict = 1, "a case lost (%s)." % " and ".join(
+            w for w, l in (("throughput", lost), ("instructions per request", ilost)) if l)
+    elif isharp:
+        status = 0
+        verdict = "no case lost; the instruction leg saw every route at %.0f %%%s." % (
+            100 * loss, " (the throughput leg was too coarse in %d case(s), which the instruction "
+            "leg covers)" % len(coarse) if coarse else "")
+    elif coarse:
+        status, verdict = 2, "no case lost, but both legs were too coarse to see %.0f %%%s." % (
+            100 * loss, "" if counted is not None else " (the instruction leg did not run)")
+    else:
+        status, verdict = 0, "no case lost; the throughput leg saw every case at %.0f %%%s." % (
+            100 * loss, "" if counted is None else " (the instruction leg alone was too coarse)")
+    lines.append("**Verdict:** " + verdict)
     text = "\n".join(lines) + "\n"
     with open(os.path.join(outdir, "guard.md"), "w") as f:
         f.write(text)
     sys.stdout.write(text)
-    return 1 if lost else (2 if coarse else 0)
+    return status
 
 
 # ---------------------------------------------------------------- chart --

@@ -9,8 +9,9 @@ from made-up raw results in a temporary directory and reads them back:
 latency that cannot be right (pipelined wrk runs, percentiles of 0, pgbench
 logging 0 us transactions) is never reported, a ratio against a server that
 had errors is marked and not counted, the guard calls a loss only where
-the pairs agree, the fault tier's errors, a dirty tree and the command
-are stated, the TLS tier's table reads its lines against nginx's and
+the pairs agree and its instruction leg a rise beyond its counts' spread
+(and when each leg is too coarse, and the exit status of each combination),
+the fault tier's errors, a dirty tree and the command are stated, the TLS tier's table reads its lines against nginx's and
 without them (runs before nginx was measured), the profile tier's
 per-request account renders (or says it was not measured), and
 profile_account.py reads perf's report lines into the shares by library,
@@ -211,6 +212,155 @@ class ReportTest(unittest.TestCase):
         self.cases[0]["result"]["errors"]["status"] = 3   # rep 1 of this build
         status, text = self.guard()
         self.assertIn("| /db c=256 | 4 (4 lower) |", text)
+
+    # the instruction leg: DIR/instructions/ as bench/cpu_per_request.sh
+    # writes it, build 0 the older, build 1 this one
+    def instruction_counts(self, routes, errors=None):
+        """routes: {route: (this build's counts, the older's counts)}."""
+        d = os.path.join(self.dir, "instructions")
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "builds.tsv"), "w") as f:
+            f.write("0\t109b006\n1\tthis tree (abc1234)\n")
+        with open(os.path.join(d, "instructions.tsv"), "w") as f:
+            f.write("build\troute\tcount\trequests\tinstructions\terrors\n")
+            for route, (this, older) in routes.items():
+                for count, (a, b) in enumerate(zip(older, this), 1):
+                    # the builds alternate, each in turn first
+                    for build, n in ((("0", a), ("1", b)) if count % 2 else (("1", b), ("0", a))):
+                        e = (errors or {}).get((route, build, count), 0)
+                        f.write("%s\t%s\t%d\t2000\t%d\t%d\n" % (build, route, count, n, e))
+
+    def throughput(self, kind):
+        """A throughput leg that finds no loss ("ok"), cannot tell ("coarse")
+        or finds one ("lost")."""
+        noise = [1.00, 1.01, 0.99, 1.02, 0.98, 1.00, 1.01, 0.99, 1.02, 0.98]
+        if kind == "ok":
+            self.guard_cases([100000 * n for n in noise], [100000 * n for n in reversed(noise)])
+        elif kind == "coarse":
+            self.guard_cases([93000, 110000, 92000, 112000, 93000], [100000] * 5)
+        else:
+            self.guard_cases([90000 * n for n in noise], [100000 * n for n in reversed(noise)])
+
+    def test_instructions_flag_a_seven_percent_rise(self):
+        self.throughput("coarse")
+        self.instruction_counts({"/db": ([58320, 58350], [54491, 54577]),
+                                 "/json": ([21600, 21610], [21608, 21590])})
+        status, text = self.guard()
+        self.assertEqual(status, 1)
+        self.assertIn("| /db | 58,320, 58,350 | 54,491, 54,577 | 1.0697× | 0.16 % |", text)
+        self.assertIn("**LOST: 7.0 % more instructions**", text)
+        self.assertIn("LOST: more than 5 % more instructions per request: /db (1.070×).", text)
+        self.assertIn("**Verdict:** a case lost (instructions per request).", text)
+        self.assertRegex(text, r"\| /json \|.*\| no loss of 5 % \|")
+        # the throughput table and its power line are still there
+        self.assertIn("| /db c=256 | 5 (3 lower) |", text)
+        self.assertIn("measured too coarsely to see 5 %", text)
+
+    def test_instructions_do_not_flag_a_two_percent_rise(self):
+        self.throughput("coarse")
+        self.instruction_counts({"/db": ([55580, 55600], [54491, 54577])})
+        status, text = self.guard()
+        self.assertNotIn("LOST", text)
+        # the throughput leg could not see 5 %, the instruction leg could
+        self.assertEqual(status, 0)
+        self.assertIn("no case lost; the instruction leg saw every route at 5 % (the throughput leg "
+                      "was too coarse in 1 case(s)", text)
+        self.assertIn("flags every rise of at least 5 % in instructions per request", text)
+
+    def test_instructions_aa_run_flags_nothing(self):
+        # the same build twice, nine routes, two counts each, spreading by
+        # up to 0.3 % (repeat counts here agree closer than that)
+        import random
+        rng = random.Random(3)
+        routes = {}
+        for i, route in enumerate(("/plaintext", "/json", "/db", "/fortunes", "/queries?queries=1",
+                                   "/queries?queries=20", "/updates?queries=1", "/updates?queries=20",
+                                   "/cached-queries?count=100")):
+            base = 10000 * (i + 1)
+            routes[route] = tuple([round(base * math.exp(rng.uniform(-0.0015, 0.0015))) for _ in range(2)]
+                                  for _ in range(2))
+        routes["/db"] = ([54491, 54654], [54500, 54550])    # 0.30 % between this build's counts
+        self.throughput("ok")
+        self.instruction_counts(routes)
+        status, text = self.guard()
+        self.assertNotIn("LOST", text)
+        self.assertEqual(status, 0)
+        self.assertEqual(text.count("| no loss of 5 % |"), 9)
+        self.assertIn("the largest spread seen, 0.30 %, is under 2.5 %", text)
+        self.assertIn("false-alarm on a real rise of at least 4.6 %", text)
+
+    def test_instructions_flag_a_rise_of_loss_read_low_by_the_spread(self):
+        # a 5 % loss of throughput is 5.26 % more instructions; read 0.3 %
+        # low, at 4.95 %, it is flagged all the same
+        self.throughput("ok")
+        self.instruction_counts({"/fortunes": ([104950, 105265], [100000, 100000])})
+        status, text = self.guard()
+        self.assertEqual(status, 1)
+        self.assertIn("| /fortunes | 104,950, 105,265 | 100,000, 100,000 | 1.0511× | 0.30 % | 1.0495× |", text)
+
+    def test_instructions_counted_once_are_coarse(self):
+        self.throughput("coarse")
+        self.instruction_counts({"/db": ([54600], [54491]), "/json": ([21600], [21608])})
+        status, text = self.guard()
+        self.assertEqual(status, 2)
+        self.assertIn("too coarse: one count per build, spread unknown (CG_COUNTS=1)", text)
+        self.assertIn("Power: unknown: every route was counted once per build (CG_COUNTS=1)", text)
+        self.assertIn("both legs were too coarse to see 5 %", text)
+        # with a sharp throughput leg the run is judged by it
+        shutil.rmtree(self.dir); self.setUp()
+        self.throughput("ok")
+        self.instruction_counts({"/db": ([54600], [54491])})
+        status, text = self.guard()
+        self.assertEqual(status, 0)
+        self.assertIn("the throughput leg saw every case at 5 % (the instruction leg alone was too coarse)", text)
+        # and a rise far beyond LOSS is flagged even counted once
+        shutil.rmtree(self.dir); self.setUp()
+        self.throughput("coarse")
+        self.instruction_counts({"/db": ([60000], [54491])})
+        status, text = self.guard()
+        self.assertEqual(status, 1)
+
+    def test_instructions_with_a_wide_spread_are_coarse(self):
+        # counts 4 % apart: a 3 % rise cannot be told from noise, 12 % can
+        self.throughput("coarse")
+        self.instruction_counts({"/db": ([103000, 103100], [100000, 104080]),
+                                 "/json": ([112000, 112100], [100000, 104080])})
+        status, text = self.guard()
+        self.assertEqual(status, 1)
+        self.assertRegex(text, r"\| /db \|.*\| 4.00 % \|.*\| too coarse: spread over 2.5 % \|")
+        self.assertIn("LOST: more than 5 % more instructions per request: /json", text)
+        self.assertIn("Power: the largest spread seen, 4.00 %, is over 2.5 %", text)
+        shutil.rmtree(self.dir); self.setUp()
+        self.throughput("coarse")
+        self.instruction_counts({"/db": ([103000, 103100], [100000, 104080])})
+        status, text = self.guard()
+        self.assertEqual(status, 2)
+
+    def test_instructions_exit_status(self):
+        both_ok = {"/db": ([54600, 54620], [54491, 54577])}
+        rise = {"/db": ([58320, 58350], [54491, 54577])}
+        for kind, counts, want in (("ok", None, 0), ("coarse", None, 2), ("lost", None, 1),
+                                   ("ok", both_ok, 0), ("coarse", both_ok, 0), ("lost", both_ok, 1),
+                                   ("ok", rise, 1), ("coarse", rise, 1), ("lost", rise, 1)):
+            with self.subTest(throughput=kind, instructions=counts):
+                shutil.rmtree(self.dir); self.setUp()
+                self.throughput(kind)
+                if counts:
+                    self.instruction_counts(counts)
+                status, text = self.guard()
+                self.assertEqual(status, want)
+                if counts is None:
+                    self.assertIn("Not counted (no `instructions/instructions.tsv`", text)
+
+    def test_instructions_leave_out_counts_with_errors(self):
+        self.throughput("coarse")
+        # this build's second /db count had errors: one count left, spread unknown
+        self.instruction_counts({"/db": ([54600, 70000], [54491, 54577])},
+                                errors={("/db", "1", 2): 12})
+        status, text = self.guard()
+        self.assertNotIn("LOST", text)
+        self.assertIn("| /db | 54,600 | 54,491, 54,577 | 1.0012× | 0.16 % |", text)
+        self.assertIn("(1 count(s) with errors left out)", text)
 
     def test_capacity_target_needs_no_socket_errors(self):
         for conns, rps, timeouts in ((256, 100000, 0), (10000, 80000, 12)):
