@@ -137,12 +137,13 @@ bench: deps
 	$(MAKE) all
 	$(MAKE) install
 	PROFILE=$(BENCH_PROFILE) bench/run.sh
-	@if [ -n "$(GUARD)" ]; then bench/guard.sh $(GUARD); fi
+	@if [ -n "$(GUARD)" ]; then WEBGRES_DEPS_EXTRA=valgrind scripts/deps.sh && bench/guard.sh $(GUARD); fi
 
 # bench/guard.sh builds and installs both builds itself; make bench
 # GUARD=main runs it after the bench.
 BASE ?= main
 bench-guard: deps
+	@WEBGRES_DEPS_EXTRA=valgrind scripts/deps.sh
 	bench/guard.sh $(BASE)
 
 cluster: deps
