@@ -47,7 +47,9 @@
 # ratio of each build's median to the first build's) and prints the report.
 # With CALLGRIND=1 also OUT/instructions.tsv: a header line, then one line
 # per count: build (its index in OUT/builds.tsv, in the order given), route,
-# count (1..CG_COUNTS), requests, instructions per request.
+# count (1..CG_COUNTS), requests, instructions per request, errors (wrk's
+# socket errors and error statuses; such a count is marked, and left out
+# of the medians).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -324,7 +326,7 @@ SQL
 	v=$(grep -m 1 -oE '^c?fn=\([0-9]+\) on_req$' "$f" | grep -oE '\([0-9]+\)' || true)
 	if [ -n "$v" ]; then
 		v=$(awk -v want="cfn=$v" '$1 == want { getline; sub(/^calls=/, "", $1); s += $1 } END { print s + 0 }' "$f")
-		[ "$v" -gt 0 ] && n=$v
+		if [ "$v" -gt 0 ]; then n=$v; fi
 	fi
 	callgrind_annotate --inclusive=yes --threshold=100 "$f" > "$f.inclusive" 2>/dev/null
 	one=0
