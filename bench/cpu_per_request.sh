@@ -33,7 +33,9 @@
 # writing and freeing included), for CG_DURATION (10) seconds of wrk -t1
 # -c4, less the first request's one-time loads, divided by the calls of
 # on_req callgrind saw, the tables rewritten by VACUUM FULL before each
-# count so that every count starts from the same), CG_COUNTS (1) times for
+# count so that every count starts from the same, and every count after
+# a route's first stopping after as many responses, bench/wrk/cap.lua, so
+# that every count makes the same requests), CG_COUNTS (1) times for
 # each build and route: count after count, each over every route, the
 # builds' order rotated each count as the repetitions' is, so that the
 # counts of one build show how far its repeats spread.
@@ -285,11 +287,12 @@ if [ "$PROFILE" = 1 ]; then
 		done
 	done
 fi
-# instructions N ROUTE COUNT: "REQUESTS IR_PER_REQUEST ERRORS" of build N on
-# ROUTE under callgrind (CALLGRIND=1), its COUNT-th count; the cluster is
-# restarted under valgrind and back
+# instructions N ROUTE COUNT CAP: "REQUESTS IR_PER_REQUEST ERRORS WRK" of
+# build N on ROUTE under callgrind (CALLGRIND=1), its COUNT-th count, wrk
+# stopping after CAP responses (0: after CG_DURATION); WRK, the responses
+# wrk saw. The cluster is restarted under valgrind and back
 instructions() {
-	local i=$1 r=$2 dir data port w n e tot one f fn v json
+	local i=$1 r=$2 dir data port w n e wreq tot one f fn v json
 	dir=$OUT/callgrind-$1-$(printf '%s' "${2#/}" | tr -c 'A-Za-z0-9' '_')-$3
 	mkdir -p "$dir"; [ "$(id -u)" -eq 0 ] && chown postgres: "$dir"
 	data=${PGDIR[$i]}
@@ -308,14 +311,22 @@ SQL
 	wait_200 "http://127.0.0.1:${PORT[$i]}$r" 300 || die "${NAME[$i]} under valgrind does not answer $r"
 	port=$(sed -n 's/^port = \([0-9]*\)$/\1/p' "$data/postgresql.conf" | tail -n 1)
 	w=$("$CLUSTER" psql "$data" -d postgres -A -t -c "SELECT pid FROM pg_stat_activity WHERE backend_type = 'webgres worker'")
-	wrk -t1 -c4 -d"${CG_DURATION}s" -H "Accept: $(accept_for "$r")" -s "$BENCH/wrk/report.lua" \
-		"http://127.0.0.1:${PORT[$i]}$r" > "$dir/wrk.out" 2>&1 || true
+	if [ "$4" -gt 0 ]; then
+		# as many requests as the route's first count made (cap.lua), with
+		# time to spare on a slower machine
+		WRK_REQUESTS=$4 wrk -t1 -c4 -d"$(( 3 * CG_DURATION ))s" -H "Accept: $(accept_for "$r")" \
+			-s "$BENCH/wrk/cap.lua" "http://127.0.0.1:${PORT[$i]}$r" > "$dir/wrk.out" 2>&1 || true
+	else
+		wrk -t1 -c4 -d"${CG_DURATION}s" -H "Accept: $(accept_for "$r")" -s "$BENCH/wrk/report.lua" \
+			"http://127.0.0.1:${PORT[$i]}$r" > "$dir/wrk.out" 2>&1 || true
+	fi
 	WEBGRES_BINDIR=${BIN[$i]} "$CLUSTER" stop "$data" >/dev/null
 	WEBGRES_BINDIR=${BIN[$i]} "$CLUSTER" start "$data"
 	json=$(grep '^WRKJSON ' "$dir/wrk.out" | sed 's/^WRKJSON //') || die "wrk gave no result under callgrind on $r: $(tail -n 3 "$dir/wrk.out")"
 	# wrk's requests and the one that answered 200 above; its socket errors
 	# and error statuses
 	read -r n e <<< "$(python3 -c 'import json, sys; j = json.loads(sys.argv[1]); print(j["requests"] + 1, sum(j["errors"].values()))' "$json")"
+	wreq=$(( n - 1 ))
 	f=$dir/cg.$w
 	tot=$(awk '/^totals:/ { print $2 }' "$f")
 	[ -n "$tot" ] || die "no callgrind totals in $f"
@@ -342,19 +353,26 @@ SQL
 		v=$(grep ":cache_fill[[:space:]]*\[" "$f.inclusive" | head -n 1 | awk '{ gsub(",", "", $1); print $1 }')
 		one=$(( one + ${v:-0} ))
 	fi
-	echo "$n $(( (tot - one) / n )) $e"
+	echo "$n $(( (tot - one) / n )) $e $wreq"
 }
 
 if [ "$CALLGRIND" = 1 ]; then
 	printf 'build\troute\tcount\trequests\tinstructions\terrors\n' > "$OUT/instructions.tsv"
 	log "callgrind: $CG_COUNTS count(s) of ${CG_DURATION}s per route and build, inside $CG_TOGGLE"
+	# The first count of a route runs CG_DURATION; every later one (either
+	# build's) stops after as many responses. On /updates a count's cost per
+	# request grows with the updates it has made since the vacuum, so counts
+	# of different lengths differed by up to 3 % on /updates?queries=20, and
+	# a faster build would have looked costlier.
+	declare -A CAP=()
 	for ((count = 1; count <= CG_COUNTS; count++)); do
 		for r in "${ROUTE_LIST[@]}"; do
 			for ((k = 0; k < NBUILDS; k++)); do
 				i=$(( (k + count - 1) % NBUILDS ))
 				t0=$(date +%s)
-				res=$(instructions "$i" "$r" "$count")
-				read -r n ir e <<< "$res"
+				res=$(instructions "$i" "$r" "$count" "${CAP[$r]:-0}")
+				read -r n ir e wreq <<< "$res"
+				[ -n "${CAP[$r]:-}" ] || CAP[$r]=$wreq
 				printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$i" "$r" "$count" "$n" "$ir" "$e" >> "$OUT/instructions.tsv"
 				log "callgrind count $count $r ${NAME[$i]}: $n requests, $ir instructions each$([ "$e" = 0 ] || echo ", $e ERRORS") ($(( $(date +%s) - t0 )) s)"
 			done
@@ -367,8 +385,9 @@ names = dict(l.rstrip("\n").split("\t", 1) for l in open(f"{out}/builds.tsv"))
 rows = list(csv.DictReader(open(f"{out}/instructions.tsv"), delimiter="\t"))
 routes = list(dict.fromkeys(r["route"] for r in rows))
 print(f"\n## User-space instructions per request inside {toggle} (callgrind)\n")
-print(f"{counts} count(s) per route and build of {secs} s of wrk -t1 -c4, builds alternated, "
-      "order rotated each count. *counts* lists each count's instructions per request in "
+print(f"{counts} count(s) per route and build with wrk -t1 -c4, builds alternated, order rotated "
+      f"each count; a route's first count runs {secs} s, the others stop after as many responses. "
+      "*requests* are those the worker handled; *counts* lists each count's instructions per request in "
       "the order made; *spread* is the largest |ln(a ÷ b)| between two counts of the build; "
       "a count with errors is marked and left out of the median.\n")
 print("| route | build | requests | counts | median | spread | ÷ first build's |")
