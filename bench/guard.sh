@@ -28,15 +28,14 @@
 # counts of each build on each route of CG_ROUTES (the TechEmpower routes;
 # pipelined plaintext runs the same code per request as /plaintext), the
 # builds alternating, into OUT/instructions/.  Counts of the same code
-# repeat within a fraction of a percent (1.4 % on /updates?queries=20,
-# whose cost grows with the updates a count makes), so report.py flags a
-# route whose
+# repeat within a fraction of a percent, so report.py flags a route whose
 # instructions per request rose by more than 1 / (1 - LOSS), less the
 # largest spread s between two counts of one build: every rise of LOSS is
 # flagged, and only a real rise of at least LOSS - 2s can false-alarm.  A
 # route with s > LOSS / 2, or counted once (CG_COUNTS=1), is too coarse.
-# A count takes about 17 s (CG_DURATION, 10 s, of load), the 9 routes, 2
-# builds and 2 counts some 10 minutes, and building the copies a minute.
+# A count takes about 19 s (10 s, CG_DURATION, of load, or as many
+# requests), the 9 routes, 2 builds and 2 counts some 11½ minutes, and
+# building the two copies a minute.
 #
 # Settings (environment): REPS (10), DURATION (5 s), CONNS (256), QCONNS
 # (512), LOSS (0.05), ONLY (the TechEmpower endpoints), and those of
