@@ -8,8 +8,6 @@
 #include <emmintrin.h>
 #endif
 
-#include "port/pg_bitutils.h"
-
 #include "sql/html.h"
 
 /*
@@ -55,9 +53,9 @@ entity_for(char c, size_t *len)
 
 /*
  * The index of the first special byte of s at or after from, or len.  Where
- * the compiler targets SSE2 (every x86-64), sixteen bytes are compared with
- * the five special ones at a time: most text has none, and a byte-by-byte
- * test was most of what escaping a page cost.
+ * the compiler targets SSE2 (every x86-64, with GCC or clang), sixteen bytes
+ * are compared with the five special ones at a time: most text has none,
+ * and a byte-by-byte test was most of what escaping a page cost.
  */
 static inline size_t
 next_special(const char *s, size_t from, size_t len)
@@ -84,7 +82,7 @@ next_special(const char *s, size_t from, size_t len)
 													 _mm_cmpeq_epi8(v, apos))));
 		mask = _mm_movemask_epi8(hit);
 		if (mask != 0)
-			return i + pg_rightmost_one_pos32((uint32) mask);
+			return i + __builtin_ctz((unsigned int) mask);
 	}
 #endif
 	for (; i < len; i++)
