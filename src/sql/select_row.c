@@ -107,7 +107,8 @@ typedef struct RowsReceiver
 {
 	DestReceiver pub;
 	SelectRowSite *site;
-	MemoryContext result_cxt;	/* the caller's: where the values are made */
+	MemoryContext result_cxt;	/* where the values are made: the caller's,
+								 * or the context of the array they go in */
 	bool		all;			/* keep every row, not only the first */
 	bool		whole_column;	/* one column of the type asked for */
 	TupleConversionMap *map;	/* a row of another layout, else NULL */
@@ -616,7 +617,8 @@ select_query(FunctionCallInfo fcinfo, const char *fname, SelectCall *call,
 	receiver->pub.rDestroy = rows_destroy;
 	receiver->pub.mydest = DestNone;
 	receiver->site = site;
-	receiver->result_cxt = CurrentMemoryContext;
+	if (receiver->result_cxt == NULL)
+		receiver->result_cxt = CurrentMemoryContext;
 
 	error_arg.query = source->query_string;
 	error_context_stack = &errcallback;
@@ -664,6 +666,65 @@ site_with_storage(FunctionCallInfo fcinfo)
 }
 
 /*
+ * An empty expanded array of the type asked for, made in the caller's
+ * context before the query runs, so that each row's value can be made in
+ * the array's own context.  select_rows and select_each return their rows
+ * as an expanded array (utils/array.h), as array_append returns its result:
+ * the caller's array_append or || adds to it in place, and html_rows_of or
+ * json_rows_of reads its elements as they are, where a flat array would be
+ * copied once to build it and once more to expand it again.  Postgres
+ * flattens it wherever a value must be stored.
+ */
+static ExpandedArrayHeader *
+rows_array_new(FunctionCallInfo fcinfo, const char *fname)
+{
+	SelectRowSite *site;
+	ArrayMetaState meta;
+
+	select_site(fcinfo, fname);
+	site = site_with_storage(fcinfo);
+	meta.element_type = site->type;
+	meta.typlen = site->typlen;
+	meta.typbyval = site->typbyval;
+	meta.typalign = site->typalign;
+	return construct_empty_expanded_array(site->type, CurrentMemoryContext,
+										  &meta);
+}
+
+/*
+ * The expanded array of values[0..n), one dimension from 1: values and
+ * nulls were made in the array's context with room for room elements,
+ * which it takes over (array_set_element grows them in place).
+ */
+static Datum
+rows_array_result(ExpandedArrayHeader *eah, Datum *values, bool *nulls,
+				  int n, int room)
+{
+	bool		any_null = false;
+
+	if (n == 0)
+		return EOHPGetRWDatum(&eah->hdr);
+	for (int i = 0; i < n; i++)
+		any_null |= nulls[i];
+	eah->ndims = 1;
+	eah->dims = MemoryContextAlloc(eah->hdr.eoh_context, 2 * sizeof(int));
+	eah->lbound = eah->dims + 1;
+	eah->dims[0] = n;
+	eah->lbound[0] = 1;
+	eah->dvalues = values;
+	/* as construct_md_array, no null bitmap unless an element is NULL */
+	eah->dnulls = any_null ? nulls : NULL;
+	eah->dvalueslen = room;
+	eah->nelems = n;
+	eah->flat_size = 0;
+	/* the empty flat value it was made from no longer describes it */
+	eah->fvalue = NULL;
+	eah->fstartptr = NULL;
+	eah->fendptr = NULL;
+	return EOHPGetRWDatum(&eah->hdr);
+}
+
+/*
  * webgres.select_row(type anyelement, query text, VARIADIC args "any")
  * returns anyelement: query's first row as a value of type's type (NULL
  * when it returns none).  The query may return one column of that type, or,
@@ -700,23 +761,17 @@ webgres_select_rows(PG_FUNCTION_ARGS)
 {
 	RowsReceiver receiver;
 	SelectCall	call;
-	SelectRowSite *site;
-	int			dims[1];
-	int			lbs[1] = {1};
+	ExpandedArrayHeader *eah;
 
 	memset(&receiver, 0, sizeof(receiver));
 	receiver.all = true;
 	variadic_call(fcinfo, "webgres.select_rows", &call);
+	eah = rows_array_new(fcinfo, "webgres.select_rows");
+	receiver.result_cxt = eah->hdr.eoh_context;
 	select_query(fcinfo, "webgres.select_rows", &call, &receiver, false);
-	site = site_with_storage(fcinfo);
 
-	if (receiver.nrows == 0)
-		PG_RETURN_ARRAYTYPE_P(construct_empty_array(site->type));
-	dims[0] = receiver.nrows;
-	PG_RETURN_ARRAYTYPE_P(construct_md_array(receiver.values, receiver.nulls,
-											 1, dims, lbs, site->type,
-											 site->typlen, site->typbyval,
-											 site->typalign));
+	PG_RETURN_DATUM(rows_array_result(eah, receiver.values, receiver.nulls,
+									  receiver.nrows, receiver.maxrows));
 }
 
 /*
@@ -732,7 +787,6 @@ webgres_select_each(PG_FUNCTION_ARGS)
 	const char *fname = "webgres.select_each";
 	RowsReceiver receiver;
 	SelectCall	call;
-	SelectRowSite *site;
 	ArrayType  *args;
 	Oid			elem_type;
 	int16		elem_len;
@@ -740,8 +794,7 @@ webgres_select_each(PG_FUNCTION_ARGS)
 	char		elem_align;
 	Datum	   *rows;
 	bool	   *row_nulls;
-	int			dims[1];
-	int			lbs[1] = {1};
+	ExpandedArrayHeader *eah;
 
 	call.sql = query_arg(fcinfo, fname);
 	if (PG_ARGISNULL(2))
@@ -759,18 +812,17 @@ webgres_select_each(PG_FUNCTION_ARGS)
 	call.nargs = 1;
 	call.types = &elem_type;
 
-	rows = palloc(Max(call.nruns, 1) * sizeof(Datum));
-	row_nulls = palloc(Max(call.nruns, 1) * sizeof(bool));
+	eah = rows_array_new(fcinfo, fname);
+	rows = MemoryContextAlloc(eah->hdr.eoh_context,
+							  Max(call.nruns, 1) * sizeof(Datum));
+	row_nulls = MemoryContextAlloc(eah->hdr.eoh_context,
+								   Max(call.nruns, 1) * sizeof(bool));
 	memset(&receiver, 0, sizeof(receiver));
 	receiver.values = rows;
 	receiver.nulls = row_nulls;
+	receiver.result_cxt = eah->hdr.eoh_context;
 	select_query(fcinfo, fname, &call, &receiver, true);
-	site = site_with_storage(fcinfo);
 
-	if (call.nruns == 0)
-		PG_RETURN_ARRAYTYPE_P(construct_empty_array(site->type));
-	dims[0] = call.nruns;
-	PG_RETURN_ARRAYTYPE_P(construct_md_array(rows, row_nulls, 1, dims, lbs,
-											 site->type, site->typlen,
-											 site->typbyval, site->typalign));
+	PG_RETURN_DATUM(rows_array_result(eah, rows, row_nulls, call.nruns,
+									  Max(call.nruns, 1)));
 }

@@ -46,6 +46,50 @@ SELECT (webgres.select_rows(NULL::sr_item, 'SELECT id, upper(name), price FROM s
 -- More rows than its first allocation holds.
 SELECT cardinality(a), a[1], a[1000]
 FROM (SELECT webgres.select_rows(NULL::integer, 'SELECT g FROM generate_series(1, 1000) AS g')) AS t(a);
+-- select_rows and select_each return their rows as an expanded array, which
+-- || and array_append add to in place: what is then stored, compared, sent
+-- or read is the array a flat one would be, NULL elements and all, and
+-- growing it past the room it was made with (16 rows, or select_each's
+-- runs) moves its elements.
+CREATE TEMP TABLE sr_grown AS
+SELECT webgres.select_rows(NULL::sr_item, 'SELECT * FROM sr_item ORDER BY id')
+         || ROW(4, 'four', 4)::sr_item AS items,
+       array_append(webgres.select_rows(NULL::numeric, 'SELECT price FROM sr_item ORDER BY id'), 9.5) AS prices,
+       webgres.select_each(NULL::text, 'SELECT name FROM sr_item WHERE id = $1', ARRAY[3, 42, 1])
+         || 'x'::text || NULL::text AS names,
+       webgres.select_rows(NULL::integer, 'SELECT g FROM generate_series(1, 16) AS g')
+         || 17 || 18 AS sixteen,
+       webgres.select_each(NULL::integer, 'SELECT $1 * 10', ARRAY[1, 2, 3]) || 40 AS each_full,
+       webgres.select_rows(NULL::integer, 'SELECT id FROM sr_item WHERE id > 42') || 1 AS from_none;
+SELECT items, array_dims(items), prices, array_dims(prices), names, sixteen,
+       array_dims(sixteen), each_full, from_none, array_dims(from_none)
+FROM sr_grown;
+-- The same bytes as the array made from the same values: no null bitmap
+-- where no element is NULL, one where one is.
+SELECT array_send(items) = array_send(ARRAY(SELECT s FROM sr_item AS s ORDER BY id) || ROW(4, 'four', 4)::sr_item) AS items_same,
+       array_send(prices) = array_send(ARRAY[1.5, NULL, 3, 9.5]) AS prices_same,
+       array_send(sixteen) = array_send(ARRAY(SELECT generate_series(1, 18))) AS sixteen_same,
+       array_send(webgres.select_rows(NULL::integer, 'SELECT id FROM sr_item ORDER BY id'))
+         = array_send(ARRAY[1, 2, 3]) AS unchanged_same
+FROM sr_grown;
+DROP TABLE sr_grown;
+-- One value read twice is not changed by adding to it the first time.
+SELECT a || 10 AS first, a || 20 AS second, a
+FROM (SELECT webgres.select_rows(NULL::integer, 'SELECT id FROM sr_item ORDER BY id') OFFSET 0) AS t(a);
+-- PL/pgSQL takes the array over and changes it in place; a copy taken
+-- before keeps its elements.
+DO $$
+DECLARE
+  a integer[] := webgres.select_each(NULL::integer, 'SELECT $1 + 100', ARRAY[1, 2]);
+  b integer[];
+BEGIN
+  b := a;
+  a[3] := 103;
+  a := a || 104;
+  a[1] := NULL;
+  RAISE NOTICE 'a % %, b % %', a, array_dims(a), b, array_dims(b);
+END
+$$;
 -- Its errors name it.
 SELECT webgres.select_rows(NULL::text, 'SELECT id FROM sr_item');
 SELECT webgres.select_rows(NULL::integer, 'DELETE FROM sr_item RETURNING id');
