@@ -668,8 +668,8 @@ site_with_storage(FunctionCallInfo fcinfo)
 /*
  * An empty expanded array of the type asked for, made in the caller's
  * context before the query runs, so that each row's value can be made in
- * the array's own context.  select_rows and select_each return their rows
- * as an expanded array (utils/array.h), as array_append returns its result:
+ * the array's own context.  select_rows returns its rows as an expanded
+ * array (utils/array.h), as array_append returns its result:
  * the caller's array_append or || adds to it in place, and html_rows_of or
  * json_rows_of reads its elements as they are, where a flat array would be
  * copied once to build it and once more to expand it again.  Postgres
@@ -792,9 +792,11 @@ webgres_select_each(PG_FUNCTION_ARGS)
 	int16		elem_len;
 	bool		elem_byval;
 	char		elem_align;
+	SelectRowSite *site;
 	Datum	   *rows;
 	bool	   *row_nulls;
-	ExpandedArrayHeader *eah;
+	int			dims[1];
+	int			lbs[1] = {1};
 
 	call.sql = query_arg(fcinfo, fname);
 	if (PG_ARGISNULL(2))
@@ -812,17 +814,23 @@ webgres_select_each(PG_FUNCTION_ARGS)
 	call.nargs = 1;
 	call.types = &elem_type;
 
-	eah = rows_array_new(fcinfo, fname);
-	rows = MemoryContextAlloc(eah->hdr.eoh_context,
-							  Max(call.nruns, 1) * sizeof(Datum));
-	row_nulls = MemoryContextAlloc(eah->hdr.eoh_context,
-								   Max(call.nruns, 1) * sizeof(bool));
+	rows = palloc(Max(call.nruns, 1) * sizeof(Datum));
+	row_nulls = palloc(Max(call.nruns, 1) * sizeof(bool));
 	memset(&receiver, 0, sizeof(receiver));
 	receiver.values = rows;
 	receiver.nulls = row_nulls;
-	receiver.result_cxt = eah->hdr.eoh_context;
 	select_query(fcinfo, fname, &call, &receiver, true);
+	site = site_with_storage(fcinfo);
 
-	PG_RETURN_DATUM(rows_array_result(eah, rows, row_nulls, call.nruns,
-									  Max(call.nruns, 1)));
+	/*
+	 * A flat array: its caller reads it (json_rows_of), and for the one or
+	 * few rows of a request the expanded array's own context costs more
+	 * than the copy it saves.
+	 */
+	if (call.nruns == 0)
+		PG_RETURN_ARRAYTYPE_P(construct_empty_array(site->type));
+	dims[0] = call.nruns;
+	PG_RETURN_ARRAYTYPE_P(construct_md_array(rows, row_nulls, 1, dims, lbs,
+											 site->type, site->typlen,
+											 site->typbyval, site->typalign));
 }

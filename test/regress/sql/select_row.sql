@@ -46,11 +46,11 @@ SELECT (webgres.select_rows(NULL::sr_item, 'SELECT id, upper(name), price FROM s
 -- More rows than its first allocation holds.
 SELECT cardinality(a), a[1], a[1000]
 FROM (SELECT webgres.select_rows(NULL::integer, 'SELECT g FROM generate_series(1, 1000) AS g')) AS t(a);
--- select_rows and select_each return their rows as an expanded array, which
--- || and array_append add to in place: what is then stored, compared, sent
--- or read is the array a flat one would be, NULL elements and all, and
--- growing it past the room it was made with (16 rows, or select_each's
--- runs) moves its elements.
+-- select_rows returns its rows as an expanded array, which || and
+-- array_append add to in place: what is then stored, compared, sent or read
+-- is the array a flat one would be, NULL elements and all, and growing it
+-- past the room it was made with (16 rows) moves its elements.
+-- select_each's flat array, beside it, is added to as any other.
 CREATE TEMP TABLE sr_grown AS
 SELECT webgres.select_rows(NULL::sr_item, 'SELECT * FROM sr_item ORDER BY id')
          || ROW(4, 'four', 4)::sr_item AS items,
@@ -80,7 +80,7 @@ FROM (SELECT webgres.select_rows(NULL::integer, 'SELECT id FROM sr_item ORDER BY
 -- before keeps its elements.
 DO $$
 DECLARE
-  a integer[] := webgres.select_each(NULL::integer, 'SELECT $1 + 100', ARRAY[1, 2]);
+  a integer[] := webgres.select_rows(NULL::integer, 'SELECT g + 100 FROM generate_series(1, 2) AS g');
   b integer[];
 BEGIN
   b := a;
