@@ -787,12 +787,12 @@ webgres_select_each(PG_FUNCTION_ARGS)
 	const char *fname = "webgres.select_each";
 	RowsReceiver receiver;
 	SelectCall	call;
+	SelectRowSite *site;
 	ArrayType  *args;
 	Oid			elem_type;
 	int16		elem_len;
 	bool		elem_byval;
 	char		elem_align;
-	SelectRowSite *site;
 	Datum	   *rows;
 	bool	   *row_nulls;
 	int			dims[1];
