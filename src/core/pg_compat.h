@@ -47,6 +47,14 @@
 #define ExecutorRun(queryDesc, direction, count) \
 	ExecutorRun((queryDesc), (direction), (count), true)
 
+/*
+ * 18 keeps each attribute's cached offset (with its length and by-value
+ * flag) in the descriptor's compact array, TupleDescCompactAttr, and no
+ * longer in its pg_attribute copy, where it was before.
+ */
+typedef struct FormData_pg_attribute CompactAttribute;
+#define TupleDescCompactAttr(desc, i) TupleDescAttr((desc), (i))
+
 #endif
 
 #if PG_VERSION_NUM < 170000

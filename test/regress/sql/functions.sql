@@ -172,6 +172,42 @@ SELECT webgres.json_rows_of(ARRAY[(1, 2, NULL, NULL, NULL)]::pg_temp.jr_world[],
 SELECT webgres.json_rows_of(ARRAY[NULL, (7, 8, NULL, NULL, NULL)]::pg_temp.jr_world[], 'id', 'id');
 SELECT webgres.json_rows_of(ARRAY[]::pg_temp.jr_world[], 'id', 'id');
 SELECT webgres.json_rows_of(NULL::pg_temp.jr_world[], 'id', 'id') IS NULL AS null_array;
+-- Rows are taken apart from the offsets their type caches when no column
+-- is NULL and only fixed widths come before the last (padding before an
+-- int8 and a double, a name by reference, a last text with a one-byte or a
+-- four-byte header), and as any other row otherwise: a NULL column, a text
+-- before the integers, a row stored before a column was added (its default
+-- read from the catalog), a dropped column between.  Each is checked
+-- against to_jsonb of the same rows, html_rows_of against the cells' text.
+CREATE TEMP TABLE rd_fixed (a smallint, b bigint, c boolean, d double precision, e name, f text);
+INSERT INTO rd_fixed VALUES
+  (1, -9000000000, true, 0.5, 'n1', 'short'),
+  (-2, 7, false, -1e300, repeat('m', 63), repeat('long', 60)),
+  (3, 0, true, 2, 'n3', NULL);
+CREATE TEMP TABLE rd_text_first (t text, i integer, j bigint);
+INSERT INTO rd_text_first VALUES ('x', 1, 2), (repeat('y', 300), -1, -2);
+CREATE TEMP TABLE rd_added (id integer, v integer);
+INSERT INTO rd_added VALUES (1, 10), (2, 20);
+ALTER TABLE rd_added ADD COLUMN w integer NOT NULL DEFAULT 7;
+INSERT INTO rd_added VALUES (3, 30, 31);
+CREATE TEMP TABLE rd_dropped (id integer, gone text, v integer);
+INSERT INTO rd_dropped VALUES (1, 'g', 10);
+ALTER TABLE rd_dropped DROP COLUMN gone;
+INSERT INTO rd_dropped VALUES (2, 20);
+SELECT webgres.json_rows_of(ARRAY(SELECT r FROM rd_fixed AS r ORDER BY a), 'a', 'a', 'b', 'b', 'c', 'c', 'd', 'd', 'e', 'e', 'f', 'f')::jsonb
+       = (SELECT jsonb_agg(to_jsonb(r) ORDER BY a) FROM rd_fixed AS r) AS fixed_same,
+       webgres.json_rows_of(ARRAY(SELECT r FROM rd_text_first AS r ORDER BY i), 't', 't', 'i', 'i', 'j', 'j')::jsonb
+       = (SELECT jsonb_agg(to_jsonb(r) ORDER BY i) FROM rd_text_first AS r) AS text_first_same,
+       webgres.json_rows_of(ARRAY(SELECT r FROM rd_added AS r ORDER BY id), 'id', 'id', 'v', 'v', 'w', 'w')::jsonb
+       = (SELECT jsonb_agg(to_jsonb(r) ORDER BY id) FROM rd_added AS r) AS added_same,
+       webgres.json_rows_of(ARRAY(SELECT r FROM rd_dropped AS r ORDER BY id), 'id', 'id', 'v', 'v')::jsonb
+       = (SELECT jsonb_agg(to_jsonb(r) ORDER BY id) FROM rd_dropped AS r) AS dropped_same;
+SELECT webgres.json_row_of(r, 'a', 'a', 'b', 'b', 'd', 'd', 'f', 'f') FROM rd_fixed AS r WHERE a = 1;
+SELECT webgres.json_row_of(r, 'id', 'id', 'w', 'w') FROM rd_added AS r ORDER BY id;
+SELECT webgres.html_rows_of(ARRAY(SELECT r FROM rd_fixed AS r WHERE f IS NOT NULL), 'a', 'a', 'b', 'c', 'd', 'e', 'f')
+       = (SELECT string_agg(format('<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>', a, b, c, d, e, f), '' ORDER BY a::text)
+          FROM rd_fixed WHERE f IS NOT NULL) AS html_same,
+       webgres.html_rows_of(ARRAY(SELECT r FROM rd_added AS r), 'id', 'id', 'v', 'w') AS added_html;
 -- An array built with || (expanded), a table's rows, a domain over a row
 -- type; one call site for each row of an outer query, then a new column.
 CREATE TEMP TABLE jr_item (id integer, name varchar(10));
