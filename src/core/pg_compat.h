@@ -11,7 +11,8 @@
  *
  * Include it after the Postgres headers that declare what it maps
  * (executor/executor.h, miscadmin.h, storage/proc.h, storage/latch.h,
- * utils/fmgroids.h, utils/guc.h, utils/memutils.h): it only defines names.
+ * utils/acl.h, utils/fmgroids.h, utils/guc.h, utils/memutils.h): it only
+ * defines names.
  */
 #ifndef WEBGRES_PG_COMPAT_H
 #define WEBGRES_PG_COMPAT_H
@@ -34,6 +35,15 @@
 #define guc_malloc(elevel, size) malloc(size)
 #define guc_strdup(elevel, src) strdup(src)
 #define guc_free(ptr) free(ptr)
+
+/*
+ * 16 checks a privilege on any kind of object with object_aclcheck(); 15
+ * had a function per catalog.  webgres checks only functions' EXECUTE this
+ * way (handler/simple_eval.c), so classid is always ProcedureRelationId.
+ * Include it after utils/acl.h.
+ */
+#define object_aclcheck(classid, objectid, roleid, mode) \
+	pg_proc_aclcheck((objectid), (roleid), (mode))
 
 #endif
 

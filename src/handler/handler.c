@@ -215,7 +215,7 @@ prepare_route(const Route *route, HandlerState *st)
 	st->source = source;
 	st->shareable = false;
 	st->shareable_generation = -1;
-	memset(&st->simple, 0, sizeof(st->simple));
+	simple_eval_init(&st->simple, handler_cxt);
 	/* An event stream (events.c) is answered afresh every time, on its own. */
 	st->event_stream = route->websocket || declares_event_stream(source->resultDesc);
 	/* A route with auth answers per identity: never from memory. */
@@ -340,6 +340,7 @@ handler_forget_stale_responses(void)
 			*link = st->next_cached;
 			st->cached = NULL;
 			st->constant = false;
+			simple_eval_forget(&st->simple);
 			SPI_freeplan(st->plan);
 			st->plan = NULL;
 		}

@@ -8,24 +8,65 @@
  * it costs more than evaluating its expressions, so, like PL/pgSQL's simple
  * expressions, such a plan's target list is compiled and evaluated directly.
  * The result is the same row the executor would produce: the plan is still
- * taken from (and revalidated by) the plan cache on every request, its
- * functions are still checked for EXECUTE privilege when compiled (once a
- * transaction, as PL/pgSQL does), and it runs on the request's snapshot,
- * inside its transaction.  What it skips is
+ * taken from (and revalidated by) the plan cache on every request, and it
+ * runs on the request's snapshot, inside its transaction.  What it skips is
  * the executor hooks, so pg_stat_statements does not count these handlers.
+ *
+ * The compiled target list is kept as long as the plan is, across
+ * transactions.  Compiling looks each function up and checks the current
+ * user's EXECUTE privilege on it; the look-ups hold for the plan's life (a
+ * function that is replaced, and a domain whose checks change, invalidate
+ * the plans that use them), but a privilege is Postgres' to check again on
+ * every execution, and a REVOKE, or a role's membership taken away, changes
+ * no plan.  So the functions compiling checked are noted, through the hook
+ * Postgres calls after each such check (OAT_FUNCTION_EXECUTE), and checked
+ * again, with that hook called again, once in each transaction: as often as
+ * when the list was compiled anew for each.  A run that ends in an error
+ * may leave a function's or a step's cached state half made, so the list is
+ * compiled anew after one.
  */
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "catalog/objectaccess.h"
+#include "catalog/pg_proc.h"
 #include "executor/executor.h"
+#include "miscadmin.h"
 #include "nodes/plannodes.h"
 #include "storage/proc.h"
+#include "utils/acl.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/plancache.h"
 #include "utils/resowner.h"
 
 #include "core/pg_compat.h"
 #include "handler/simple_eval.h"
+
+/*
+ * The most a compiled list's memory may grow to (functions' call-site
+ * caches, a hashed IN list) before it is compiled anew: a function that
+ * allocates in its call site on every call cannot grow the backend.
+ */
+#define SIMPLE_EVAL_KEPT_MAX	(1024 * 1024)
+
+/* One result column: a constant's value, or its compiled expression. */
+typedef struct SimpleColumn
+{
+	ExprState  *state;			/* NULL for a constant */
+	Const	   *constant;
+} SimpleColumn;
+
+/* The functions checked for EXECUTE while a list is compiled (object_access_hook). */
+typedef struct CheckedFunctions
+{
+	Oid		   *oids;
+	int			count;
+	int			room;
+} CheckedFunctions;
+
+static CheckedFunctions *checking = NULL;
+static object_access_hook_type checking_prev_hook = NULL;
 
 /*
  * True if the plan is one row of expressions: a Result with no input,
@@ -69,6 +110,151 @@ plan_is_simple(CachedPlan *cplan)
 	return true;
 }
 
+/*
+ * object_access_hook while a list is compiled: notes each function whose
+ * EXECUTE privilege Postgres has just checked, then passes the event on.
+ */
+static void
+note_checked_function(ObjectAccessType access, Oid classId, Oid objectId,
+					  int subId, void *arg)
+{
+	if (access == OAT_FUNCTION_EXECUTE && classId == ProcedureRelationId &&
+		checking != NULL)
+	{
+		for (int i = 0; i < checking->count; i++)
+			if (checking->oids[i] == objectId)
+				goto noted;
+		if (checking->count == checking->room)
+		{
+			checking->room *= 2;
+			checking->oids = repalloc(checking->oids, checking->room * sizeof(Oid));
+		}
+		checking->oids[checking->count++] = objectId;
+	}
+noted:
+	if (checking_prev_hook != NULL)
+		checking_prev_hook(access, classId, objectId, subId, arg);
+}
+
+/* Readies cache for a newly prepared plan; see simple_eval.h. */
+void
+simple_eval_init(SimpleEvalCache *cache, MemoryContext parent)
+{
+	simple_eval_forget(cache);
+	memset(cache, 0, sizeof(*cache));
+	cache->parent = parent;
+}
+
+/* Drops what cache compiled. */
+void
+simple_eval_forget(SimpleEvalCache *cache)
+{
+	if (cache->compiled_cxt != NULL)
+		MemoryContextDelete(cache->compiled_cxt);
+	cache->compiled_cxt = NULL;
+	cache->columns = NULL;
+	cache->checked = NULL;
+	cache->nchecked = 0;
+	cache->running = false;
+}
+
+/* Fills columns with tlist's natts result columns, compiled in the current context. */
+static void
+compile_tlist(SimpleColumn *columns, List *tlist, int natts)
+{
+	int			i = 0;
+	ListCell   *lc;
+
+	foreach(lc, tlist)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+
+		if (tle->resjunk)
+			continue;
+		if (i >= natts)
+			elog(ERROR, "handler plan has more columns than its result");
+		if (IsA(tle->expr, Const))
+			columns[i].constant = (Const *) tle->expr;
+		else
+			columns[i].state = ExecInitExprWithParams(tle->expr, NULL);
+		i++;
+	}
+	if (i != natts)
+		elog(ERROR, "handler plan has fewer columns than its result");
+}
+
+/*
+ * Compiles tlist's natts result columns into a new context, noting the
+ * functions whose EXECUTE privilege compiling checks.  Parameters are
+ * compiled as generic steps (the request's list has no paramCompile) and
+ * read through the expression context when evaluated, so the list serves
+ * every request.
+ */
+static void
+compile_columns(SimpleEvalCache *cache, List *tlist, int natts)
+{
+	MemoryContext cxt;
+	MemoryContext oldcxt;
+	SimpleColumn *columns;
+	CheckedFunctions checked;
+
+	simple_eval_forget(cache);
+	/* Made under the transaction's context: a failed compile goes with it. */
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "webgres compiled handler",
+								ALLOCSET_SMALL_SIZES);
+	oldcxt = MemoryContextSwitchTo(cxt);
+	columns = palloc0(sizeof(SimpleColumn) * Max(natts, 1));
+	checked.room = 8;
+	checked.count = 0;
+	checked.oids = palloc(checked.room * sizeof(Oid));
+
+	checking_prev_hook = object_access_hook;
+	object_access_hook = note_checked_function;
+	checking = &checked;
+	PG_TRY();
+	{
+		compile_tlist(columns, tlist, natts);
+	}
+	PG_FINALLY();
+	{
+		object_access_hook = checking_prev_hook;
+		checking_prev_hook = NULL;
+		checking = NULL;
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(oldcxt);
+
+	MemoryContextSetParent(cxt, cache->parent);
+	cache->compiled_cxt = cxt;
+	cache->columns = columns;
+	cache->checked = checked.oids;
+	cache->nchecked = checked.count;
+	cache->checked_lxid = MyLocalTransactionId;
+}
+
+/*
+ * Checks again, for the current user, the EXECUTE privilege compiling
+ * checked on each function, as ExecInitExpr does: an error names the
+ * function, and the hook hears of each check that passed.
+ */
+static void
+recheck_functions(SimpleEvalCache *cache)
+{
+	Oid			user = GetUserId();
+
+	for (int i = 0; i < cache->nchecked; i++)
+	{
+		Oid			funcid = cache->checked[i];
+		AclResult	result = object_aclcheck(ProcedureRelationId, funcid, user,
+											 ACL_EXECUTE);
+
+		if (result != ACLCHECK_OK)
+			aclcheck_error(result, OBJECT_FUNCTION, get_func_name(funcid));
+		InvokeFunctionExecuteHook(funcid);
+	}
+	cache->checked_lxid = MyLocalTransactionId;
+}
+
 /* Evaluates a plan that is one row of expressions without the executor. */
 bool
 simple_eval_run(SPIPlanPtr plan, SimpleEvalCache *cache, ParamListInfo params,
@@ -76,13 +262,11 @@ simple_eval_run(SPIPlanPtr plan, SimpleEvalCache *cache, ParamListInfo params,
 {
 	CachedPlanSource *source = linitial(SPI_plan_get_plan_sources(plan));
 	CachedPlan *cplan;
-	List	   *tlist;
 	ExprContext *econtext;
+	MemoryContext oldcxt;
 	Datum	   *values;
 	bool	   *nulls;
 	int			natts;
-	int			i = 0;
-	ListCell   *lc;
 
 	/*
 	 * A valid generic plan already found to be of another shape goes
@@ -99,13 +283,16 @@ simple_eval_run(SPIPlanPtr plan, SimpleEvalCache *cache, ParamListInfo params,
 	if (cplan == NULL)
 		return false;
 
-	/* The shape is fixed for the life of a plan: look at each new one once. */
+	/*
+	 * The shape is fixed for the life of a plan: look at each new one once.
+	 * The compiled list points into its plan, so it goes with it.
+	 */
 	if (cplan != cache->plan || cplan->generation != cache->generation)
 	{
+		simple_eval_forget(cache);
 		cache->plan = cplan;
 		cache->generation = cplan->generation;
 		cache->simple = plan_is_simple(cplan);
-		cache->compiled = NULL;
 	}
 	if (!cache->simple || source->resultDesc == NULL)
 	{
@@ -115,44 +302,46 @@ simple_eval_run(SPIPlanPtr plan, SimpleEvalCache *cache, ParamListInfo params,
 
 	*desc = source->resultDesc;
 	natts = (*desc)->natts;
-	tlist = linitial_node(PlannedStmt, cplan->stmt_list)->planTree->targetlist;
 	values = palloc(sizeof(Datum) * natts);
 	nulls = palloc(sizeof(bool) * natts);
 
+	/* Compiled anew after an error, or once its caches have grown too far. */
+	if (cache->columns == NULL || cache->running ||
+		(cache->checked_lxid != MyLocalTransactionId &&
+		 MemoryContextMemAllocated(cache->compiled_cxt, true) > SIMPLE_EVAL_KEPT_MAX))
+		compile_columns(cache,
+						linitial_node(PlannedStmt, cplan->stmt_list)->planTree->targetlist,
+						natts);
+	else if (cache->checked_lxid != MyLocalTransactionId)
+		recheck_functions(cache);
+
 	/*
-	 * Compiled in transaction memory, once per plan and transaction.  Params
-	 * are read through the expression context when evaluated, so the states
-	 * serve every request of the transaction.
+	 * The context's per-query memory, where steps keep what they build on
+	 * their first evaluation (a hashed IN list's table), is the compiled
+	 * list's: it lasts as long as the steps that point to it.
 	 */
-	if (cache->compiled == NULL || cache->compiled_lxid != MyLocalTransactionId)
-	{
-		MemoryContext oldcxt = MemoryContextSwitchTo(TopTransactionContext);
-		ExprState **compiled = palloc(sizeof(ExprState *) * natts);
-
-		foreach(lc, tlist)
-		{
-			TargetEntry *tle = lfirst_node(TargetEntry, lc);
-
-			if (tle->resjunk)
-				continue;
-			if (i >= natts)
-				elog(ERROR, "handler plan has more columns than its result");
-			compiled[i++] = ExecInitExprWithParams(tle->expr, params);
-		}
-		if (i != natts)
-			elog(ERROR, "handler plan has fewer columns than its result");
-		MemoryContextSwitchTo(oldcxt);
-		cache->compiled = compiled;
-		cache->compiled_lxid = MyLocalTransactionId;
-	}
-
+	oldcxt = MemoryContextSwitchTo(cache->compiled_cxt);
 	econtext = CreateStandaloneExprContext();
+	MemoryContextSwitchTo(oldcxt);
 	econtext->ecxt_param_list_info = params;
-	for (i = 0; i < natts; i++)
-		values[i] = ExecEvalExprSwitchContext(cache->compiled[i], econtext, &nulls[i]);
 
+	cache->running = true;
+	for (int i = 0; i < natts; i++)
+	{
+		SimpleColumn *column = &cache->columns[i];
+
+		if (column->state == NULL)
+		{
+			values[i] = column->constant->constvalue;
+			nulls[i] = column->constant->constisnull;
+		}
+		else
+			values[i] = ExecEvalExprSwitchContext(column->state, econtext, &nulls[i]);
+	}
 	*tuple = heap_form_tuple(*desc, values, nulls);
 	FreeExprContext(econtext, true);
+	cache->running = false;
+
 	ReleaseCachedPlan(cplan, CurrentResourceOwner);
 	return true;
 }

@@ -10,20 +10,36 @@
 #include "access/tupdesc.h"
 #include "executor/spi.h"
 #include "nodes/params.h"
+#include "utils/palloc.h"
 
 /*
  * What was learnt of the plan last seen, so each plan is inspected once, and
- * its compiled target list, kept for the rest of the transaction that
- * compiled it (requests that share a transaction share it too).
+ * its compiled target list, kept as long as that plan is: requests in later
+ * transactions run the same compiled expressions, with the privileges
+ * compiling checked again once in each transaction (simple_eval.c).
  */
 typedef struct SimpleEvalCache
 {
 	struct CachedPlan *plan;
 	int			generation;
 	bool		simple;
-	LocalTransactionId compiled_lxid;
-	struct ExprState **compiled;	/* one per result column */
+	MemoryContext parent;		/* where compiled_cxt is made */
+	MemoryContext compiled_cxt; /* the compiled list and all it keeps */
+	struct SimpleColumn *columns;	/* one per result column */
+	Oid		   *checked;		/* functions compiling checked for EXECUTE */
+	int			nchecked;
+	LocalTransactionId checked_lxid;	/* the transaction last checked in */
+	bool		running;		/* an evaluation began and has not ended */
 } SimpleEvalCache;
+
+/*
+ * Readies cache for a newly prepared plan, dropping what it kept for any
+ * plan before; what it compiles is kept in a child of parent.
+ */
+extern void simple_eval_init(SimpleEvalCache *cache, MemoryContext parent);
+
+/* Drops what cache compiled: its plan is being freed. */
+extern void simple_eval_forget(SimpleEvalCache *cache);
 
 /*
  * If plan's current generic plan is one row of expressions, evaluates it

@@ -127,6 +127,49 @@ is($res->{status}, 504, 'an expression that runs too long times out: 504');
 
 is(WebgresTest::http_get($port, '/hi/cy')->{body}, 'hi cy -', 'the worker keeps serving');
 
+# A compiled expression is kept as long as its plan, across transactions.
+# Privileges are still checked in every transaction: a REVOKE on a built-in
+# function (which no plan depends on) or a membership taken away changes no
+# plan, yet refuses the very next request.
+$node->safe_psql('postgres', q{
+	CREATE ROLE upper_users NOLOGIN;
+	REVOKE EXECUTE ON FUNCTION upper(text) FROM PUBLIC;
+	GRANT EXECUTE ON FUNCTION upper(text) TO upper_users;
+	GRANT upper_users TO app;
+});
+app_route('/upper', q{SELECT upper(request.query->>'s') AS body FROM request});
+is(WebgresTest::wait_for_status($port, '/upper?s=ab', 200)->{body}, 'AB', 'a built-in function through a role');
+is(WebgresTest::http_get($port, '/upper?s=cd')->{body}, 'CD', 'and again, from the kept expression');
+$node->safe_psql('postgres', q{REVOKE upper_users FROM app});
+is(WebgresTest::http_get($port, '/upper?s=ef')->{status}, 403, 'the membership taken away: 403 at once');
+$node->safe_psql('postgres', q{GRANT upper_users TO app});
+is(WebgresTest::http_get($port, '/upper?s=gh')->{body}, 'GH', 'given back: served');
+$node->safe_psql('postgres', q{REVOKE EXECUTE ON FUNCTION upper(text) FROM upper_users});
+is(WebgresTest::http_get($port, '/upper?s=ij')->{status}, 403, 'EXECUTE revoked from the role: 403 at once');
+$node->safe_psql('postgres', q{GRANT EXECUTE ON FUNCTION upper(text) TO PUBLIC});
+is(WebgresTest::http_get($port, '/upper?s=kl')->{body}, 'KL', 'granted to everyone: served');
+
+# An IN list of nine or more constants is looked up in a hash table that
+# its first evaluation builds and keeps: it must last as long as the
+# compiled expression, through requests whose memory comes and goes.
+app_route('/in', q{SELECT CASE WHEN request.query->>'w' IN ('a', 'b', 'c', 'd', 'e', 'f',
+	'g', 'h', 'i', 'j', 'k', 'l') THEN 'in' ELSE 'out' END || ' ' || repeat('x', 3000) AS body
+	FROM request});
+WebgresTest::wait_for_status($port, '/in?w=a', 200);
+my @in;
+for my $w (qw(a z l m b y c))
+{
+	push @in, (split / /, WebgresTest::http_get($port, "/in?w=$w")->{body})[0];
+	WebgresTest::http_get($port, "/hi/$w$w$w");
+}
+is(join(',', @in), 'in,out,in,out,in,out,in', 'a hashed IN list answers right on every request');
+
+# An error leaves nothing half made behind: the next request is served.
+app_route('/div', q{SELECT (100 / (request.query->>'d')::int)::text AS body FROM request});
+is(WebgresTest::wait_for_status($port, '/div?d=4', 200)->{body}, '25', 'an expression served');
+is(WebgresTest::http_get($port, '/div?d=0')->{status}, 400, 'its error: 400');
+is(WebgresTest::http_get($port, '/div?d=5')->{body}, '20', 'and the next request is served');
+
 # Row locks taken below the top query (a subquery, a CTE, a sublink) make a
 # handler one that writes: it must not run in read-only mode, where SPI
 # refuses FOR UPDATE ("not allowed in a non-volatile function").

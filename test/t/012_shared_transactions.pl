@@ -44,6 +44,10 @@ my %routes = (
 	'/fail'   => q{SELECT now()::text AS body FROM request WHERE 1 / (request.query->>'d')::int = 1},
 	'/write'  => q{INSERT INTO log VALUES (now()) RETURNING now()::text AS body},
 	'/sneaky' => q{SELECT sneaky() AS body},
+	# Nine or more constants: a hash table, built on the first evaluation.
+	'/in'     => q{SELECT now()::text || ' ' || CASE WHEN request.query->>'w' IN
+	               ('a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l')
+	               THEN 'in' ELSE 'out' END AS body FROM request},
 );
 WebgresTest::add_route($node, 'GET', $_, $routes{$_}) for sort keys %routes;
 # Every route runs on the loop (mode inline), where transactions are
@@ -71,7 +75,7 @@ sub all_answered
 
 # Every handler runs once alone first: a route is known not to write only
 # after its plan has been made.
-WebgresTest::http_get($port, $_) for qw(/stamp /echo?x=0 /count /tagged /random /roll /sneaky /fail?d=1);
+WebgresTest::http_get($port, $_) for qw(/stamp /echo?x=0 /count /tagged /random /roll /sneaky /fail?d=1 /in?w=a);
 
 my @r = together('/stamp', '/count', '/tagged', '/stamp');
 all_answered('requests taken together', @r);
@@ -85,6 +89,14 @@ all_answered('expression handler', @r);
 my @stamps = map { (split / /, $_->{body})[0] . ' ' . (split / /, $_->{body})[1] } @r;
 is(distinct(@stamps), 1, 'requests to one expression handler share a transaction');
 is(join(',', map { (split / /, $_->{body})[-1] } @r), '1,2,3', 'and each sees its own request');
+
+# A hashed IN list's table, built by the first request, serves the others:
+# it must outlive the first request's memory.
+@r = together('/in?w=a', '/in?w=z', '/in?w=l', '/in?w=m');
+all_answered('hashed IN list', @r);
+is(distinct(map { (split / /, $_->{body})[1] } @r), 1, 'requests to it share a transaction');
+is(join(',', map { (split / /, $_->{body})[-1] } @r), 'in,out,in,out',
+	'and each is looked up in the table the first built');
 
 @r = together('/random', '/random', '/random');
 all_answered('numbers and clock', @r);
