@@ -30,7 +30,7 @@ $sql$),
 -- expressions (no FROM), which webgres evaluates without the executor, so
 -- the read is the request's one executor run.
 -- webgres.random_int is one call where 1 + floor(random() * 10000)::integer
--- is six, each compiled and privilege-checked when the plan starts.
+-- is six, each checked for EXECUTE privilege in every transaction.
 ('GET', '/db', $sql$
 SELECT webgres.json_row_of(get_world(webgres.random_int(1, 10000)),
                            'id', 'id', 'randomNumber', 'randomnumber') AS body
