@@ -13,17 +13,26 @@
  * the executor hooks, so pg_stat_statements does not count these handlers.
  *
  * The compiled target list is kept as long as the plan is, across
- * transactions.  Compiling looks each function up and checks the current
- * user's EXECUTE privilege on it; the look-ups hold for the plan's life (a
- * function that is replaced, and a domain whose checks change, invalidate
- * the plans that use them), but a privilege is Postgres' to check again on
- * every execution, and a REVOKE, or a role's membership taken away, changes
- * no plan.  So the functions compiling checked are noted, through the hook
- * Postgres calls after each such check (OAT_FUNCTION_EXECUTE), and checked
- * again, with that hook called again, once in each transaction: as often as
- * when the list was compiled anew for each.  A run that ends in an error
- * may leave a function's or a step's cached state half made, so the list is
- * compiled anew after one.
+ * transactions, when it is made only of expressions whose compiling reads
+ * nothing that can change while the plan stays valid (keepable_walker):
+ * functions and operators (a function that is not built in and is
+ * replaced invalidates the plans that call it; a built-in one is never
+ * looked up in the catalog), types' I/O functions and storage (fixed for a
+ * type's life), and rows of a named type, whose descriptor is baked in and
+ * so is compared with the type's at the start of each transaction.  Any
+ * other expression, such as a domain's checks, which are baked in and do
+ * not invalidate a plan when they change, is compiled anew in each
+ * transaction, as PL/pgSQL compiles its simple expressions.
+ *
+ * Compiling also checks the current user's EXECUTE privilege on each
+ * function, which Postgres checks again on every execution: a REVOKE, or a
+ * role's membership taken away, changes no plan.  So the functions
+ * compiling checked are noted, through the hook Postgres calls after each
+ * such check (OAT_FUNCTION_EXECUTE), and checked again, with that hook
+ * called again, once in each transaction: as often as when the list was
+ * compiled anew for each.  A run that ends in an error may leave a
+ * function's or a step's cached state half made, so the list is compiled
+ * anew after one.
  */
 #include "postgres.h"
 
@@ -32,6 +41,7 @@
 #include "catalog/pg_proc.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
 #include "nodes/plannodes.h"
 #include "storage/proc.h"
 #include "utils/acl.h"
@@ -39,6 +49,7 @@
 #include "utils/memutils.h"
 #include "utils/plancache.h"
 #include "utils/resowner.h"
+#include "utils/typcache.h"
 
 #include "core/pg_compat.h"
 #include "handler/simple_eval.h"
@@ -56,6 +67,22 @@ typedef struct SimpleColumn
 	ExprState  *state;			/* NULL for a constant */
 	Const	   *constant;
 } SimpleColumn;
+
+/* A named row type a kept list builds rows of, and its descriptor's identity then. */
+typedef struct KeptRowType
+{
+	Oid			type;
+	uint64		desc_id;		/* the type cache's tupDesc_identifier */
+} KeptRowType;
+
+/* What keepable_walker learns of a list: whether it may be kept, and its row types. */
+typedef struct KeepableWalk
+{
+	bool		keep;
+	KeptRowType *row_types;
+	int			count;
+	int			room;
+} KeepableWalk;
 
 /* The functions checked for EXECUTE while a list is compiled (object_access_hook). */
 typedef struct CheckedFunctions
@@ -136,6 +163,87 @@ noted:
 		checking_prev_hook(access, classId, objectId, subId, arg);
 }
 
+/*
+ * Notes whether an expression may be compiled once and run in later
+ * transactions: every node is one whose compiling (ExecInitExprRec) reads
+ * only what invalidates the plan when it changes, or what cannot change,
+ * or (a row of a named type) what the start of each transaction compares.
+ * Stops at the first node of any other kind.
+ */
+static bool
+keepable_walker(Node *node, KeepableWalk *walk)
+{
+	if (node == NULL)
+		return false;
+	switch (nodeTag(node))
+	{
+		case T_List:
+		case T_Const:
+		case T_Param:
+		case T_FuncExpr:
+		case T_OpExpr:
+		case T_DistinctExpr:
+		case T_NullIfExpr:
+		case T_ScalarArrayOpExpr:
+		case T_BoolExpr:
+		case T_CaseExpr:
+		case T_CaseWhen:
+		case T_CaseTestExpr:
+		case T_CoalesceExpr:
+		case T_NullTest:
+		case T_BooleanTest:
+		case T_RelabelType:
+		case T_CoerceViaIO:
+		case T_ArrayExpr:
+		case T_FieldSelect:
+		case T_SQLValueFunction:
+			break;
+		case T_RowExpr:
+			{
+				Oid			type = ((RowExpr *) node)->row_typeid;
+				TypeCacheEntry *entry;
+
+				if (type == RECORDOID)
+					break;		/* its descriptor is made from its arguments' types */
+				entry = lookup_type_cache(type, TYPECACHE_TUPDESC);
+				if (entry->tupDesc == NULL)
+				{
+					walk->keep = false;
+					return true;
+				}
+				if (walk->count == walk->room)
+				{
+					walk->room *= 2;
+					walk->row_types = repalloc(walk->row_types,
+											   walk->room * sizeof(KeptRowType));
+				}
+				walk->row_types[walk->count].type = type;
+				walk->row_types[walk->count].desc_id = entry->tupDesc_identifier;
+				walk->count++;
+				break;
+			}
+		default:
+			walk->keep = false;
+			return true;
+	}
+	return expression_tree_walker(node, keepable_walker, (void *) walk);
+}
+
+/* Whether each row type the kept list builds rows of has the descriptor it had. */
+static bool
+row_types_current(SimpleEvalCache *cache)
+{
+	for (int i = 0; i < cache->nrow_types; i++)
+	{
+		KeptRowType *kept = &cache->row_types[i];
+		TypeCacheEntry *entry = lookup_type_cache(kept->type, TYPECACHE_TUPDESC);
+
+		if (entry->tupDesc == NULL || entry->tupDesc_identifier != kept->desc_id)
+			return false;
+	}
+	return true;
+}
+
 /* Readies cache for a newly prepared plan; see simple_eval.h. */
 void
 simple_eval_init(SimpleEvalCache *cache, MemoryContext parent)
@@ -153,14 +261,20 @@ simple_eval_forget(SimpleEvalCache *cache)
 		MemoryContextDelete(cache->compiled_cxt);
 	cache->compiled_cxt = NULL;
 	cache->columns = NULL;
+	cache->keep = false;
+	cache->row_types = NULL;
+	cache->nrow_types = 0;
 	cache->checked = NULL;
 	cache->nchecked = 0;
 	cache->running = false;
 }
 
-/* Fills columns with tlist's natts result columns, compiled in the current context. */
+/*
+ * Fills columns with tlist's natts result columns, compiled in the current
+ * context, and walk with whether they may be kept.
+ */
 static void
-compile_tlist(SimpleColumn *columns, List *tlist, int natts)
+compile_tlist(SimpleColumn *columns, List *tlist, int natts, KeepableWalk *walk)
 {
 	int			i = 0;
 	ListCell   *lc;
@@ -176,7 +290,12 @@ compile_tlist(SimpleColumn *columns, List *tlist, int natts)
 		if (IsA(tle->expr, Const))
 			columns[i].constant = (Const *) tle->expr;
 		else
+		{
+			/* Walked first: the row types' descriptors as compiling reads them */
+			if (walk->keep)
+				(void) keepable_walker((Node *) tle->expr, walk);
 			columns[i].state = ExecInitExprWithParams(tle->expr, NULL);
+		}
 		i++;
 	}
 	if (i != natts)
@@ -197,6 +316,7 @@ compile_columns(SimpleEvalCache *cache, List *tlist, int natts)
 	MemoryContext oldcxt;
 	SimpleColumn *columns;
 	CheckedFunctions checked;
+	KeepableWalk walk;
 
 	simple_eval_forget(cache);
 	/* Made under the transaction's context: a failed compile goes with it. */
@@ -207,13 +327,20 @@ compile_columns(SimpleEvalCache *cache, List *tlist, int natts)
 	checked.room = 8;
 	checked.count = 0;
 	checked.oids = palloc(checked.room * sizeof(Oid));
+	walk.keep = true;
+	walk.room = 4;
+	walk.count = 0;
+	walk.row_types = palloc(walk.room * sizeof(KeptRowType));
+
+	if (checking != NULL)
+		elog(ERROR, "a handler was compiled while another was");
 
 	checking_prev_hook = object_access_hook;
 	object_access_hook = note_checked_function;
 	checking = &checked;
 	PG_TRY();
 	{
-		compile_tlist(columns, tlist, natts);
+		compile_tlist(columns, tlist, natts, &walk);
 	}
 	PG_FINALLY();
 	{
@@ -227,6 +354,9 @@ compile_columns(SimpleEvalCache *cache, List *tlist, int natts)
 	MemoryContextSetParent(cxt, cache->parent);
 	cache->compiled_cxt = cxt;
 	cache->columns = columns;
+	cache->keep = walk.keep;
+	cache->row_types = walk.row_types;
+	cache->nrow_types = walk.count;
 	cache->checked = checked.oids;
 	cache->nchecked = checked.count;
 	cache->checked_lxid = MyLocalTransactionId;
@@ -305,10 +435,15 @@ simple_eval_run(SPIPlanPtr plan, SimpleEvalCache *cache, ParamListInfo params,
 	values = palloc(sizeof(Datum) * natts);
 	nulls = palloc(sizeof(bool) * natts);
 
-	/* Compiled anew after an error, or once its caches have grown too far. */
+	/*
+	 * Compiled anew after an error, and in a new transaction unless it may
+	 * be kept, its row types are as they were and its caches have not grown
+	 * too far; else its functions' privileges are checked again.
+	 */
 	if (cache->columns == NULL || cache->running ||
 		(cache->checked_lxid != MyLocalTransactionId &&
-		 MemoryContextMemAllocated(cache->compiled_cxt, true) > SIMPLE_EVAL_KEPT_MAX))
+		 (!cache->keep || !row_types_current(cache) ||
+		  MemoryContextMemAllocated(cache->compiled_cxt, true) > SIMPLE_EVAL_KEPT_MAX)))
 		compile_columns(cache,
 						linitial_node(PlannedStmt, cplan->stmt_list)->planTree->targetlist,
 						natts);

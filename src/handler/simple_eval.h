@@ -14,7 +14,8 @@
 
 /*
  * What was learnt of the plan last seen, so each plan is inspected once, and
- * its compiled target list, kept as long as that plan is: requests in later
+ * its compiled target list, kept as long as that plan is when nothing it
+ * read while compiling can change without the plan: requests in later
  * transactions run the same compiled expressions, with the privileges
  * compiling checked again once in each transaction (simple_eval.c).
  */
@@ -26,6 +27,9 @@ typedef struct SimpleEvalCache
 	MemoryContext parent;		/* where compiled_cxt is made */
 	MemoryContext compiled_cxt; /* the compiled list and all it keeps */
 	struct SimpleColumn *columns;	/* one per result column */
+	bool		keep;			/* may serve later transactions */
+	struct KeptRowType *row_types;	/* named row types it builds rows of */
+	int			nrow_types;
 	Oid		   *checked;		/* functions compiling checked for EXECUTE */
 	int			nchecked;
 	LocalTransactionId checked_lxid;	/* the transaction last checked in */

@@ -149,6 +149,30 @@ is(WebgresTest::http_get($port, '/upper?s=ij')->{status}, 403, 'EXECUTE revoked 
 $node->safe_psql('postgres', q{GRANT EXECUTE ON FUNCTION upper(text) TO PUBLIC});
 is(WebgresTest::http_get($port, '/upper?s=kl')->{body}, 'KL', 'granted to everyone: served');
 
+# What compiling bakes in and no plan invalidation follows is never kept
+# stale.  A domain's checks: one added is enforced on the next request.
+$node->safe_psql('postgres', q{
+	CREATE DOMAIN posint AS int CHECK (VALUE > 0);
+	CREATE TABLE pairs (a int, b text);
+});
+app_route('/posint', q{SELECT (request.query->>'n')::int::posint::text AS body FROM request});
+is(WebgresTest::wait_for_status($port, '/posint?n=50', 200)->{body}, '50', 'a domain value');
+is(WebgresTest::http_get($port, '/posint?n=60')->{body}, '60', 'and another');
+$node->safe_psql('postgres', q{ALTER DOMAIN posint ADD CONSTRAINT small CHECK (VALUE < 10)});
+is(WebgresTest::http_get($port, '/posint?n=50')->{status}, 400, 'a check added to the domain refuses at once');
+is(WebgresTest::http_get($port, '/posint?n=5')->{body}, '5', 'and lets the rest through');
+is(WebgresTest::http_get($port, '/posint?n=0')->{status}, 400, 'the first check still refuses: 400');
+
+# A row of a table's type: after a column is added, the plan made before
+# builds the row to the new type, the new column NULL (as the executor
+# builds it), not a row of the old type that reads the column's default.
+app_route('/pair', q{SELECT to_jsonb(ROW(1, request.query->>'b')::pairs)::text AS body FROM request});
+is(WebgresTest::wait_for_status($port, '/pair?b=x', 200)->{body}, '{"a": 1, "b": "x"}', 'a row of a named type');
+is(WebgresTest::http_get($port, '/pair?b=y')->{body}, '{"a": 1, "b": "y"}', 'and again, from the kept expression');
+$node->safe_psql('postgres', q{ALTER TABLE pairs ADD COLUMN c int DEFAULT 7});
+is(WebgresTest::http_get($port, '/pair?b=z')->{body}, '{"a": 1, "b": "z", "c": null}',
+	'a column added to its type: the row is built to the new type');
+
 # An IN list of nine or more constants is looked up in a hash table that
 # its first evaluation builds and keeps: it must last as long as the
 # compiled expression, through requests whose memory comes and goes.
