@@ -361,7 +361,10 @@ forget_all_states(void)
 	MemoryContextReset(handler_cxt);
 }
 
-/* Sets up the handlers' memory and hears of table replacements; once per process. */
+/*
+ * Sets up the handlers' memory, hears of table replacements and of the
+ * EXECUTE checks compiling makes; once per process.
+ */
 void
 handler_init(void)
 {
@@ -369,6 +372,7 @@ handler_init(void)
 										ALLOCSET_DEFAULT_SIZES);
 	routes_on_replace(forget_all_states);
 	plan_clock_install();
+	simple_eval_install();
 }
 
 /* route's state, allocated on first use. */

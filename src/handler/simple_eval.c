@@ -138,8 +138,8 @@ plan_is_simple(CachedPlan *cplan)
 }
 
 /*
- * object_access_hook while a list is compiled: notes each function whose
- * EXECUTE privilege Postgres has just checked, then passes the event on.
+ * object_access_hook: while a list is compiled, notes each function whose
+ * EXECUTE privilege Postgres has just checked; passes every event on.
  */
 static void
 note_checked_function(ObjectAccessType access, Oid classId, Oid objectId,
@@ -244,6 +244,19 @@ row_types_current(SimpleEvalCache *cache)
 	return true;
 }
 
+/*
+ * Puts note_checked_function in the object access hook's chain, once per
+ * process.  It stays there, passing events on, rather than coming and
+ * going with each compile: a library that compiling loads (a handler's C
+ * function) may put its own hook above it, which must keep calling it.
+ */
+void
+simple_eval_install(void)
+{
+	checking_prev_hook = object_access_hook;
+	object_access_hook = note_checked_function;
+}
+
 /* Readies cache for a newly prepared plan; see simple_eval.h. */
 void
 simple_eval_init(SimpleEvalCache *cache, MemoryContext parent)
@@ -335,8 +348,6 @@ compile_columns(SimpleEvalCache *cache, List *tlist, int natts)
 	if (checking != NULL)
 		elog(ERROR, "a handler was compiled while another was");
 
-	checking_prev_hook = object_access_hook;
-	object_access_hook = note_checked_function;
 	checking = &checked;
 	PG_TRY();
 	{
@@ -344,8 +355,6 @@ compile_columns(SimpleEvalCache *cache, List *tlist, int natts)
 	}
 	PG_FINALLY();
 	{
-		object_access_hook = checking_prev_hook;
-		checking_prev_hook = NULL;
 		checking = NULL;
 	}
 	PG_END_TRY();

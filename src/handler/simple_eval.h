@@ -36,6 +36,9 @@ typedef struct SimpleEvalCache
 	bool		running;		/* an evaluation began and has not ended */
 } SimpleEvalCache;
 
+/* Hears of the EXECUTE checks compiling makes (object_access_hook); once per process. */
+extern void simple_eval_install(void);
+
 /*
  * Readies cache for a newly prepared plan, dropping what it kept for any
  * plan before; what it compiles is kept in a child of parent.
