@@ -174,8 +174,10 @@ is(WebgresTest::http_get($port, '/pair?b=z')->{body}, '{"a": 1, "b": "z", "c": n
 	'a column added to its type: the row is built to the new type');
 
 # An IN list of nine or more constants is looked up in a hash table that
-# its first evaluation builds and keeps: it must last as long as the
-# compiled expression, through requests whose memory comes and goes.
+# its first evaluation builds and keeps with the compiled expression: each
+# request, in a transaction of its own, gets its own answer from it.  (That
+# the table outlives the memory of the request that built it is shown by
+# t/012, whose requests share one transaction.)
 app_route('/in', q{SELECT CASE WHEN request.query->>'w' IN ('a', 'b', 'c', 'd', 'e', 'f',
 	'g', 'h', 'i', 'j', 'k', 'l') THEN 'in' ELSE 'out' END || ' ' || repeat('x', 3000) AS body
 	FROM request});
