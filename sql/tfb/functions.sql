@@ -51,40 +51,46 @@ CREATE FUNCTION get_world(wanted integer) RETURNS world
 LANGUAGE sql STABLE
 RETURN webgres.select_row(NULL::world, 'SELECT * FROM world WHERE id = $1', wanted);
 
--- TFB "updates": read each row by its own statement, give it a new random
--- number in 1..10000, save them all with one UPDATE (bulk writes are allowed,
--- bulk reads are not) and return the updated rows as a JSON array.
+-- TFB "updates": read each row by its own statement (get_worlds: a
+-- statement of its own per id, on a plan kept for the backend, as /queries
+-- reads them), give it a new random number in 1..10000, save them all with
+-- one UPDATE (bulk writes are allowed, bulk reads are not) and return the
+-- updated rows as a JSON array.  Every other step is a PL/pgSQL expression
+-- evaluated without a statement of its own, so pg_stat_statements sees
+-- exactly the reads and the UPDATE.
 -- Rows are handled in id order so that two requests running at once lock
--- them in the same order and cannot deadlock.
--- plan_cache_mode: with the arrays' lengths known, a custom plan of the
+-- them in the same order and cannot deadlock: the UPDATE's plan walks
+-- unnest(fresh) in order and finds each row by its key.
+-- plan_cache_mode: with the array's length known, a custom plan of the
 -- UPDATE always looks cheaper than the generic one, so plpgsql would plan it
 -- again on every call (a sixth of the time of /updates?queries=1).
 CREATE OR REPLACE FUNCTION update_worlds(wanted integer[]) RETURNS json
 LANGUAGE plpgsql VOLATILE STRICT
 SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
-  wanted_id integer;
-  current record;
-  ids integer[] := '{}';
-  numbers integer[] := '{}';
-  objects json[] := '{}';
+  fresh world[];
+  missing boolean := false;
 BEGIN
   IF cardinality(wanted) > 1 THEN
     wanted := ARRAY(SELECT x FROM unnest(wanted) AS x ORDER BY x);
   END IF;
-  FOREACH wanted_id IN ARRAY wanted LOOP
-    SELECT id, randomnumber INTO current FROM world WHERE id = wanted_id;
-    CONTINUE WHEN NOT FOUND;
-    ids := ids || current.id;
-    numbers := numbers || (1 + floor(random() * 10000)::integer);
-    objects := objects || webgres.json_build('id', current.id, 'randomNumber', numbers[cardinality(numbers)]);
+  fresh := get_worlds(wanted);
+  FOR i IN 1 .. cardinality(fresh) LOOP
+    IF fresh[i] IS NULL THEN
+      missing := true;          -- no such row: neither saved nor returned
+    ELSE
+      fresh[i].randomnumber := 1 + floor(random() * 10000)::integer;
+    END IF;
   END LOOP;
+  IF missing THEN
+    fresh := array_remove(fresh, NULL);
+  END IF;
 
-  UPDATE world SET randomnumber = fresh.randomnumber
-  FROM unnest(ids, numbers) AS fresh(id, randomnumber)
-  WHERE world.id = fresh.id;
+  UPDATE world SET randomnumber = f.randomnumber
+  FROM unnest(fresh) AS f
+  WHERE world.id = f.id;
 
-  RETURN array_to_json(objects);
+  RETURN webgres.json_rows_of(fresh, 'id', 'id', 'randomNumber', 'randomnumber');
 END
 $$;
 

@@ -469,6 +469,21 @@ check_list_endpoint('/updates', 'queries');
 		'SELECT min(randomnumber) >= 1 AND max(randomnumber) <= 10000 FROM world');
 	is($range, 't', '/updates: new numbers in 1..10000');
 	$node->safe_psql('hello_world', 'DROP TABLE before_update');
+
+	# An id with no row is neither saved nor returned, and the array keeps
+	# no hole for it: the rows around it are still saved and returned.
+	my $partial = $node->safe_psql('hello_world', q{
+		SET ROLE benchmarkdbuser;
+		SELECT update_worlds(ARRAY[7, 10001, 3])});
+	my $objects = decode_json_or_fail($partial, 'update_worlds with a missing id');
+	is(join(',', map { $_->{id} } @{ ref $objects eq 'ARRAY' ? $objects : [] }), '3,7',
+		'update_worlds: an id with no row is left out, the others kept in id order');
+	my $stored = $node->safe_psql('hello_world', q{
+		SELECT string_agg(id || ':' || randomnumber, ',' ORDER BY id)
+		FROM world WHERE id IN (3, 7)});
+	is($stored, join(',', map { "$_->{id}:$_->{randomNumber}" }
+			@{ ref $objects eq 'ARRAY' ? $objects : [] }),
+		'update_worlds: the rows beside a missing id are saved');
 }
 
 # ---------------------------------------------------------------------------
