@@ -316,6 +316,17 @@ handler_sql() {
 	echo "$f"
 }
 JSON_SQL=$(handler_sql /json); DB_SQL=$(handler_sql /db); FORTUNES_SQL=$(handler_sql /fortunes)
+# updates_sql N: /updates' handler with its request (only ?queries=N is
+# read) given as a row of its own, so that pgbench-sql runs the same
+# statements, reads and UPDATE, with no HTTP around them: the floor of
+# what the route can cost.  Empty when there is no handler to take.
+updates_sql() {
+	local f=$TMP/handler_updates_$1.sql
+	sed "s/FROM request/FROM (SELECT '{\"queries\": \"$1\"}'::jsonb AS query) AS request/" \
+		"$(handler_sql /updates)" > "$f"
+	grep -q "AS request" "$f" || : > "$f"
+	echo "$f"
+}
 
 if [ "$WEBGRES" = 1 ]; then
 	log "restarting to time a cold start (pg_ctl start to the first 200 on /plaintext)"
@@ -566,7 +577,8 @@ done
 for q in 1 5 20; do
 	if [ "$q" = 1 ]; then script=$BENCH/pgbench/updates.sql
 	else script=$TMP/updates-$q.sql; "$BENCH/pgbench/updates.sh" "$q" > "$script"; fi
-	bench_case tfb updates "/updates?queries=$q" "$ACCEPT_JSON" "$QCONNS" 1 webgres $BASE_SERVER "pgbench:$script" node-pg $AXUM_SERVER
+	bench_case tfb updates "/updates?queries=$q" "$ACCEPT_JSON" "$QCONNS" 1 webgres $BASE_SERVER "pgbench:$script" \
+		"pgbench-sql:$(updates_sql "$q")" node-pg $AXUM_SERVER
 done
 for n in 1 20 100; do
 	bench_case tfb cached-queries "/cached-queries?count=$n" "$ACCEPT_JSON" "$QCONNS" 1 webgres $BASE_SERVER node-pg $AXUM_SERVER
