@@ -998,7 +998,7 @@ def report_md(meta, summary, ops, target_rows):
 
 # -------------------------------------------------------------- profile --
 
-PROFILE_ROUTES = ["/plaintext", "/json", "/db", "/fortunes"]
+PROFILE_ROUTES = ["/plaintext", "/json", "/db", "/fortunes", "/updates?queries=20"]
 PROFILE_LIBRARIES = ["kernel", "postgres", "plpgsql.so", "pg_stat_statements.so", "libh2o",
                      "webgres.so", "libc", "other"]
 PROFILE_TOP = 12
@@ -1032,7 +1032,7 @@ def profile_md(ops):
     if not done:
         L.append("Not measured in this run." + (
             "" if prof or "profile" in ops else
-            " (PROFILE=1 runs it: perf on one worker under wrk, on /plaintext, /json, /db and /fortunes.)"))
+            " (PROFILE=1 runs it: perf on one worker under wrk, on /plaintext, /json, /db, /fortunes and /updates?queries=20.)"))
         L.append("")
         if isinstance(ops.get("profile"), str) and not any(k.startswith("profile:") for k in ops):
             L.append(ops["profile"] + ".")

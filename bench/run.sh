@@ -728,10 +728,13 @@ if [ "$CAPACITY" = 1 ] && [ "$WEBGRES" = 1 ]; then
 fi
 
 # --- tier 4: where the time goes (PROFILE=1) --------------------------------
-# perf on one worker while wrk loads /plaintext, /json, /db and /fortunes at
-# the middle connection count: that worker's CPU time over the window (every
-# thread's schedstat, in ns) over the requests it served in it (its row of
-# webgres.workers) gives its CPU microseconds per request, and
+# perf on one worker while wrk loads /plaintext, /json, /db, /fortunes and
+# /updates?queries=20 at the middle connection count (/updates runs its
+# reads and UPDATE on the worker, so their executor time per request, which
+# any server running these statements pays too, is in its account): that
+# worker's CPU time over the window (every thread's schedstat, in ns) over
+# the requests it served in it (its row of webgres.workers) gives its CPU
+# microseconds per request, and
 # bench/profile_account.py splits them by library, by step and by function.
 # PROFILE_FREQ samples a second of the worker's CPU time, call graphs by
 # PROFILE_CALLGRAPH (perf's --call-graph; dwarf, copies of the stack, by
@@ -751,7 +754,8 @@ if [ "$PROFILE" = 1 ]; then
 	elif ! perf record -e cpu-clock -o "$TMP/probe.data" -- true >/dev/null 2>&1; then
 		note profile '"perf record does not work on this machine (perf_event_paranoid or no PMU access)"'
 	else
-		for spec in "/plaintext $ACCEPT_PLAIN" "/json $ACCEPT_JSON" "/db $ACCEPT_JSON" "/fortunes $ACCEPT_HTML"; do
+		for spec in "/plaintext $ACCEPT_PLAIN" "/json $ACCEPT_JSON" "/db $ACCEPT_JSON" "/fortunes $ACCEPT_HTML" \
+			"/updates?queries=20 $ACCEPT_JSON"; do
 			path=${spec%% *}; accept=${spec#* }
 			# the first HTTP worker: the load spreads over all of them alike
 			wpid=$("$CLUSTER" psql "$PGDIR" -d hello_world -At -c "SELECT pid FROM webgres.workers ORDER BY worker LIMIT 1" 2>> "$RAW/profile.err")
