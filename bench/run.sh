@@ -318,8 +318,8 @@ handler_sql() {
 JSON_SQL=$(handler_sql /json); DB_SQL=$(handler_sql /db); FORTUNES_SQL=$(handler_sql /fortunes)
 # updates_sql N: /updates' handler with its request (only ?queries=N is
 # read) given as a row of its own, so that pgbench-sql runs the same
-# statements, reads and UPDATE, with no HTTP around them: the floor of
-# what the route can cost.  Empty when there is no handler to take.
+# statements, reads and UPDATE, with the client protocol in place of HTTP
+# (and a backend for each client).  Empty when there is no handler to take.
 updates_sql() {
 	local f=$TMP/handler_updates_$1.sql
 	sed "s/FROM request/FROM (SELECT '{\"queries\": \"$1\"}'::jsonb AS query) AS request/" \

@@ -55,8 +55,9 @@ RETURN webgres.select_row(NULL::world, 'SELECT * FROM world WHERE id = $1', want
 -- statement of its own per id, on a plan kept for the backend, as /queries
 -- reads them), give it a new random number in 1..10000, save them all with
 -- one UPDATE (bulk writes are allowed, bulk reads are not) and return the
--- updated rows as a JSON array.  Every other step is a PL/pgSQL expression
--- evaluated without a statement of its own, so pg_stat_statements sees
+-- updated rows as a JSON array.  Every other step but the sort (a
+-- statement that names no table) is a PL/pgSQL expression evaluated
+-- without a statement of its own, so pg_stat_statements counts for world
 -- exactly the reads and the UPDATE.
 -- Rows are handled in id order so that two requests running at once lock
 -- them in the same order and cannot deadlock: the UPDATE's plan walks
